@@ -1,0 +1,57 @@
+# toolhub — `make help` lists the targets.
+SHELL := bash
+GO ?= go
+BIN := bin/toolhub
+PEERS := $(CURDIR)/.cache/peers
+export TOOLHUB_PEERS := $(PEERS)
+FUZZTIME ?= 5s
+PKGS := ./...
+
+.PHONY: help build run test test-go services peers fuzz-short fuzz bench lint clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/toolhub
+	$(GO) build -o $(BIN) ./cmd/toolhub
+
+run: build ## run toolhub on its embedded defaults with the example vendors (127.0.0.1:8080)
+	./$(BIN) serve
+
+services: ## make sure Redis and PostgreSQL are up (start or install them)
+	@bash scripts/services.sh
+
+peers: ## install the pinned npm peers (MCP SDK client, server-everything) once into .cache/peers
+	@bash scripts/peers.sh
+
+test: services peers build ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	@$(MAKE) --no-print-directory fuzz-short
+
+# Each fuzz target runs for FUZZTIME (one target per go test -fuzz run).
+FUZZ_TARGETS := \
+	./registry:FuzzCompileSchema \
+	./registry:FuzzApplyMappings \
+	./api:FuzzMCPFrontDoor \
+	./api:FuzzRESTCall
+
+fuzz-short: ## run every fuzz target for FUZZTIME (5s)
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/toolhub-fuzz.log 2>&1 || { cat /tmp/toolhub-fuzz.log; exit 1; }; \
+	done
+
+fuzz: ## fuzz longer (FUZZTIME=2m by default here)
+	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=$${FUZZTIME:-2m}
+
+bench: services peers build ## run the benchmarks and the load generator; writes docs/benchmarks.md
+	@bash scripts/bench.sh
+
+lint: ## gofmt, go vet, staticcheck when installed
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	@if command -v staticcheck >/dev/null; then staticcheck $(PKGS); else echo "staticcheck not installed; skipped"; fi
+
+clean: ## remove build output and caches (not the data folder)
+	rm -rf bin .cache

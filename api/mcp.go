@@ -1,0 +1,385 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Meta keys toolhub adds to MCP results.
+const (
+	MetaProvenance = "toolhub/provenance"
+	MetaError      = "toolhub/error"
+)
+
+// mcpFront serves the catalog over MCP: one server for the whole catalog and
+// one virtual server per vendor (its tools under their own names). Tool
+// lists follow the catalog: every change is applied with SetTools, which
+// sends notifications/tools/list_changed to connected clients.
+type mcpFront struct {
+	s   *Server
+	all *server.MCPServer
+
+	mu      sync.Mutex
+	vendors map[string]*server.MCPServer
+	https   map[*server.MCPServer]http.Handler
+
+	changes  chan frontMsg
+	stop     func()
+	done     chan struct{}
+	overflow atomic.Bool
+}
+
+func newMCPFront(s *Server) *mcpFront {
+	f := &mcpFront{s: s, vendors: map[string]*server.MCPServer{}, https: map[*server.MCPServer]http.Handler{},
+		changes: make(chan frontMsg, 64), done: make(chan struct{})}
+	f.all = f.newServer("", "toolhub")
+	f.refreshAll()
+	for _, v := range s.cat.Vendors() {
+		f.refreshVendor(v)
+	}
+	f.stop = s.cat.Subscribe(func(c registry.Change) {
+		select {
+		case f.changes <- frontMsg{vendor: c.Vendor}:
+		default:
+			// The queue is full: remember to refresh everything once.
+			f.overflow.Store(true)
+		}
+	})
+	go f.follow()
+	return f
+}
+
+// frontMsg is a unit of work for follow: a vendor to refresh ("" for
+// capabilities only), a barrier to close when done, or the end.
+type frontMsg struct {
+	vendor  string
+	barrier chan struct{}
+	end     bool
+}
+
+// follow applies catalog changes to the MCP servers, off the catalog
+// writer's path.
+func (f *mcpFront) follow() {
+	defer close(f.done)
+	for m := range f.changes {
+		switch {
+		case m.end:
+			return
+		case m.barrier != nil:
+			close(m.barrier)
+			continue
+		}
+		f.refreshAll()
+		if f.overflow.Swap(false) {
+			for _, v := range f.s.cat.Vendors() {
+				f.refreshVendor(v)
+			}
+		}
+		if m.vendor != "" {
+			f.refreshVendor(m.vendor)
+		}
+	}
+}
+
+func (f *mcpFront) close() {
+	f.stop()
+	f.changes <- frontMsg{end: true}
+	<-f.done
+}
+
+func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
+	filter := func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+		tenant := TenantFrom(ctx)
+		out := tools[:0:0]
+		for _, t := range tools {
+			if _, ok := f.resolve(vendor, tenant, t.Name); ok {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return server.NewMCPServer(name, f.s.opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithToolFilter(filter),
+		server.WithRecovery(),
+		server.WithInstructions("toolhub: governed third-party tools. Results carry _meta[\"toolhub/provenance\"]; errors carry _meta[\"toolhub/error\"] with a stable code."),
+	)
+}
+
+// resolve maps a tool name as a client of this server sees it to a catalog
+// name the tenant may call. vendor "" is the whole catalog.
+func (f *mcpFront) resolve(vendor, tenant, name string) (string, bool) {
+	if vendor != "" {
+		t, ok := f.s.cat.VendorTool(vendor, name)
+		if !ok {
+			return "", false
+		}
+		name = t.Catalog
+	}
+	e, ok := f.s.gw.Lookup(tenant, name)
+	if !ok {
+		return "", false
+	}
+	return e.Name, true
+}
+
+func (f *mcpFront) refreshAll() {
+	entries := f.s.cat.Entries(nil)
+	tools := make([]server.ServerTool, 0, len(entries))
+	for _, e := range entries {
+		tools = append(tools, server.ServerTool{Tool: mcpTool(e.Name, e), Handler: f.handler(e.Name)})
+	}
+	f.all.SetTools(tools...)
+}
+
+func (f *mcpFront) refreshVendor(vendor string) {
+	srv := f.vendorServer(vendor)
+	ts := f.s.cat.VendorTools(vendor)
+	tools := make([]server.ServerTool, 0, len(ts))
+	for _, t := range ts {
+		tools = append(tools, server.ServerTool{Tool: mcpTool(t.Def.Name, registry.Entry{Name: t.Catalog, Tool: t}), Handler: f.handler(t.Catalog)})
+	}
+	srv.SetTools(tools...)
+}
+
+func (f *mcpFront) vendorServer(vendor string) *server.MCPServer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	srv, ok := f.vendors[vendor]
+	if !ok {
+		srv = f.newServer(vendor, "toolhub/"+vendor)
+		f.vendors[vendor] = srv
+	}
+	return srv
+}
+
+func (f *mcpFront) httpHandler(srv *server.MCPServer, vendor string) http.Handler {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, ok := f.https[srv]
+	if !ok {
+		h = f.guard(vendor, server.NewStreamableHTTPServer(srv,
+			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+				return withTenant(ctx, TenantFrom(r.Context()))
+			}),
+			server.WithHeartbeatInterval(f.s.opts.Heartbeat),
+			server.WithStreamableHTTPLogger(f.s.log),
+		))
+		f.https[srv] = h
+	}
+	return h
+}
+
+// mcpTool renders a catalog entry as an MCP tool named name.
+func mcpTool(name string, e registry.Entry) mcp.Tool {
+	if c := e.Capability; c != nil {
+		t := mcp.NewToolWithRawSchema(name, c.Description, c.InputSchema)
+		t.Title = c.Name
+		if len(c.OutputSchema) > 0 {
+			t.RawOutputSchema = c.OutputSchema
+		}
+		return t
+	}
+	d := e.Tool.Def
+	t := mcp.NewToolWithRawSchema(name, d.Description, d.InputSchema)
+	t.Title = d.Title
+	if len(d.OutputSchema) > 0 {
+		t.RawOutputSchema = d.OutputSchema
+	}
+	if len(d.Annotations) > 0 {
+		_ = json.Unmarshal(d.Annotations, &t.Annotations)
+	}
+	return t
+}
+
+// handler runs a tools/call through the gateway. Gateway errors come back
+// as tool errors (isError) carrying the typed error in _meta, so the model
+// can read them and the orchestrator can act on the code.
+func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c := &hub.Call{Tenant: TenantFrom(ctx), Name: catalogName, Meta: callMeta(req.Params.Meta)}
+		if req.Params.Arguments != nil {
+			args, ok := req.Params.Arguments.(map[string]any)
+			if !ok {
+				return errorResult(&hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"}, ""), nil
+			}
+			c.Arguments = args
+		}
+		res, err := f.s.gw.Call(ctx, c)
+		if err != nil {
+			return errorResult(err, c.ID), nil
+		}
+		return mcpResult(res), nil
+	}
+}
+
+func callMeta(m *mcp.Meta) map[string]any {
+	if m == nil || len(m.AdditionalFields) == 0 {
+		return nil
+	}
+	return m.AdditionalFields
+}
+
+func mcpResult(r *hub.Result) *mcp.CallToolResult {
+	content := r.Content
+	if content == nil {
+		content = []mcp.Content{}
+	}
+	out := &mcp.CallToolResult{Content: content, StructuredContent: r.Structured, IsError: r.IsError}
+	out.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaProvenance: r.Provenance}}
+	return out
+}
+
+func errorResult(err error, callID string) *mcp.CallToolResult {
+	b := errorBody(err, callID)
+	out := mcp.NewToolResultError(fmt.Sprintf("%s: %s", b.Code, b.Message))
+	out.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaError: b}}
+	return out
+}
+
+// guard bounds the request body and answers protocol-level errors of a
+// tools/call (unknown tool, arguments that fail the schema) as JSON-RPC
+// -32602 errors carrying the schema issues, before the MCP server runs.
+func (f *mcpFront) guard(vendor string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := readLimited(r.Body, f.s.opts.MaxBodyBytes)
+		if err != nil {
+			status := http.StatusBadRequest
+			if errors.Is(err, errTooLarge) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = w.Write(rpcError(nil, rpcInvalidRequest, err))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if resp := f.precheck(vendor, TenantFrom(r.Context()), body); resp != nil {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(resp)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+var errTooLarge = errors.New("request body is too large")
+
+// readLimited reads at most limit bytes of body.
+func readLimited(body io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if err != nil {
+		return nil, &hub.Error{Code: hub.CodeInvalidRequest, Message: "reading the request body: " + err.Error()}
+	}
+	if int64(len(b)) > limit {
+		return nil, &hub.Error{Code: hub.CodeTooLarge, Message: fmt.Sprintf("request body is over the %d-byte limit", limit), Err: errTooLarge}
+	}
+	return b, nil
+}
+
+// precheck returns a JSON-RPC error response for a tools/call that cannot
+// run, or nil to let the MCP server handle the message.
+func (f *mcpFront) precheck(vendor, tenant string, body []byte) []byte {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return nil
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method != "tools/call" || len(msg.ID) == 0 {
+		return nil // the MCP server answers parse errors and notifications
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(msg.Params, &p); err != nil || p.Name == "" {
+		return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
+	}
+	name, ok := f.resolve(vendor, tenant, p.Name)
+	if !ok {
+		return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the tools with tools/list", p.Name)})
+	}
+	var args map[string]any
+	if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+		if a[0] != '{' || json.Unmarshal(a, &args) != nil {
+			return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"})
+		}
+	}
+	if err := f.s.gw.Precheck(tenant, name, args); err != nil {
+		return rpcError(msg.ID, rpcCode(hub.CodeOf(err)), err)
+	}
+	return nil
+}
+
+// ServeStdio serves the whole catalog over stdio (one client, as tenant),
+// with the same protocol-level checks as the HTTP front door.
+func (s *Server) ServeStdio(ctx context.Context, tenant string, in io.Reader, out io.Writer) error {
+	ctx = withTenant(ctx, tenant)
+	lw := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), int(s.opts.MaxBodyBytes)+1)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if resp := s.mcp.precheck("", tenant, line); resp != nil {
+				_, _ = lw.Write(append(resp, '\n'))
+				continue
+			}
+			if _, err := pw.Write(append(append([]byte(nil), line...), '\n')); err != nil {
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			_, _ = lw.Write(append(rpcError(nil, rpcInvalidRequest, &hub.Error{Code: hub.CodeTooLarge, Message: "message over the size limit; closing"}), '\n'))
+			pw.CloseWithError(err)
+			return
+		}
+		pw.Close()
+	}()
+	err := server.NewStdioServer(s.mcp.all).Listen(ctx, pr, lw)
+	if err != nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "EOF")) {
+		return nil
+	}
+	return err
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (f *mcpFront) hasVendor(v string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.vendors[v]
+	return ok
+}

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// ToolInfo is one catalog entry in GET /v1/tools.
+type ToolInfo struct {
+	Name         string          `json:"name"`
+	Kind         string          `json:"kind"` // "tool" or "capability"
+	Vendor       string          `json:"vendor,omitempty"`
+	VendorTool   string          `json:"vendor_tool,omitempty"` // the tool's own name at its vendor
+	Capability   string          `json:"capability,omitempty"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Chain        []string        `json:"chain,omitempty"`
+}
+
+func (s *Server) visibleEntries(tenant string) []registry.Entry {
+	return s.cat.Entries(func(e registry.Entry) bool { return s.gw.Visible(tenant, e) })
+}
+
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	entries := s.visibleEntries(TenantFrom(r.Context()))
+	switch r.URL.Query().Get("format") {
+	case "openai":
+		writeJSON(w, http.StatusOK, map[string]any{"tools": registry.FunctionSpecs(entries)})
+		return
+	case "", "toolhub":
+	default:
+		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "format must be toolhub (default) or openai"}, "")
+		return
+	}
+	out := make([]ToolInfo, 0, len(entries))
+	for _, e := range entries {
+		if c := e.Capability; c != nil {
+			info := ToolInfo{Name: e.Name, Kind: "capability", Capability: c.Name, Title: c.Name, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema}
+			for _, st := range c.Chain {
+				info.Chain = append(info.Chain, st.Tool)
+			}
+			out = append(out, info)
+			continue
+		}
+		d := e.Tool.Def
+		out = append(out, ToolInfo{Name: e.Name, Kind: "tool", Vendor: e.Tool.Vendor, VendorTool: d.Name, Title: d.Title, Description: d.Description,
+			InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tools": out, "catalog_version": s.cat.Version()})
+}
+
+// CallRequest is the body of POST /v1/tools/{name}/call.
+type CallRequest struct {
+	Arguments map[string]any `json:"arguments"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+	Priority  string         `json:"priority,omitempty"` // interactive (default) or batch
+}
+
+// CallResponse is a successful answer of POST /v1/tools/{name}/call.
+type CallResponse struct {
+	Content           any            `json:"content"`
+	StructuredContent any            `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError,omitempty"`
+	Provenance        hub.Provenance `json:"provenance"`
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
+	body, err := readLimited(r.Body, s.opts.MaxBodyBytes)
+	if err != nil {
+		writeError(w, err, "")
+		return
+	}
+	var req CallRequest
+	if len(body) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"arguments\": {...}}: " + err.Error()}, "")
+			return
+		}
+	}
+	c := &hub.Call{Tenant: TenantFrom(r.Context()), Name: r.PathValue("name"), Arguments: req.Arguments, Meta: req.Meta}
+	switch req.Priority {
+	case "", "interactive":
+	case "batch":
+		c.Priority = hub.Batch
+	default:
+		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "priority must be interactive or batch"}, "")
+		return
+	}
+	res, err := s.gw.Call(r.Context(), c)
+	if err != nil {
+		writeError(w, err, c.ID)
+		return
+	}
+	content := any(res.Content)
+	if res.Content == nil {
+		content = []any{}
+	}
+	writeJSON(w, http.StatusOK, CallResponse{Content: content, StructuredContent: res.Structured, IsError: res.IsError, Provenance: res.Provenance})
+}
+
+func (s *Server) listVendors(w http.ResponseWriter, r *http.Request) {
+	var v any = []any{}
+	if s.opts.Vendors != nil {
+		v = s.opts.Vendors(r.Context())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"vendors": v})
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// hubFlag adds --hub (the running hub's base URL) to fs.
+func hubFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("TOOLHUB_URL")
+	if def == "" {
+		def = "http://127.0.0.1:8080"
+	}
+	return fs.String("hub", def, "base URL of the running hub (env TOOLHUB_URL)")
+}
+
+// request sends a request to the hub and decodes a JSON answer into out.
+// A toolhub error body becomes an error with its code.
+func request(ctx context.Context, method, base, path string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if k := os.Getenv("TOOLHUB_KEY"); k != "" {
+		req.Header.Set("Authorization", "Bearer "+k)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%v (is toolhub running? start it with `make run`)", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error struct {
+				Code, Message string
+			} `json:"error"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
+			return fmt.Errorf("%s: %s", e.Error.Code, e.Error.Message)
+		}
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	return json.Unmarshal(b, out)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("tools", "[flags]", "List the catalog of a running hub: capabilities first, then vendor tools.", stderr)
+	base := hubFlag(fs)
+	format := fs.String("format", "table", "table, json, or openai (chat-completions tools specs)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch *format {
+	case "openai":
+		var out map[string]any
+		if err := request(ctx, "GET", *base, "/v1/tools?format=openai", nil, &out); err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	case "json", "table":
+	default:
+		return fmt.Errorf("--format %q: want table, json or openai", *format)
+	}
+	var out struct {
+		Tools []struct {
+			Name, Kind, Vendor, Description string
+			Chain                           []string
+		} `json:"tools"`
+	}
+	if *format == "json" {
+		var raw map[string]any
+		if err := request(ctx, "GET", *base, "/v1/tools", nil, &raw); err != nil {
+			return err
+		}
+		return printJSON(stdout, raw)
+	}
+	if err := request(ctx, "GET", *base, "/v1/tools", nil, &out); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tVENDOR / CHAIN\tDESCRIPTION")
+	for _, t := range out.Tools {
+		who := t.Vendor
+		if t.Kind == "capability" {
+			who = strings.Join(t.Chain, " → ")
+		}
+		desc := t.Description
+		if len(desc) > 70 {
+			desc = desc[:67] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Kind, who, desc)
+	}
+	return tw.Flush()
+}
+
+func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("call", "NAME [JSON] [flags]", "Call a tool (vendor__tool) or a capability (image.generate) through a running hub.\nJSON is the arguments object; '-' reads it from stdin.", stderr)
+	base := hubFlag(fs)
+	// Flags may follow the positional arguments.
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fs.Usage()
+		return errUsage
+	}
+	argJSON := "{}"
+	if len(pos) == 2 {
+		argJSON = pos[1]
+	}
+	if argJSON == "-" {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return err
+		}
+		argJSON = string(b)
+	}
+	var arguments map[string]any
+	if err := json.Unmarshal([]byte(argJSON), &arguments); err != nil {
+		return fmt.Errorf("arguments must be a JSON object: %v", err)
+	}
+	var out map[string]any
+	if err := request(ctx, "POST", *base, "/v1/tools/"+url.PathEscape(pos[0])+"/call", map[string]any{"arguments": arguments}, &out); err != nil {
+		return err
+	}
+	return printJSON(stdout, out)
+}
+
+func vendorsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("vendors", "[flags]", "List the vendors of a running hub with their status.", stderr)
+	base := hubFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var out struct {
+		Vendors []map[string]any `json:"vendors"`
+	}
+	if err := request(ctx, "GET", *base, "/v1/vendors", nil, &out); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VENDOR\tSTATE\tTRANSPORT\tTOOLS\tLAST ERROR")
+	for _, v := range out.Vendors {
+		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\n", v["id"], v["state"], v["transport"], v["tools"], orDash(v["last_error"]))
+	}
+	return tw.Flush()
+}
+
+func orDash(v any) any {
+	if v == nil || v == "" {
+		return "-"
+	}
+	return v
+}

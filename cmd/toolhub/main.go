@@ -1,0 +1,99 @@
+// Command toolhub is the governed hub for third-party AI tools.
+//
+//	toolhub serve [--config toolhub.yaml] [--addr 127.0.0.1:8080] [--data ./data] [--stdio]
+//	toolhub tools [--format openai]
+//	toolhub call NAME [JSON]
+//	toolhub vendors
+//	toolhub version
+//
+// main wires; the decisions live in the packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "[flags]", "run the hub (embedded defaults and the example vendors without --config)", serve},
+		{"tools", "[flags]", "list the catalog of a running hub", tools},
+		{"call", "NAME [JSON] [flags]", "call a tool or capability through a running hub", call},
+		{"vendors", "[flags]", "list the vendors of a running hub with their status", vendorsCmd},
+		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
+			fmt.Fprintln(out, "toolhub", version)
+			return nil
+		}},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.Is(err, errUsage):
+				return 2
+			}
+			fmt.Fprintln(stderr, "toolhub "+c.name+":", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "toolhub: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+var errUsage = errors.New("usage")
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "toolhub — a governed hub for third-party AI tools\n\nUsage:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  toolhub %-8s %-20s %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'toolhub COMMAND --help' for a command's flags.")
+}
+
+// flags returns a FlagSet that prints a usage line for cmd.
+func flags(name, args, summary string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: toolhub %s %s\n\n%s\n\nFlags:\n", name, args, summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}

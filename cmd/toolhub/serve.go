@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/internal/config"
+)
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("serve", "[flags]", "Run the hub. Without --config it runs on the embedded defaults: the example\nvendors on 127.0.0.1:9100 and the hub on 127.0.0.1:8080. SIGHUP reloads the config.", stderr)
+	cfgPath := fs.String("config", os.Getenv("TOOLHUB_CONFIG"), "config file (toolhub.yaml); empty: embedded defaults (env TOOLHUB_CONFIG)")
+	addr := fs.String("addr", "", "listen address, overrides the config's addr")
+	data := fs.String("data", "", "data folder, overrides the config's data")
+	stdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
+	tenant := fs.String("tenant", api.DefaultTenant, "with --stdio: the tenant the stdio client calls as")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *addr != "" {
+		cfg.Addr = *addr
+	}
+	if *data != "" {
+		cfg.Data = *data
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	go reloadOnHUP(ctx, a, *cfgPath, log)
+
+	if *stdio {
+		log.Info("serving MCP on stdio", "tenant", *tenant)
+		return a.API.ServeStdio(ctx, *tenant, os.Stdin, stdout)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %v", cfg.Addr, err)
+	}
+	log.Info("toolhub listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp",
+		"vendors", len(cfg.Vendors), "capabilities", len(cfg.Capabilities), "version", version)
+	if host, _, _ := net.SplitHostPort(cfg.Addr); !isLoopback(host) {
+		log.Warn("listening beyond loopback without authentication: every caller is tenant \"default\"")
+	} else {
+		log.Info("no authentication configured: listening on loopback only")
+	}
+	return a.Serve(ctx, ln)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// reloadOnHUP re-reads the config on SIGHUP. A bad config is refused with
+// one log line and the old one keeps serving.
+func reloadOnHUP(ctx context.Context, a *app.App, path string, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		cfg, err := config.Load(path)
+		if err == nil {
+			err = a.Reload(ctx, cfg)
+		}
+		if err != nil {
+			log.Error("config reload refused; the old config keeps serving", "config", path, "err", err)
+			continue
+		}
+		log.Info("config reloaded", "config", path, "vendors", len(cfg.Vendors), "capabilities", len(cfg.Capabilities))
+	}
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,117 @@
+package hub
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Priority classes of calls. Interactive traffic goes before batch.
+type Priority uint8
+
+const (
+	Interactive Priority = iota
+	Batch
+)
+
+func (p Priority) String() string {
+	if p == Batch {
+		return "batch"
+	}
+	return "interactive"
+}
+
+// Call is one tool call on its way through the gateway.
+type Call struct {
+	ID        string         // unique per call; generated when empty
+	Tenant    string         // who calls
+	Name      string         // catalog name as asked (vendor tool or capability)
+	Arguments map[string]any // decoded JSON object; nil means {}
+	Meta      map[string]any // the caller's MCP _meta (progress token, …), passed on
+	Priority  Priority
+	PlanID    string // set by the planner
+	Start     time.Time
+
+	// Set by the gateway while it routes the call.
+	Capability *registry.Capability // when Name named a capability
+	Tool       *registry.Tool       // the vendor tool being tried
+	Attempt    int                  // 1-based attempt at this vendor tool
+
+	cat *registry.Catalog // set by the gateway, for chain steps
+
+	// Trace collects what happened to the call, for provenance and the
+	// decision log. Middlewares append to it.
+	Trace *Trace
+}
+
+func (c *Call) toolLookup(vendor, tool string) (*registry.Tool, bool) {
+	if c.cat == nil {
+		return nil, false
+	}
+	return c.cat.VendorTool(vendor, tool)
+}
+
+// NewCallID returns a random 128-bit call id.
+func NewCallID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Vendor is the id of the vendor being tried, or "".
+func (c *Call) Vendor() string {
+	if c.Tool == nil {
+		return ""
+	}
+	return c.Tool.Vendor
+}
+
+// Result is a tool's answer. Content blocks (text, image, audio, resources,
+// resource links) pass through from the vendor unchanged.
+type Result struct {
+	Content    []mcp.Content
+	Structured any  // structuredContent; nil when absent
+	IsError    bool // the tool itself reported an error
+	Provenance Provenance
+}
+
+// Provenance says where an answer came from. It goes on every result.
+type Provenance struct {
+	Vendor     string  `json:"vendor,omitempty"`
+	Tool       string  `json:"tool,omitempty"` // the vendor's own tool name
+	Capability string  `json:"capability,omitempty"`
+	Attempts   int     `json:"attempts"`           // vendor attempts, all vendors
+	LatencyMS  float64 `json:"latency_ms"`         // in toolhub, end to end
+	Cached     bool    `json:"cached,omitempty"`   // a fresh cache hit
+	Stale      bool    `json:"stale,omitempty"`    // last known good, may not be the latest
+	AgeSeconds float64 `json:"age_s,omitempty"`    // age of a cached or stale answer
+	Fallback   bool    `json:"fallback,omitempty"` // not the first vendor of the chain
+	Queued     bool    `json:"queued,omitempty"`   // accepted as an async job
+	JobID      string  `json:"job_id,omitempty"`   // the job to follow
+	CallID     string  `json:"call_id"`            // the call's id, for the decision log
+}
+
+// Attempt is one try at one vendor tool.
+type Attempt struct {
+	Vendor    string  `json:"vendor"`
+	Tool      string  `json:"tool"`
+	Outcome   string  `json:"outcome"` // "ok" or an error code
+	LatencyMS float64 `json:"latency_ms"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// Trace records the attempts and decisions of one call.
+type Trace struct {
+	Attempts  []Attempt `json:"attempts,omitempty"`
+	Decisions []string  `json:"decisions,omitempty"` // "breaker weather-a open", "rate weather-a allowed", …
+}
+
+// Decide notes a decision (nil-safe).
+func (t *Trace) Decide(s string) {
+	if t != nil {
+		t.Decisions = append(t.Decisions, s)
+	}
+}

@@ -1,0 +1,271 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// DefaultTimeout bounds one upstream attempt when the vendor sets none.
+const DefaultTimeout = 5 * time.Second
+
+// Options configure a [Gateway]. A nil *Options, and every zero field,
+// means the default.
+type Options struct {
+	// Outer middlewares wrap the whole call, before the name is resolved
+	// (decision log, metrics): they see every call, including unknown ones.
+	Outer []Middleware
+	// Call middlewares wrap a resolved, validated call (budget, cache).
+	// c.Tool or c.Capability is set when they run.
+	Call []Middleware
+	// Vendor middlewares wrap each attempt at one vendor tool (breaker,
+	// rate limit, bulkhead, retry). c.Tool is set when they run. The
+	// innermost step applies the vendor's timeout, calls the upstream and
+	// checks the output schema.
+	Vendor []Middleware
+	// Route runs a capability's chain of vendor tools; nil tries them in
+	// order until one answers ([OrderedRoute]).
+	Route func(vendor Invoker) Invoker
+	// DefaultTimeout bounds an attempt whose vendor sets no timeout; zero
+	// means [DefaultTimeout].
+	DefaultTimeout time.Duration
+	// Timeouts returns a vendor's timeout; nil or zero means DefaultTimeout.
+	Timeouts func(vendor string) time.Duration
+	// Visible says whether a tenant may see and call an entry; nil means
+	// every tenant sees everything. A call to an invisible entry fails as
+	// unknown_tool, so a tenant cannot probe for others' tools.
+	Visible func(tenant string, e registry.Entry) bool
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Gateway is the one pipeline every call goes through: resolve the name,
+// validate the arguments, route to vendor tools through the middlewares,
+// validate the output, and say where the answer came from.
+type Gateway struct {
+	cat      *registry.Catalog
+	ups      Upstreams
+	opts     Options
+	outer    Invoker // Outer → resolve → Call → route
+	vendor   Invoker // Vendor middlewares → attempt
+	resolved Invoker // Call middlewares → route
+}
+
+// NewGateway assembles the pipeline once; calls never rebuild it.
+func NewGateway(cat *registry.Catalog, ups Upstreams, opts *Options) *Gateway {
+	g := &Gateway{cat: cat, ups: ups}
+	if opts != nil {
+		g.opts = *opts
+	}
+	if g.opts.DefaultTimeout <= 0 {
+		g.opts.DefaultTimeout = DefaultTimeout
+	}
+	if g.opts.Logger == nil {
+		g.opts.Logger = slog.Default()
+	}
+	if g.opts.Now == nil {
+		g.opts.Now = time.Now
+	}
+	route := g.opts.Route
+	if route == nil {
+		route = OrderedRoute
+	}
+	g.vendor = Chain(InvokerFunc(g.attempt), g.opts.Vendor...)
+	capRoute := route(g.vendor)
+	g.resolved = Chain(InvokerFunc(func(ctx context.Context, c *Call) (*Result, error) {
+		if c.Capability != nil {
+			return capRoute.Invoke(ctx, c)
+		}
+		return g.vendor.Invoke(ctx, c)
+	}), g.opts.Call...)
+	g.outer = Chain(InvokerFunc(g.resolve), g.opts.Outer...)
+	return g
+}
+
+// Catalog returns the gateway's catalog.
+func (g *Gateway) Catalog() *registry.Catalog { return g.cat }
+
+// Call runs one call through the whole pipeline. The returned error is
+// always an *Error (see [AsError]). The result, when there is one, carries
+// its provenance.
+func (g *Gateway) Call(ctx context.Context, c *Call) (*Result, error) {
+	if c.ID == "" {
+		c.ID = NewCallID()
+	}
+	if c.Start.IsZero() {
+		c.Start = g.opts.Now()
+	}
+	if c.Trace == nil {
+		c.Trace = &Trace{}
+	}
+	r, err := g.outer.Invoke(ctx, c)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	r.Provenance.CallID = c.ID
+	r.Provenance.Attempts = len(c.Trace.Attempts)
+	r.Provenance.LatencyMS = float64(g.opts.Now().Sub(c.Start).Microseconds()) / 1000
+	return r, nil
+}
+
+// Visible reports whether tenant may see and call e.
+func (g *Gateway) Visible(tenant string, e registry.Entry) bool {
+	return g.opts.Visible == nil || g.opts.Visible(tenant, e)
+}
+
+// Lookup resolves a name as tenant sees the catalog.
+func (g *Gateway) Lookup(tenant, name string) (registry.Entry, bool) {
+	e, ok := g.cat.Lookup(name)
+	if !ok || !g.Visible(tenant, e) {
+		return registry.Entry{}, false
+	}
+	return e, true
+}
+
+// Precheck resolves name for tenant and validates args, without calling
+// anything: front doors use it to answer protocol-level errors (JSON-RPC
+// -32602) before a call starts.
+func (g *Gateway) Precheck(tenant, name string, args map[string]any) error {
+	e, ok := g.Lookup(tenant, name)
+	if !ok {
+		return unknownTool(name)
+	}
+	return validateArgs(e, args)
+}
+
+func unknownTool(name string) *Error {
+	return &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the catalog with tools/list or GET /v1/tools", name)}
+}
+
+func validateArgs(e registry.Entry, args map[string]any) error {
+	var err error
+	if args == nil {
+		args = map[string]any{}
+	}
+	if e.Capability != nil {
+		err = e.Capability.ValidateInput(args)
+	} else {
+		err = e.Tool.ValidateInput(args)
+	}
+	if err == nil {
+		return nil
+	}
+	ie := &Error{Code: CodeInvalidArguments, Message: fmt.Sprintf("arguments of %q do not match its input schema: %v", e.Name, err), Err: err}
+	if se, ok := err.(*registry.SchemaError); ok {
+		ie.Details = se.Issues
+	}
+	return ie
+}
+
+// resolve finds the named entry and validates the arguments.
+func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
+	e, ok := g.Lookup(c.Tenant, c.Name)
+	if !ok {
+		return nil, unknownTool(c.Name)
+	}
+	if c.Arguments == nil {
+		c.Arguments = map[string]any{}
+	}
+	if err := validateArgs(e, c.Arguments); err != nil {
+		return nil, err
+	}
+	c.cat = g.cat
+	c.Capability, c.Tool = e.Capability, e.Tool
+	return g.resolved.Invoke(ctx, c)
+}
+
+// attempt is the innermost step: one call to one vendor tool, bounded by the
+// vendor's timeout (or the caller's deadline, whichever is first), with the
+// result checked against the tool's output schema.
+func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
+	t := c.Tool
+	up, ok := g.ups.Upstream(t.Vendor)
+	if !ok {
+		err := &Error{Code: CodeUnavailable, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q is not connected", t.Vendor)}
+		g.record(c, time.Duration(0), err)
+		return nil, err
+	}
+	timeout := g.opts.DefaultTimeout
+	if g.opts.Timeouts != nil {
+		if d := g.opts.Timeouts(t.Vendor); d > 0 {
+			timeout = d
+		}
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	start := g.opts.Now()
+	r, err := up.Invoke(actx, c)
+	cancel()
+	if err == nil {
+		err = checkOutput(t, r)
+	} else {
+		err = upstreamError(ctx, t.Vendor, timeout, err)
+	}
+	g.record(c, g.opts.Now().Sub(start), err)
+	if err != nil {
+		return nil, err
+	}
+	r.Provenance.Vendor = t.Vendor
+	r.Provenance.Tool = t.Def.Name
+	return r, nil
+}
+
+func (g *Gateway) record(c *Call, d time.Duration, err error) {
+	a := Attempt{Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: "ok", LatencyMS: float64(d.Microseconds()) / 1000}
+	if err != nil {
+		e := AsError(err)
+		a.Outcome, a.Error = string(e.Code), e.Message
+	}
+	c.Trace.Attempts = append(c.Trace.Attempts, a)
+}
+
+// upstreamError classifies an upstream failure: the caller's own deadline or
+// cancellation stays theirs; the attempt's timeout is the vendor's.
+func upstreamError(ctx context.Context, vendor string, timeout time.Duration, err error) error {
+	if e, ok := err.(*Error); ok {
+		if e.Vendor == "" {
+			e.Vendor = vendor
+		}
+		return e
+	}
+	if ctx.Err() != nil {
+		ae := AsError(ctx.Err())
+		ae.Vendor = vendor
+		return ae
+	}
+	ae := AsError(err)
+	if ae.Code == CodeTimeout {
+		ae.Message = fmt.Sprintf("vendor %q did not answer within %v", vendor, timeout)
+	}
+	if ae.Code == CodeInternal {
+		ae.Code = CodeUnavailable
+	}
+	ae.Vendor = vendor
+	return ae
+}
+
+// checkOutput enforces the tool's output schema: a vendor that declares one
+// must return matching structuredContent (unless it reports a tool error).
+func checkOutput(t *registry.Tool, r *Result) error {
+	if r == nil {
+		return &Error{Code: CodeUpstream, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q: tool %q returned no result", t.Vendor, t.Def.Name)}
+	}
+	if r.IsError || t.OutputSchema() == nil {
+		return nil
+	}
+	if r.Structured == nil {
+		return &Error{Code: CodeInvalidOutput, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q: tool %q declares an output schema but returned no structuredContent", t.Vendor, t.Def.Name)}
+	}
+	if err := t.ValidateOutput(r.Structured); err != nil {
+		e := &Error{Code: CodeInvalidOutput, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q: tool %q: result does not match its output schema: %v", t.Vendor, t.Def.Name, err), Err: err}
+		if se, ok := err.(*registry.SchemaError); ok {
+			e.Details = se.Issues
+		}
+		return e
+	}
+	return nil
+}

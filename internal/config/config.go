@@ -1,0 +1,167 @@
+// Package config reads toolhub.yaml: the only place where files and the
+// environment are read. Packages get typed structs from here.
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/toolhub/toolhub/registry"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML is the embedded default config (the example vendors on
+// loopback), used when toolhub runs without --config.
+func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// Config is toolhub.yaml.
+type Config struct {
+	Addr         string            `yaml:"addr"`           // listen address; default 127.0.0.1:8080
+	Data         string            `yaml:"data"`           // data folder; default ./data
+	Redis        string            `yaml:"redis"`          // "" = embedded limits, cache, jobs
+	Postgres     string            `yaml:"postgres"`       // "" = embedded registry and ledger (SQLite)
+	MaxBodyBytes int64             `yaml:"max_body_bytes"` // default 4 MiB
+	Timeout      registry.Duration `yaml:"timeout"`        // default vendor timeout; default 5s
+	LogLevel     string            `yaml:"log_level"`      // debug, info (default), warn, error
+	Examples     *Examples         `yaml:"examples"`       // serve the example vendors in process
+
+	Vendors      []registry.Vendor `yaml:"vendors"`
+	Capabilities []Capability      `yaml:"capabilities"`
+	Tenants      []registry.Tenant `yaml:"tenants"`
+}
+
+// Examples starts the example vendors inside toolhub, on their own port.
+type Examples struct {
+	Addr string `yaml:"addr"` // e.g. 127.0.0.1:9100; each vendor at /<id>/mcp
+}
+
+// Capability is a capability as written in YAML (schemas as YAML maps).
+type Capability struct {
+	Name         string               `yaml:"name"`
+	Description  string               `yaml:"description"`
+	InputSchema  map[string]any       `yaml:"input_schema"`
+	OutputSchema map[string]any       `yaml:"output_schema"`
+	Chain        []registry.ChainStep `yaml:"chain"`
+}
+
+// Load reads a config file; path "" loads the embedded default.
+func Load(path string) (*Config, error) {
+	data := defaultYAML
+	name := "embedded default config"
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %v", err)
+		}
+		data, name = b, path
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a config, filling defaults.
+func Parse(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if c.Addr == "" {
+		c.Addr = "127.0.0.1:8080"
+	}
+	if c.Data == "" {
+		c.Data = "./data"
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 4 << 20
+	}
+	if c.Timeout == 0 {
+		c.Timeout = registry.Duration(5e9)
+	}
+	return &c, c.Validate()
+}
+
+// Validate checks the whole config and reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+		errs = append(errs, fmt.Errorf("addr %q: %v", c.Addr, err))
+	}
+	if c.MaxBodyBytes < 1024 {
+		errs = append(errs, fmt.Errorf("max_body_bytes %d is below 1024", c.MaxBodyBytes))
+	}
+	switch c.LogLevel {
+	case "", "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log_level %q: want debug, info, warn or error", c.LogLevel))
+	}
+	seen := map[string]bool{}
+	for i := range c.Vendors {
+		v := &c.Vendors[i]
+		if err := v.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("vendors[%d]: %w", i, err))
+		}
+		if seen[v.ID] {
+			errs = append(errs, fmt.Errorf("vendors[%d]: vendor %q is declared twice", i, v.ID))
+		}
+		seen[v.ID] = true
+	}
+	caps, err := c.RegistryCapabilities()
+	errs = append(errs, err)
+	for _, cp := range caps {
+		if err := cp.Compile(); err != nil {
+			errs = append(errs, err)
+		}
+		for i, st := range cp.Chain {
+			if v, _ := st.VendorTool(); !seen[v] {
+				errs = append(errs, fmt.Errorf("capability %q: chain[%d]: vendor %q is not declared under vendors", cp.Name, i, v))
+			}
+		}
+	}
+	tseen := map[string]bool{}
+	for i := range c.Tenants {
+		if err := c.Tenants[i].Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("tenants[%d]: %w", i, err))
+		}
+		if tseen[c.Tenants[i].ID] {
+			errs = append(errs, fmt.Errorf("tenants[%d]: tenant %q is declared twice", i, c.Tenants[i].ID))
+		}
+		tseen[c.Tenants[i].ID] = true
+	}
+	return errors.Join(errs...)
+}
+
+// RegistryCapabilities converts the YAML capabilities.
+func (c *Config) RegistryCapabilities() ([]registry.Capability, error) {
+	out := make([]registry.Capability, 0, len(c.Capabilities))
+	var errs []error
+	for _, yc := range c.Capabilities {
+		rc := registry.Capability{Name: yc.Name, Description: yc.Description, Chain: yc.Chain}
+		var err error
+		if yc.InputSchema != nil {
+			if rc.InputSchema, err = json.Marshal(yc.InputSchema); err != nil {
+				errs = append(errs, fmt.Errorf("capability %q: input_schema: %v", yc.Name, err))
+			}
+		}
+		if yc.OutputSchema != nil {
+			if rc.OutputSchema, err = json.Marshal(yc.OutputSchema); err != nil {
+				errs = append(errs, fmt.Errorf("capability %q: output_schema: %v", yc.Name, err))
+			}
+		}
+		out = append(out, rc)
+	}
+	return out, errors.Join(errs...)
+}

@@ -1,0 +1,268 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Entry is what a catalog name resolves to: a vendor tool or a capability.
+type Entry struct {
+	Name       string // the catalog name
+	Tool       *Tool
+	Capability *Capability
+}
+
+// Change tells subscribers that the catalog moved to a new version.
+type Change struct {
+	Version uint64
+	Vendor  string // the vendor whose tools changed; "" for capabilities
+}
+
+// Catalog is the live set of tools and capabilities. Reads are lock-free
+// (an immutable snapshot behind an atomic pointer); writes copy the
+// snapshot. The zero value is not usable; call [NewCatalog].
+type Catalog struct {
+	mu   sync.Mutex // serialises writers
+	snap atomic.Pointer[snapshot]
+
+	subMu sync.Mutex
+	subs  map[int]func(Change)
+	next  int
+}
+
+type snapshot struct {
+	version  uint64
+	byName   map[string]Entry
+	byVendor map[string][]*Tool // sorted by catalog name
+	caps     []*Capability      // sorted by name
+}
+
+// NewCatalog returns an empty catalog.
+func NewCatalog() *Catalog {
+	c := &Catalog{subs: map[int]func(Change){}}
+	c.snap.Store(&snapshot{byName: map[string]Entry{}, byVendor: map[string][]*Tool{}})
+	return c
+}
+
+// Version increases with every change.
+func (c *Catalog) Version() uint64 { return c.snap.Load().version }
+
+// Lookup resolves a catalog name (a vendor tool's catalog name, or a
+// capability's dotted or underscored name).
+func (c *Catalog) Lookup(name string) (Entry, bool) {
+	e, ok := c.snap.Load().byName[name]
+	return e, ok
+}
+
+// VendorTool finds a vendor's tool by its own name at the vendor.
+func (c *Catalog) VendorTool(vendor, tool string) (*Tool, bool) {
+	for _, t := range c.snap.Load().byVendor[vendor] {
+		if t.Def.Name == tool {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// VendorTools returns a vendor's tools, sorted by catalog name.
+func (c *Catalog) VendorTools(vendor string) []*Tool {
+	return c.snap.Load().byVendor[vendor]
+}
+
+// Vendors returns the ids of vendors that have tools in the catalog.
+func (c *Catalog) Vendors() []string {
+	s := c.snap.Load()
+	ids := make([]string, 0, len(s.byVendor))
+	for id := range s.byVendor {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Tools returns every vendor tool, sorted by catalog name.
+func (c *Catalog) Tools() []*Tool {
+	s := c.snap.Load()
+	var out []*Tool
+	for _, ts := range s.byVendor {
+		out = append(out, ts...)
+	}
+	slices.SortFunc(out, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
+	return out
+}
+
+// Capabilities returns the served capabilities, sorted by name.
+func (c *Catalog) Capabilities() []*Capability { return c.snap.Load().caps }
+
+// SetVendorTools replaces a vendor's tools. Each definition is compiled; a
+// tool whose name or schema is bad is left out and reported in the returned
+// errors (one *ToolError each), while the vendor's other tools are served.
+// Setting the same definitions again changes nothing and notifies no one.
+func (c *Catalog) SetVendorTools(vendor string, defs []ToolDef) []error {
+	c.mu.Lock()
+	old := c.snap.Load()
+	var errs []error
+	tools := make([]*Tool, 0, len(defs))
+	seen := map[string]bool{}
+	taken := func(name string) bool {
+		e, ok := old.byName[name]
+		return ok && (e.Tool == nil || e.Tool.Vendor != vendor)
+	}
+	for _, d := range defs {
+		if seen[d.Name] {
+			errs = append(errs, &ToolError{Vendor: vendor, Tool: d.Name, Part: "name", Err: fmt.Errorf("listed twice; the first one is served")})
+			continue
+		}
+		t, err := NewTool(vendor, d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if taken(t.Catalog) || slices.ContainsFunc(tools, func(o *Tool) bool { return o.Catalog == t.Catalog }) {
+			// A crafted or shortened name met another: the longer hash
+			// keeps both tools reachable and the choice deterministic.
+			t.Catalog = catalogName(vendor, d.Name, 16)
+			if taken(t.Catalog) {
+				errs = append(errs, &ToolError{Vendor: vendor, Tool: d.Name, Part: "name", Err: fmt.Errorf("catalog name %q is taken", t.Catalog)})
+				continue
+			}
+		}
+		seen[d.Name] = true
+		tools = append(tools, t)
+	}
+	slices.SortFunc(tools, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
+	if sameTools(old.byVendor[vendor], tools) {
+		c.mu.Unlock()
+		return errs
+	}
+	next := old.clone()
+	for _, t := range old.byVendor[vendor] {
+		delete(next.byName, t.Catalog)
+	}
+	if len(tools) == 0 {
+		delete(next.byVendor, vendor)
+	} else {
+		next.byVendor[vendor] = tools
+	}
+	for _, t := range tools {
+		next.byName[t.Catalog] = Entry{Name: t.Catalog, Tool: t}
+	}
+	c.publish(next, vendor)
+	return errs
+}
+
+// RemoveVendor drops all of a vendor's tools.
+func (c *Catalog) RemoveVendor(vendor string) { c.SetVendorTools(vendor, nil) }
+
+// SetCapabilities replaces the capabilities. A capability that does not
+// compile, or whose name is taken, is left out and reported.
+func (c *Catalog) SetCapabilities(caps []Capability) []error {
+	c.mu.Lock()
+	old := c.snap.Load()
+	next := old.clone()
+	for _, cp := range old.caps {
+		delete(next.byName, cp.Name)
+		delete(next.byName, cp.CatalogName())
+	}
+	next.caps = nil
+	var errs []error
+	for i := range caps {
+		cp := caps[i]
+		if err := cp.Compile(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if _, dup := next.byName[cp.CatalogName()]; dup {
+			errs = append(errs, fmt.Errorf("capability %q: name %q is already taken", cp.Name, cp.CatalogName()))
+			continue
+		}
+		e := Entry{Name: cp.CatalogName(), Capability: &cp}
+		next.byName[cp.Name] = e
+		next.byName[cp.CatalogName()] = e
+		next.caps = append(next.caps, &cp)
+	}
+	slices.SortFunc(next.caps, func(a, b *Capability) int { return cmpString(a.Name, b.Name) })
+	c.publish(next, "")
+	return errs
+}
+
+// Subscribe calls fn after every change, until cancel is called. fn runs on
+// the writer's goroutine and must not block; it should read the catalog
+// again rather than trust the order of changes.
+func (c *Catalog) Subscribe(fn func(Change)) (cancel func()) {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	id := c.next
+	c.next++
+	c.subs[id] = fn
+	return func() {
+		c.subMu.Lock()
+		delete(c.subs, id)
+		c.subMu.Unlock()
+	}
+}
+
+// publish stores next and notifies subscribers; it unlocks c.mu.
+func (c *Catalog) publish(next *snapshot, vendor string) {
+	next.version++
+	c.snap.Store(next)
+	c.mu.Unlock()
+	ch := Change{Version: next.version, Vendor: vendor}
+	c.subMu.Lock()
+	fns := make([]func(Change), 0, len(c.subs))
+	for _, fn := range c.subs {
+		fns = append(fns, fn)
+	}
+	c.subMu.Unlock()
+	for _, fn := range fns {
+		fn(ch)
+	}
+}
+
+func (s *snapshot) clone() *snapshot {
+	n := &snapshot{
+		version:  s.version,
+		byName:   make(map[string]Entry, len(s.byName)+8),
+		byVendor: make(map[string][]*Tool, len(s.byVendor)+1),
+		caps:     s.caps,
+	}
+	for k, v := range s.byName {
+		n.byName[k] = v
+	}
+	for k, v := range s.byVendor {
+		n.byVendor[k] = v
+	}
+	return n
+}
+
+func sameTools(a, b []*Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Catalog != b[i].Catalog || !sameDef(a[i].Def, b[i].Def) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameDef(a, b ToolDef) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,206 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration that reads and writes as text ("5s", "250ms")
+// in JSON and YAML.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: want a number with a unit, like \"5s\" or \"250ms\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Transports of an MCP vendor.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http" // streamable HTTP
+	TransportSSE   = "sse"  // legacy HTTP+SSE
+)
+
+// Kinds of vendor.
+const (
+	KindMCP = "mcp"
+	KindA2A = "a2a"
+)
+
+// Vendor is a third-party supplier of tools: an MCP server or an A2A agent.
+// A Vendor is a spec; its tools are discovered from the vendor at run time.
+type Vendor struct {
+	ID   string `json:"id" yaml:"id"`                         // lowercase [a-z0-9-]
+	Name string `json:"name,omitempty" yaml:"name,omitempty"` // display name; zero means the id
+
+	MCP *MCPSpec `json:"mcp,omitempty" yaml:"mcp,omitempty"`
+	A2A *A2ASpec `json:"a2a,omitempty" yaml:"a2a,omitempty"`
+
+	// Timeout bounds one upstream call; zero means the hub's default (5 s).
+	Timeout Duration `json:"timeout,omitempty" yaml:"timeout,omitempty"`
+	// Limits protects the vendor's own quota; zero fields mean unlimited.
+	Limits Limits `json:"limits,omitzero" yaml:"limits,omitempty"`
+	// Disabled vendors stay registered but take no calls.
+	Disabled bool `json:"disabled,omitempty" yaml:"disabled,omitempty"`
+}
+
+// MCPSpec says how to reach an MCP server.
+type MCPSpec struct {
+	Transport string `json:"transport" yaml:"transport"` // stdio | http | sse
+
+	// stdio
+	Command string            `json:"command,omitempty" yaml:"command,omitempty"`
+	Args    []string          `json:"args,omitempty" yaml:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty" yaml:"env,omitempty"` // values may say ${VAR}: taken from toolhub's environment at connect time
+	Dir     string            `json:"dir,omitempty" yaml:"dir,omitempty"`
+
+	// http, sse
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+	// Headers sent on every request. Put secrets in the environment and
+	// refer to them ("Authorization: Bearer ${WEATHER_KEY}"): the spec is
+	// stored and shown, the expanded value never is.
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+}
+
+// A2ASpec says how to reach an A2A agent.
+type A2ASpec struct {
+	Card string `json:"card" yaml:"card"` // URL of the agent card
+}
+
+// Limits are a vendor's rate and concurrency limits.
+type Limits struct {
+	RPS         float64 `json:"rps,omitempty" yaml:"rps,omitempty"`
+	Burst       int     `json:"burst,omitempty" yaml:"burst,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
+}
+
+// DisplayName is the vendor's name, or its id when it has none.
+func (v *Vendor) DisplayName() string {
+	if v.Name != "" {
+		return v.Name
+	}
+	return v.ID
+}
+
+// Kind is KindMCP or KindA2A.
+func (v *Vendor) Kind() string {
+	if v.A2A != nil {
+		return KindA2A
+	}
+	return KindMCP
+}
+
+var envRefRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// ExpandEnv replaces ${VAR} references in s using lookup. A reference to an
+// unset variable is an error naming it (the value is never echoed).
+func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
+	var missing []string
+	out := envRefRE.ReplaceAllStringFunc(s, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		v, ok := lookup(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// Validate checks a vendor spec and says what is wrong with it.
+func (v *Vendor) Validate() error {
+	if err := ValidateVendorID(v.ID); err != nil {
+		return err
+	}
+	errs := []error{}
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("vendor %q: "+format, append([]any{v.ID}, args...)...))
+	}
+	switch {
+	case v.MCP == nil && v.A2A == nil:
+		add("needs an mcp or an a2a section")
+	case v.MCP != nil && v.A2A != nil:
+		add("has both an mcp and an a2a section; a vendor is one or the other")
+	}
+	if m := v.MCP; m != nil {
+		switch m.Transport {
+		case TransportStdio:
+			if m.Command == "" {
+				add("mcp: transport stdio needs a command")
+			}
+			if m.URL != "" {
+				add("mcp: transport stdio takes a command, not a url")
+			}
+		case TransportHTTP, TransportSSE:
+			if err := checkURL(m.URL); err != nil {
+				add("mcp: %v", err)
+			}
+			if m.Command != "" {
+				add("mcp: transport %s takes a url, not a command", m.Transport)
+			}
+		case "":
+			add("mcp: transport is missing; want stdio, http or sse")
+		default:
+			add("mcp: transport %q is unknown; want stdio, http or sse", m.Transport)
+		}
+		for k := range m.Headers {
+			if k == "" || strings.ContainsAny(k, " :\r\n") {
+				add("mcp: header name %q is not valid", k)
+			}
+		}
+	}
+	if a := v.A2A; a != nil {
+		if err := checkURL(a.Card); err != nil {
+			add("a2a: card: %v", err)
+		}
+	}
+	if v.Timeout < 0 {
+		add("timeout %v is negative", v.Timeout.D())
+	}
+	if v.Limits.RPS < 0 || v.Limits.Burst < 0 || v.Limits.Concurrency < 0 {
+		add("limits must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+func checkURL(s string) error {
+	if s == "" {
+		return errors.New("url is missing")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("url %q: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("url %q: scheme must be http or https", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("url %q has no host", s)
+	}
+	return nil
+}
+
+// Clone returns a deep copy of v.
+func (v Vendor) Clone() Vendor {
+	b, _ := json.Marshal(v)
+	var c Vendor
+	_ = json.Unmarshal(b, &c)
+	return c
+}
