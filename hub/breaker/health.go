@@ -1,0 +1,218 @@
+package breaker
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Prober checks an upstream with a real, business-level call (a cheap tool
+// call with known arguments), returning nil when it is healthy.
+type Prober interface {
+	Probe(ctx context.Context) error
+}
+
+// ProberFunc adapts a function to [Prober].
+type ProberFunc func(ctx context.Context) error
+
+// Probe calls f.
+func (f ProberFunc) Probe(ctx context.Context) error { return f(ctx) }
+
+// HealthOptions configures a [Health]. A nil *HealthOptions means all defaults.
+type HealthOptions struct {
+	// Threshold is how many probe failures in a row eject the upstream.
+	// Zero means 3.
+	Threshold int
+	// Ramp configures the ramp started on re-admission. Nil means defaults;
+	// its Now defaults to this Now.
+	Ramp *RampOptions
+	// Now returns the current time. Nil means [time.Now].
+	Now func() time.Time
+	// OnChange, if set, is called after each ejection and re-admission,
+	// outside the tracker's lock. Keep it quick.
+	OnChange func(HealthChange)
+}
+
+// HealthChange describes an ejection or a re-admission.
+type HealthChange struct {
+	Key     string
+	Ejected bool // true: ejected; false: re-admitted
+	Manual  bool // by an operator
+	At      time.Time
+	Err     error // the last probe error, for an ejection by probes
+}
+
+// HealthSnapshot is a tracker's state for the status API.
+type HealthSnapshot struct {
+	Key                 string
+	Ejected             bool
+	Manual              bool // ejected by an operator: probes do not re-admit
+	ConsecutiveFailures int
+	EjectedAt           time.Time
+	LastProbe           time.Time
+	LastError           string
+	Ramp                RampStep
+}
+
+// Health tracks an upstream's health from active probes: Threshold probe
+// failures in a row eject it; the next successful probe re-admits it and
+// starts its [Ramp]. Callers ask [Health.Admit] before sending a call.
+// Safe for concurrent use.
+type Health struct {
+	key       string
+	threshold int
+	now       func() time.Time
+	onChange  func(HealthChange)
+	ramp      *Ramp
+
+	mu          sync.Mutex
+	ejected     bool
+	manual      bool
+	consecutive int
+	ejectedAt   time.Time
+	lastProbe   time.Time
+	lastErr     error
+}
+
+// NewHealth returns a tracker for key, admitted, with a finished ramp.
+func NewHealth(key string, opts *HealthOptions) *Health {
+	h := &Health{key: key, threshold: 3, now: time.Now}
+	var ro RampOptions
+	if opts != nil {
+		if opts.Threshold > 0 {
+			h.threshold = opts.Threshold
+		}
+		if opts.Now != nil {
+			h.now = opts.Now
+		}
+		h.onChange = opts.OnChange
+		if opts.Ramp != nil {
+			ro = *opts.Ramp
+		}
+	}
+	if ro.Now == nil {
+		ro.Now = h.now
+	}
+	h.ramp = NewRamp(&ro)
+	return h
+}
+
+// Record applies a probe's result: nil for a healthy upstream.
+func (h *Health) Record(err error) {
+	h.mu.Lock()
+	now := h.now()
+	h.lastProbe, h.lastErr = now, err
+	var c *HealthChange
+	switch {
+	case err == nil:
+		h.consecutive = 0
+		if h.ejected && !h.manual {
+			c = h.readmitLocked(now, false)
+		}
+	default:
+		h.consecutive++
+		if !h.ejected && h.consecutive >= h.threshold {
+			h.ejected, h.ejectedAt = true, now
+			c = &HealthChange{Key: h.key, Ejected: true, At: now, Err: err}
+		}
+	}
+	h.mu.Unlock()
+	h.notify(c)
+}
+
+// Eject takes the upstream out of service until [Health.Readmit]; probes
+// do not re-admit it (an operator's switch).
+func (h *Health) Eject() {
+	h.mu.Lock()
+	now := h.now()
+	var c *HealthChange
+	if !h.ejected || !h.manual {
+		if !h.ejected {
+			h.ejectedAt = now
+			c = &HealthChange{Key: h.key, Ejected: true, Manual: true, At: now}
+		}
+		h.ejected, h.manual = true, true
+	}
+	h.mu.Unlock()
+	h.notify(c)
+}
+
+// Readmit puts an ejected upstream back in service, starting its ramp.
+func (h *Health) Readmit() {
+	h.mu.Lock()
+	var c *HealthChange
+	if h.ejected {
+		c = h.readmitLocked(h.now(), true)
+	}
+	h.mu.Unlock()
+	h.notify(c)
+}
+
+func (h *Health) readmitLocked(now time.Time, manual bool) *HealthChange {
+	h.ejected, h.manual, h.consecutive = false, false, 0
+	h.ramp.Start()
+	return &HealthChange{Key: h.key, Ejected: false, Manual: manual, At: now}
+}
+
+// Ejected reports whether the upstream is out of service.
+func (h *Health) Ejected() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ejected
+}
+
+// Admit reports whether a call may go to the upstream: not while it is
+// ejected, and during the ramp only for the ramp's share of calls.
+func (h *Health) Admit() bool {
+	if h.Ejected() {
+		return false
+	}
+	return h.ramp.Admit()
+}
+
+// Ramp returns the ramp started on re-admission, to report call failures
+// during it ([Ramp.Failure]).
+func (h *Health) Ramp() *Ramp { return h.ramp }
+
+// Snapshot returns the tracker's state for the status API.
+func (h *Health) Snapshot() HealthSnapshot {
+	h.mu.Lock()
+	s := HealthSnapshot{
+		Key: h.key, Ejected: h.ejected, Manual: h.manual,
+		ConsecutiveFailures: h.consecutive, EjectedAt: h.ejectedAt, LastProbe: h.lastProbe,
+	}
+	if h.lastErr != nil {
+		s.LastError = h.lastErr.Error()
+	}
+	h.mu.Unlock()
+	s.Ramp = h.ramp.Step()
+	return s
+}
+
+func (h *Health) notify(c *HealthChange) {
+	if c != nil && h.onChange != nil {
+		h.onChange(*c)
+	}
+}
+
+// RunProbes probes p every interval, starting at once, and records each
+// result in h, until ctx is done. Each probe gets at most one interval. It
+// blocks; run it in a goroutine of its own per upstream.
+func RunProbes(ctx context.Context, interval time.Duration, p Prober, h *Health) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := p.Probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return // stopping: this result says nothing of the upstream
+		}
+		h.Record(err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
