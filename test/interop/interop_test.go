@@ -1,0 +1,344 @@
+// Package interop runs toolhub against real peers from the npm registry
+// (pinned in test/peers): @modelcontextprotocol/server-everything as a stdio
+// vendor, and the official MCP TypeScript SDK client; the official Go SDK
+// is a second client. `make test` installs the peers into .cache/peers.
+package interop
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/servers"
+)
+
+// peers returns the folder with the installed npm peers.
+func peers(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TOOLHUB_PEERS")
+	if dir == "" {
+		dir = "../../.cache/peers"
+	}
+	dir, _ = filepath.Abs(dir)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "mcp-server-everything")); err != nil {
+		t.Fatalf("npm peers are not installed in %s (run `make peers`): %v", dir, err)
+	}
+	// The scripted client must sit next to node_modules to resolve the SDK.
+	src, err := os.ReadFile("../peers/mcp-client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mcp-client.mjs"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+type hubUnderTest struct {
+	app *app.App
+	url string
+}
+
+func startHub(t *testing.T, peerDir string) *hubUnderTest {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+addr: 127.0.0.1:0
+data: %s
+vendors:
+  - id: everything
+    mcp: {transport: stdio, command: %s}
+    timeout: 20s
+`, t.TempDir(), filepath.Join(peerDir, "node_modules", ".bin", "mcp-server-everything"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done; a.Close() })
+	h := &hubUnderTest{app: a, url: "http://" + ln.Addr().String()}
+	h.waitReady(t, "everything", 0)
+	return h
+}
+
+// waitReady waits until the vendor is ready with more than minRestarts restarts.
+func (h *hubUnderTest) waitReady(t *testing.T, vendor string, minRestarts int) servers.VendorStatus {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := h.app.Manager.Status(vendor)
+		if st.State == servers.StateReady && st.Tools > 0 && st.Restarts >= minRestarts {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vendor %s not ready: %+v", vendor, st)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, not timing
+	}
+}
+
+type event struct {
+	Event   string          `json:"event"`
+	Names   []string        `json:"names"`
+	Name    string          `json:"name"`
+	Result  json.RawMessage `json:"result"`
+	Error   *rpcErr         `json:"error"`
+	Message string          `json:"message"`
+}
+
+type rpcErr struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data"`
+}
+
+type callSpec struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+}
+
+// runTSClient runs the TypeScript SDK client; onReady runs when the client
+// waits for notifications/tools/list_changed.
+func runTSClient(t *testing.T, peerDir, url string, calls []callSpec, onReady func()) []event {
+	t.Helper()
+	spec, _ := json.Marshal(map[string]any{"url": url, "calls": calls, "waitListChanged": onReady != nil})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(spec))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var events []event
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("client printed %q", sc.Text())
+		}
+		if e.Event == "fatal" {
+			t.Fatalf("TypeScript client: %s", e.Message)
+		}
+		if e.Event == "ready" && onReady != nil {
+			onReady()
+		}
+		events = append(events, e)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("TypeScript client: %v", err)
+	}
+	return events
+}
+
+type toolResult struct {
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"content"`
+	IsError bool           `json:"isError"`
+	Meta    map[string]any `json:"_meta"`
+}
+
+func callResult(t *testing.T, events []event, name string) (toolResult, *rpcErr) {
+	t.Helper()
+	for _, e := range events {
+		if e.Event == "call" && e.Name == name {
+			var r toolResult
+			if e.Error != nil {
+				return r, e.Error
+			}
+			if err := json.Unmarshal(e.Result, &r); err != nil {
+				t.Fatal(err)
+			}
+			return r, nil
+		}
+	}
+	t.Fatalf("no call event for %s", name)
+	return toolResult{}, nil
+}
+
+func TestTypeScriptClientThroughHub(t *testing.T) {
+	dir := peers(t)
+	h := startHub(t, dir)
+	events := runTSClient(t, dir, h.url+"/mcp", []callSpec{
+		{Name: "everything__echo", Arguments: map[string]any{"message": "hello hub"}},
+		{Name: "everything__get-tiny-image"},
+		{Name: "everything__gzip-file-as-resource", Arguments: map[string]any{"data": "data:text/plain;base64,aGVsbG8=", "outputType": "resource"}},
+		{Name: "everything__gzip-file-as-resource", Arguments: map[string]any{"data": "ftp://nowhere/x"}},
+		{Name: "everything__echo", Arguments: map[string]any{"message": 42}},
+		{Name: "nope__missing"},
+	}, nil)
+	var names []string
+	for _, e := range events {
+		if e.Event == "tools" {
+			names = e.Names
+		}
+	}
+	for _, want := range []string{"everything__echo", "everything__get-tiny-image", "everything__get-sum"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+
+	echo, rerr := callResult(t, events, "everything__echo")
+	if rerr != nil || echo.IsError || len(echo.Content) != 1 || !strings.Contains(echo.Content[0].Text, "hello hub") {
+		t.Errorf("echo = %+v, %+v", echo, rerr)
+	}
+	if prov, _ := echo.Meta["toolhub/provenance"].(map[string]any); prov["vendor"] != "everything" {
+		t.Errorf("echo provenance = %v", echo.Meta)
+	}
+	img, _ := callResult(t, events, "everything__get-tiny-image")
+	var sawImage bool
+	for _, c := range img.Content {
+		if c.Type == "image" && c.MimeType == "image/png" && len(c.Data) > 100 {
+			sawImage = true
+		}
+	}
+	if !sawImage {
+		t.Errorf("image result did not pass through: %+v", img)
+	}
+	// The second gzip call has a URL the vendor refuses: a tool error from
+	// the vendor, passed through unchanged as isError.
+	var gz []toolResult
+	for _, e := range events {
+		if e.Event == "call" && e.Name == "everything__gzip-file-as-resource" {
+			var r toolResult
+			_ = json.Unmarshal(e.Result, &r)
+			gz = append(gz, r)
+		}
+	}
+	if len(gz) != 2 || gz[0].IsError || len(gz[0].Content) == 0 || gz[0].Content[0].Type != "resource" || !gz[1].IsError {
+		t.Errorf("gzip results = %+v", gz)
+	}
+	// Arguments failing the schema and unknown tools are JSON-RPC -32602.
+	var bad []*rpcErr
+	for _, e := range events {
+		if e.Event == "call" && (e.Name == "nope__missing" || e.Name == "everything__echo" && e.Error != nil) {
+			bad = append(bad, e.Error)
+		}
+	}
+	if len(bad) != 2 {
+		t.Fatalf("want 2 protocol errors, got %+v", bad)
+	}
+	for _, e := range bad {
+		if e == nil || e.Code != -32602 || e.Data["code"] == nil {
+			t.Errorf("protocol error = %+v, want -32602 with a code in data", e)
+		}
+	}
+}
+
+func TestTypeScriptClientOnVendorPathAndListChanged(t *testing.T) {
+	dir := peers(t)
+	h := startHub(t, dir)
+	events := runTSClient(t, dir, h.url+"/mcp/vendors/everything", []callSpec{
+		{Name: "echo", Arguments: map[string]any{"message": "direct name"}},
+	}, func() {
+		// A vendor's tools change while the client is connected.
+		defs := []registry.ToolDef{}
+		for _, tl := range h.app.Catalog.VendorTools("everything") {
+			if tl.Def.Name != "get-sum" {
+				defs = append(defs, tl.Def)
+			}
+		}
+		h.app.Catalog.SetVendorTools("everything", defs)
+	})
+	echo, rerr := callResult(t, events, "echo")
+	if rerr != nil || echo.IsError || !strings.Contains(echo.Content[0].Text, "direct name") {
+		t.Errorf("echo on the vendor path = %+v, %+v", echo, rerr)
+	}
+	var before, after []string
+	for _, e := range events {
+		switch e.Event {
+		case "tools":
+			before = e.Names
+		case "list_changed":
+			after = e.Names
+		}
+	}
+	if !slices.Contains(before, "get-sum") || slices.Contains(after, "get-sum") || len(after) != len(before)-1 {
+		t.Errorf("tools before %v, after list_changed %v", before, after)
+	}
+}
+
+func TestGoSDKClient(t *testing.T) {
+	dir := peers(t)
+	h := startHub(t, dir)
+	ctx := t.Context()
+	c := gomcp.NewClient(&gomcp.Implementation{Name: "go-sdk-interop", Version: "1.0.0"}, nil)
+	s, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: h.url + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lr, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(lr.Tools, func(tl *gomcp.Tool) bool { return tl.Name == "everything__get-sum" }) {
+		t.Fatalf("get-sum not listed")
+	}
+	res, err := s.CallTool(ctx, &gomcp.CallToolParams{Name: "everything__get-sum", Arguments: map[string]any{"a": 2, "b": 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt, ok := res.Content[0].(*gomcp.TextContent)
+	if res.IsError || !ok || !strings.Contains(txt.Text, "42") {
+		t.Errorf("get-sum = %+v", res)
+	}
+	_, err = s.CallTool(ctx, &gomcp.CallToolParams{Name: "everything__get-sum", Arguments: map[string]any{"a": "two"}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != -32602 || !strings.Contains(string(we.Data), "invalid_arguments") {
+		t.Errorf("bad arguments: err = %#v, want -32602 with invalid_arguments in data", err)
+	}
+}
+
+func TestKilledStdioVendorIsRestarted(t *testing.T) {
+	dir := peers(t)
+	h := startHub(t, dir)
+	st := h.app.Manager.Status("everything")
+	if st.PID == 0 {
+		t.Fatalf("no pid in status %+v", st)
+	}
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	after := h.waitReady(t, "everything", st.Restarts+1)
+	if after.PID == st.PID {
+		t.Fatalf("same pid after restart: %+v", after)
+	}
+	res, err := h.app.Gateway.Call(t.Context(), callOf("everything__echo", map[string]any{"message": "back"}))
+	if err != nil || res.IsError {
+		t.Fatalf("call after restart: %v %+v", err, res)
+	}
+}
