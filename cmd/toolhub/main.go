@@ -36,6 +36,7 @@ func init() {
 		{"tools", "[flags]", "list the catalog of a running hub", tools},
 		{"call", "NAME [JSON] [flags]", "call a tool or capability through a running hub", call},
 		{"vendors", "[flags]", "list the vendors of a running hub with their status", vendorsCmd},
+		{"bench", "[flags]", "measure HTTP throughput and latency, direct vs through toolhub", bench},
 		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			fmt.Fprintln(out, "toolhub", version)
 			return nil

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/loadgen"
+)
+
+// bench runs the HTTP load generator: an example vendor and a hub in this
+// process, the same calls made directly and through /mcp, as a ratio.
+func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("bench", "[flags]", "Measure calls/s and latency of one tool call made directly to an example vendor\nover streamable HTTP and through toolhub's /mcp, in one run, and print the ratio.", stderr)
+	conc := fs.Int("concurrency", 8, "concurrent MCP clients (one session each)")
+	dur := fs.Duration("duration", 5*time.Second, "measured time per phase")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	vln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	v, err := vendors.New(vendors.WeatherA, nil)
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	h, err := vendors.Handler(vendors.HTTP, v)
+	if err != nil {
+		return err
+	}
+	vsrv := &http.Server{Handler: h}
+	go vsrv.Serve(vln)
+	defer vsrv.Close()
+	vendorURL := "http://" + vln.Addr().String() + "/mcp"
+
+	data, err := os.MkdirTemp("", "toolhub-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vendorURL)))
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go a.Serve(hctx, hln)
+	for i := 0; len(a.Catalog.VendorTools("weather-a")) == 0; i++ {
+		if i > 200 {
+			return fmt.Errorf("weather-a did not connect: %+v", a.Manager.Status("weather-a"))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+
+	fmt.Fprintf(stdout, "HTTP load: weather-a/current_weather, %d clients, %v per phase, GOMAXPROCS=%d\n", *conc, *dur, runtimeProcs())
+	o := loadgen.Options{Tool: "current_weather", Arguments: map[string]any{"city": "Paris"}, Concurrency: *conc, Duration: *dur, Progress: stderr}
+	o.URL = vendorURL
+	direct, err := loadgen.Run(ctx, "direct to vendor", o)
+	if err != nil {
+		return err
+	}
+	o.URL, o.Tool = "http://"+hln.Addr().String()+"/mcp", "weather-a__current_weather"
+	if p := os.Getenv("TOOLHUB_BENCH_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	through, err := loadgen.Run(ctx, "through toolhub /mcp", o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, direct)
+	fmt.Fprintln(stdout, through)
+	fmt.Fprintf(stdout, "ratio: throughput %.2fx direct; added p50 %.3f ms, added p99 %.3f ms\n",
+		through.PerSec/direct.PerSec, float64((through.P50-direct.P50).Microseconds())/1000, float64((through.P99-direct.P99).Microseconds())/1000)
+	return nil
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,153 @@
+// Package loadgen measures toolhub over HTTP: the same MCP tool call, made by
+// the same load generator in the same process, directly against an example
+// vendor and through the hub's /mcp, so the two can be compared as a ratio.
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Options of one run. Zero fields mean the defaults.
+type Options struct {
+	URL         string         // MCP streamable HTTP endpoint
+	Tool        string         // tool to call
+	Arguments   map[string]any // its arguments
+	Concurrency int            // clients, each with its own session; default 8
+	Duration    time.Duration  // measured time; default 5s
+	Warmup      time.Duration  // unmeasured time first; default 1s
+	Progress    io.Writer      // a progress line per second; nil: none
+}
+
+// Result of one run.
+type Result struct {
+	Name     string
+	Calls    int64
+	Errors   int64
+	Elapsed  time.Duration
+	PerSec   float64
+	P50, P99 time.Duration
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("%-22s %8.0f calls/s  p50 %7.3f ms  p99 %7.3f ms  (%d calls, %d errors)",
+		r.Name, r.PerSec, ms(r.P50), ms(r.P99), r.Calls, r.Errors)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Run makes calls from Concurrency clients until Duration passes.
+func Run(ctx context.Context, name string, o Options) (Result, error) {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	if o.Duration <= 0 {
+		o.Duration = 5 * time.Second
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = time.Second
+	}
+	clients := make([]*client.Client, o.Concurrency)
+	for i := range clients {
+		c, err := client.NewStreamableHttpClient(o.URL)
+		if err != nil {
+			return Result{}, err
+		}
+		defer c.Close()
+		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+			return Result{}, fmt.Errorf("%s: initialize: %v", o.URL, err)
+		}
+		clients[i] = c
+	}
+	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: o.Tool, Arguments: o.Arguments}}
+	var (
+		measuring atomic.Bool
+		calls     atomic.Int64
+		errs      atomic.Int64
+		mu        sync.Mutex
+		lat       = make([]time.Duration, 0, 1<<16)
+		firstErr  atomic.Value
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func(c *client.Client) {
+			defer wg.Done()
+			local := make([]time.Duration, 0, 4096)
+			for {
+				select {
+				case <-stop:
+					mu.Lock()
+					lat = append(lat, local...)
+					mu.Unlock()
+					return
+				default:
+				}
+				t0 := time.Now()
+				res, err := c.CallTool(ctx, req)
+				d := time.Since(t0)
+				if !measuring.Load() {
+					continue
+				}
+				if err != nil || res.IsError {
+					errs.Add(1)
+					if err == nil {
+						err = fmt.Errorf("tool error: %v", res.Content)
+					}
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				calls.Add(1)
+				local = append(local, d)
+			}
+		}(c)
+	}
+	time.Sleep(o.Warmup)
+	measuring.Store(true)
+	start := time.Now()
+	tick := time.NewTicker(time.Second)
+	end := time.After(o.Duration)
+loop:
+	for {
+		select {
+		case <-tick.C:
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), calls.Load())
+			}
+		case <-end:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	tick.Stop()
+	elapsed := time.Since(start)
+	measuring.Store(false)
+	close(stop)
+	wg.Wait()
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	r := Result{Name: name, Calls: calls.Load(), Errors: errs.Load(), Elapsed: elapsed}
+	r.PerSec = float64(r.Calls) / elapsed.Seconds()
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.P50 = lat[len(lat)*50/100]
+		r.P99 = lat[len(lat)*99/100]
+	}
+	if r.Calls == 0 {
+		if e, ok := firstErr.Load().(error); ok {
+			return r, fmt.Errorf("%s: no call succeeded: %v", name, e)
+		}
+	}
+	return r, nil
+}

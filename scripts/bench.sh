@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make bench`: Go benchmarks and the HTTP load generator, in one report.
+# Prints the report and writes it to docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+{
+  echo "# toolhub benchmarks"
+  echo
+  echo "Measured by \`make bench\` on $(date -u +%Y-%m-%d) — $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)."
+  echo "Every figure comes from this run; ratios compare against a baseline measured in the same run."
+  echo
+  echo "## Go benchmarks"
+  echo
+  echo '```'
+  go test -run '^$' -bench . -benchmem -benchtime 1s ./hub/... ./registry/... ./servers/... 2>&1 | grep -E '^(Benchmark|pkg:)'
+  echo '```'
+  echo
+  echo "## HTTP: one MCP tool call, direct to the vendor vs through toolhub /mcp"
+  echo
+  echo "Load generator, example vendor and hub run in one process on this machine, so at saturation"
+  echo "they share the same cores: the hub's extra hop costs throughput as well as latency."
+  echo
+  for c in 1 8; do
+    echo '```'
+    ./bin/toolhub bench --concurrency "$c" --duration "${BENCH_DURATION:-5s}" 2>/dev/null
+    echo '```'
+  done
+} | tee "$out"
+mkdir -p docs
+cp "$out" docs/benchmarks.md
+echo "wrote docs/benchmarks.md" >&2
