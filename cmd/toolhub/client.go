@@ -173,26 +173,56 @@ func vendorsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *asJSON {
+		var raw map[string]any
+		if err := request(ctx, "GET", *base, "/v1/vendors", nil, &raw); err != nil {
+			return err
+		}
+		return printJSON(stdout, raw)
+	}
 	var out struct {
-		Vendors []map[string]any `json:"vendors"`
+		Vendors []struct {
+			ID, State, Transport, LastError string
+			Tools                           int
+			InFlight                        int `json:"in_flight"`
+			Governance                      struct {
+				Breaker struct{ State string }
+				Ramp    struct{ Percent float64 }
+				Ejected bool
+				Limits  struct {
+					RPS         float64
+					Concurrency int
+				}
+				Usage struct {
+					Rejections int64 `json:"limiter_rejections"`
+				}
+			}
+		} `json:"vendors"`
 	}
 	if err := request(ctx, "GET", *base, "/v1/vendors", nil, &out); err != nil {
 		return err
 	}
-	if *asJSON {
-		return printJSON(stdout, out)
-	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VENDOR\tSTATE\tTRANSPORT\tTOOLS\tLAST ERROR")
+	fmt.Fprintln(tw, "VENDOR\tSTATE\tTRANSPORT\tTOOLS\tBREAKER\tRAMP\tRPS LIMIT\tIN FLIGHT\tREFUSED\tLAST ERROR")
 	for _, v := range out.Vendors {
-		fmt.Fprintf(tw, "%v\t%v\t%v\t%v\t%v\n", v["id"], v["state"], v["transport"], v["tools"], orDash(v["last_error"]))
+		g := v.Governance
+		state := v.State
+		if g.Ejected {
+			state += " (ejected)"
+		}
+		rps := "-"
+		if g.Limits.RPS > 0 {
+			rps = fmt.Sprint(g.Limits.RPS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.0f%%\t%s\t%d\t%d\t%v\n", v.ID, state, v.Transport, v.Tools,
+			g.Breaker.State, g.Ramp.Percent, rps, v.InFlight, g.Usage.Rejections, orDash(v.LastError))
 	}
 	return tw.Flush()
 }
 
-func orDash(v any) any {
-	if v == nil || v == "" {
+func orDash(s string) string {
+	if s == "" {
 		return "-"
 	}
-	return v
+	return s
 }

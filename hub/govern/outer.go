@@ -1,0 +1,193 @@
+package govern
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/toolhub/toolhub/hub"
+)
+
+// OuterMiddleware writes the decision log and the call metrics (install it
+// first in [hub.Options].Outer, so it sees every call, unknown ones too).
+//
+// After each call it logs ONE JSON line (message "call") with: call_id,
+// tenant, tool (the name asked), capability, vendor (the one that answered,
+// or the last one tried), attempts (vendor, tool, outcome, latency_ms,
+// error), decisions, code and error (on failure), fallback / cached /
+// stale / queued, latency_ms (total) and decision_us: the time spent in
+// toolhub outside upstream attempts (total minus the attempts' latencies).
+//
+// Argument values are never logged, and string argument values are
+// scrubbed from logged error texts ("[redacted]"), unless [Governor.SetDebug]
+// is on for the tenant: then an "arguments" field carries them.
+func (g *Governor) OuterMiddleware() hub.Middleware {
+	return func(next hub.Invoker) hub.Invoker {
+		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			r, err := next.Invoke(ctx, c)
+			g.record(ctx, c, r, err)
+			return r, err
+		})
+	}
+}
+
+func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err error) {
+	start := c.Start
+	if start.IsZero() {
+		start = g.now()
+	}
+	total := g.now().Sub(start)
+	var attempts []hub.Attempt
+	var decisions []string
+	if c.Trace != nil {
+		attempts, decisions = c.Trace.Attempts, c.Trace.Decisions
+	}
+	var upstream time.Duration
+	for i := range attempts {
+		a := &attempts[i]
+		upstream += time.Duration(a.LatencyMS * float64(time.Millisecond))
+		g.m.attempts.WithLabelValues(a.Vendor, a.Outcome).Inc()
+	}
+	decisionUS := max(0, (total - upstream).Microseconds())
+
+	var p hub.Provenance
+	if r != nil {
+		p = r.Provenance
+	}
+	vendor := p.Vendor
+	if vendor == "" && len(attempts) > 0 {
+		vendor = attempts[len(attempts)-1].Vendor
+	}
+	if vendor == "" {
+		vendor = c.Vendor()
+	}
+	tool := c.Name
+	outcome := OutcomeOK
+	var he *hub.Error
+	switch {
+	case err != nil:
+		he = hub.AsError(err)
+		outcome = string(he.Code)
+		if he.Code == hub.CodeUnknownTool {
+			tool = "" // names asked for nothing are unbounded: keep them out of labels
+		}
+	case p.Queued:
+		outcome = OutcomeQueued
+	case p.Stale:
+		outcome = OutcomeStale
+	case p.Cached:
+		outcome = OutcomeCached
+	case p.Fallback:
+		outcome = OutcomeFallback
+	}
+	g.m.calls.WithLabelValues(tool, vendor, outcome).Inc()
+	g.m.duration.WithLabelValues(vendor).Observe(total.Seconds())
+
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+	}
+	if !g.log.Enabled(ctx, level) {
+		return
+	}
+	debug := g.debugOn(c.Tenant)
+	var scrub *strings.Replacer
+	if !debug && (err != nil || hasErrors(attempts)) {
+		scrub = scrubber(c.Arguments)
+	}
+	attrs := make([]slog.Attr, 0, 18)
+	attrs = append(attrs,
+		slog.String("call_id", c.ID),
+		slog.String("tenant", c.Tenant),
+		slog.String("tool", c.Name),
+	)
+	if c.Capability != nil {
+		attrs = append(attrs, slog.String("capability", c.Capability.Name))
+	}
+	attrs = append(attrs,
+		slog.String("vendor", vendor),
+		slog.String("priority", c.Priority.String()),
+		slog.String("outcome", outcome),
+	)
+	if scrub != nil {
+		attempts = scrubAttempts(attempts, scrub)
+		decisions = scrubStrings(decisions, scrub)
+	}
+	attrs = append(attrs, slog.Any("attempts", attempts), slog.Any("decisions", decisions))
+	if he != nil {
+		msg := he.Message
+		if he.Code == hub.CodeInvalidArguments {
+			msg = "arguments do not match the input schema" // the validator may quote values
+		} else if scrub != nil {
+			msg = scrub.Replace(msg)
+		}
+		attrs = append(attrs, slog.String("code", string(he.Code)), slog.String("error", msg))
+	}
+	attrs = append(attrs,
+		slog.Bool("fallback", p.Fallback),
+		slog.Bool("cached", p.Cached),
+		slog.Bool("stale", p.Stale),
+		slog.Bool("queued", p.Queued),
+		slog.Float64("latency_ms", float64(total.Microseconds())/1000),
+		slog.Int64("decision_us", decisionUS),
+	)
+	if debug {
+		attrs = append(attrs, slog.Any("arguments", c.Arguments))
+	}
+	g.log.LogAttrs(ctx, level, "call", attrs...)
+}
+
+func hasErrors(as []hub.Attempt) bool {
+	for _, a := range as {
+		if a.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// scrubber replaces the string values of args (4 characters or more) with
+// "[redacted]", or returns nil when there are none.
+func scrubber(args map[string]any) *strings.Replacer {
+	var pairs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			if len(v) >= 4 {
+				pairs = append(pairs, v, "[redacted]")
+			}
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(args)
+	if len(pairs) == 0 {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+func scrubAttempts(as []hub.Attempt, r *strings.Replacer) []hub.Attempt {
+	out := make([]hub.Attempt, len(as))
+	for i, a := range as {
+		a.Error = r.Replace(a.Error)
+		out[i] = a
+	}
+	return out
+}
+
+func scrubStrings(ss []string, r *strings.Replacer) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = r.Replace(s)
+	}
+	return out
+}

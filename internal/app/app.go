@@ -1,0 +1,313 @@
+// Package app wires toolhub together from a config: the catalog, the
+// vendor connections, the gateway and the front door. cmd/toolhub calls it;
+// tests use it to run a whole hub in process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/govern"
+	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/pgstore"
+	"github.com/toolhub/toolhub/registry/sqlstore"
+	"github.com/toolhub/toolhub/servers"
+)
+
+// Options configure an [App]. A nil *Options means the defaults.
+type Options struct {
+	Version   string
+	Logger    *slog.Logger                // nil: slog.Default()
+	LookupEnv func(string) (string, bool) // for ${VAR} in vendor specs; nil: os.LookupEnv
+}
+
+// App is one running toolhub.
+type App struct {
+	log     *slog.Logger
+	opts    Options
+	Catalog *registry.Catalog
+	Store   registry.Store
+	Manager *servers.Manager
+	Gateway *hub.Gateway
+	Gov     *govern.Governor
+	API     *api.Server
+
+	mu       sync.Mutex // serialises reloads
+	cfg      atomic.Pointer[config.Config]
+	tenants  atomic.Pointer[map[string]*registry.Tenant]
+	timeouts atomic.Pointer[map[string]time.Duration]
+	limits   atomic.Pointer[map[string]registry.Limits]
+	examples *exampleVendors
+}
+
+// New builds a hub from cfg and starts connecting to its vendors. Vendors
+// that are down do not stop it: they show as unavailable and are retried.
+func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
+	a := &App{}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.LookupEnv == nil {
+		a.opts.LookupEnv = os.LookupEnv
+	}
+	a.log = a.opts.Logger
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if cfg.Examples != nil {
+		ex, err := startExamples(cfg.Examples.Addr, a.log)
+		if err != nil {
+			return nil, err
+		}
+		a.examples = ex
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Store = store
+	a.Catalog = registry.NewCatalog()
+	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv})
+	a.Gov = govern.New(&govern.Options{Logger: a.log, VendorLimits: a.vendorLimits})
+	a.Gateway = hub.NewGateway(a.Catalog, a.Manager, &hub.Options{
+		Logger:         a.log,
+		DefaultTimeout: cfg.Timeout.D(),
+		Timeouts:       a.timeout,
+		Visible:        a.visible,
+		Outer:          []hub.Middleware{a.Gov.OuterMiddleware()},
+		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},
+	})
+	a.API = api.NewServer(a.Gateway, &api.Options{
+		Version:      a.opts.Version,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Logger:       a.log,
+		Vendors:      func(context.Context) any { return a.VendorViews() },
+		Routes: func(mux *http.ServeMux) {
+			mux.Handle("GET /metrics", a.Gov.MetricsHandler())
+		},
+	})
+	if err := a.apply(ctx, cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func openStore(ctx context.Context, cfg *config.Config) (registry.Store, error) {
+	if cfg.Postgres != "" {
+		return pgstore.Open(ctx, cfg.Postgres, nil)
+	}
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
+	}
+	return sqlstore.Open(ctx, filepath.Join(cfg.Data, "registry.db"), nil)
+}
+
+// Config returns the config in force.
+func (a *App) Config() *config.Config { return a.cfg.Load() }
+
+// Reload applies a new config without dropping in-flight calls: vendors
+// whose spec did not change keep their connections. A config that does not
+// validate is refused and the old one keeps serving.
+func (a *App) Reload(ctx context.Context, cfg *config.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	old := a.cfg.Load()
+	if old != nil && (cfg.Addr != old.Addr || cfg.Data != old.Data || cfg.Redis != old.Redis || cfg.Postgres != old.Postgres) {
+		a.log.Warn("config reload: addr, data, redis and postgres take effect only after a restart")
+	}
+	return a.apply(ctx, cfg)
+}
+
+func (a *App) apply(ctx context.Context, cfg *config.Config) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	caps, err := cfg.RegistryCapabilities()
+	if err != nil {
+		return err
+	}
+	vendorsList, err := a.vendors(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	tenants := map[string]*registry.Tenant{}
+	for i := range cfg.Tenants {
+		tenants[cfg.Tenants[i].ID] = &cfg.Tenants[i]
+	}
+	timeouts := map[string]time.Duration{}
+	limits := map[string]registry.Limits{}
+	for _, v := range vendorsList {
+		timeouts[v.ID] = v.Timeout.D()
+		limits[v.ID] = v.Limits
+	}
+	a.tenants.Store(&tenants)
+	a.timeouts.Store(&timeouts)
+	a.limits.Store(&limits)
+	for _, e := range a.Catalog.SetCapabilities(caps) {
+		a.log.Error("capability refused", "err", e)
+	}
+	if err := a.Manager.Sync(ctx, vendorsList); err != nil {
+		return err
+	}
+	a.cfg.Store(cfg)
+	return nil
+}
+
+// vendors merges the config's vendors with those registered at run time
+// (the config wins for an id in both).
+func (a *App) vendors(ctx context.Context, cfg *config.Config) ([]registry.Vendor, error) {
+	out := append([]registry.Vendor(nil), cfg.Vendors...)
+	seen := map[string]bool{}
+	for _, v := range out {
+		seen[v.ID] = true
+	}
+	recs, err := a.Store.ListVendors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("registry store: %w", err)
+	}
+	for _, r := range recs {
+		if !seen[r.Vendor.ID] {
+			out = append(out, r.Vendor)
+		}
+	}
+	return out, nil
+}
+
+func (a *App) timeout(vendor string) time.Duration {
+	if m := a.timeouts.Load(); m != nil {
+		return (*m)[vendor]
+	}
+	return 0
+}
+
+func (a *App) vendorLimits(vendor string) registry.Limits {
+	if m := a.limits.Load(); m != nil {
+		return (*m)[vendor]
+	}
+	return registry.Limits{}
+}
+
+// VendorView is one vendor in GET /v1/vendors: its connection and its
+// governance (breaker, ramp, limits and usage).
+type VendorView struct {
+	servers.VendorStatus
+	Governance govern.VendorStatus `json:"governance"`
+}
+
+// VendorViews lists every vendor with its status.
+func (a *App) VendorViews() []VendorView {
+	sts := a.Manager.Statuses()
+	out := make([]VendorView, len(sts))
+	for i, st := range sts {
+		out[i] = VendorView{VendorStatus: st, Governance: a.Gov.Status(st.ID)}
+	}
+	return out
+}
+
+// visible applies the tenants' tool lists. With no tenants configured every
+// caller sees everything; otherwise an unknown tenant sees nothing.
+func (a *App) visible(tenant string, e registry.Entry) bool {
+	m := a.tenants.Load()
+	if m == nil || len(*m) == 0 {
+		return true
+	}
+	t, ok := (*m)[tenant]
+	if !ok {
+		return false
+	}
+	if e.Capability != nil {
+		return t.Allows(e.Name, e.Capability.Name)
+	}
+	return t.Allows(e.Name)
+}
+
+// Serve listens on the config's address until ctx ends, then shuts down
+// gracefully (in-flight calls get up to 10 s).
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: a.API, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// Close stops everything.
+func (a *App) Close() {
+	if a.API != nil {
+		a.API.Close()
+	}
+	if a.Manager != nil {
+		a.Manager.Close()
+	}
+	if a.Store != nil {
+		a.Store.Close()
+	}
+	if a.examples != nil {
+		a.examples.close()
+	}
+}
+
+// exampleVendors serves the example vendors in process.
+type exampleVendors struct {
+	srv     *http.Server
+	vendors []*vendors.Vendor
+}
+
+func startExamples(addr string, log *slog.Logger) (*exampleVendors, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("example vendors: %v (is another toolhub running? remove `examples:` from the config to use vendors elsewhere)", err)
+	}
+	mux := http.NewServeMux()
+	ex := &exampleVendors{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	for _, name := range vendors.Names() {
+		v, err := vendors.New(name, nil)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		t := vendors.HTTP
+		if name == "sd" {
+			t = vendors.SSE // one example vendor speaks the legacy SSE transport
+		}
+		if err := v.Mount(mux, "/"+name, t); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		ex.vendors = append(ex.vendors, v)
+	}
+	go func() { _ = ex.srv.Serve(ln) }()
+	log.Info("example vendors listening", "addr", ln.Addr().String(), "vendors", vendors.Names())
+	return ex, nil
+}
+
+func (e *exampleVendors) close() {
+	for _, v := range e.vendors {
+		v.Close()
+	}
+	e.srv.Close()
+}
