@@ -1,0 +1,204 @@
+package pgstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/pgstore"
+	"github.com/toolhub/toolhub/registry/registrytest"
+)
+
+// testDSN is the database the tests use: $TOOLHUB_TEST_POSTGRES or the
+// local default. CI guarantees it; set TOOLHUB_SKIP_POSTGRES=1 to skip
+// these tests where there is none.
+func testDSN() string {
+	if dsn := os.Getenv("TOOLHUB_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// uniqueName returns prefix followed by random hex: schemas, vendor ids and
+// application names no other test (or test run) uses.
+func uniqueName(prefix string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// newSchema names a schema for this test alone and drops it when the test
+// ends (after the test's stores are closed: cleanups run last-in first-out).
+func newSchema(t testing.TB) string {
+	t.Helper()
+	schema := uniqueName("toolhub_test_")
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, testDSN())
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// open opens a Store on schema, closed when the test ends. A database that
+// cannot be reached fails the test, unless TOOLHUB_SKIP_POSTGRES=1.
+func open(t testing.TB, dsn, schema string) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(t.Context(), dsn, &pgstore.Options{Schema: schema, MaxConns: 4, Logger: quiet})
+	if err != nil {
+		if os.Getenv("TOOLHUB_SKIP_POSTGRES") == "1" {
+			t.Skipf("TOOLHUB_SKIP_POSTGRES=1: %v", err)
+		}
+		t.Fatalf("%v\n(the PostgreSQL tests need a database: set TOOLHUB_TEST_POSTGRES, or TOOLHUB_SKIP_POSTGRES=1 to skip them)", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestContract(t *testing.T) {
+	registrytest.RunStoreContract(t,
+		func(t *testing.T) registry.Store { return open(t, testDSN(), newSchema(t)) },
+		func(t *testing.T, s registry.Store) registry.Store {
+			return open(t, testDSN(), s.(*pgstore.Store).Schema())
+		},
+	)
+}
+
+func TestSchemasAreSeparate(t *testing.T) {
+	a := open(t, testDSN(), newSchema(t))
+	b := open(t, testDSN(), newSchema(t))
+	v := registrytest.Vendors()[0]
+	if _, err := a.PutVendor(t.Context(), v, 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := b.ListVendors(t.Context()); err != nil || len(list) != 0 {
+		t.Errorf("another schema's store lists %v (err %v), want nothing", list, err)
+	}
+	if _, err := b.PutVendor(t.Context(), v, 0, "t"); err != nil {
+		t.Errorf("another schema's store: PutVendor(expect 0): %v", err)
+	}
+}
+
+func TestDefaultSchema(t *testing.T) {
+	s, err := pgstore.Open(t.Context(), "postgres://nobody@127.0.0.1:1/none", &pgstore.Options{Logger: quiet})
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of an unreachable database succeeded")
+	}
+	if want := `pgstore: open 127.0.0.1:1/none schema "toolhub": `; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start with %q", err, want)
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	long := strings.Repeat("s", 64)
+	tests := []struct {
+		name, dsn, schema string
+		want              string // the error starts with this
+		notWant           string
+	}{
+		{"unreachable", "postgres://nobody:secret@127.0.0.1:1/none?connect_timeout=5", "x", `pgstore: open 127.0.0.1:1/none schema "x": `, "secret"},
+		{"bad dsn", "postgres://nobody:secret@127.0.0.1:port/none", "x", `pgstore: open: `, "secret"},
+		{"schema name too long", testDSN(), long, `pgstore: open `, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := pgstore.Open(t.Context(), tt.dsn, &pgstore.Options{Schema: tt.schema, Logger: quiet})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %q does not start with %q", err, tt.want)
+			}
+			if tt.notWant != "" && strings.Contains(err.Error(), tt.notWant) {
+				t.Errorf("error %q shows the password", err)
+			}
+		})
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, testDSN(), schema)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), testDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `UPDATE `+pgx.Identifier{schema}.Sanitize()+`.schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pgstore.Open(t.Context(), testDSN(), &pgstore.Options{Schema: schema, Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), "tables are at version 99, newer than this toolhub knows (1): upgrade toolhub") {
+		t.Errorf("Open of a newer schema: err = %v, want a refusal naming both versions", err)
+	}
+}
+
+// Stores opening a new schema at once create it once, and all of them work.
+func TestConcurrentOpen(t *testing.T) {
+	schema := newSchema(t)
+	const n = 4
+	errs := make(chan error, n)
+	stores := make(chan *pgstore.Store, n)
+	for range n {
+		go func() {
+			s, err := pgstore.Open(t.Context(), testDSN(), &pgstore.Options{Schema: schema, MaxConns: 2, Logger: quiet})
+			if s != nil {
+				stores <- s
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stores)
+	for s := range stores {
+		t.Cleanup(func() { s.Close() })
+		if _, err := s.PutVendor(t.Context(), registrytest.Vendors()[0], -1, "t"); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// Quoted identifiers work: the schema name is never pasted unquoted.
+func TestOddSchemaName(t *testing.T) {
+	schema := newSchema(t) + `"; DROP TABLE x; --`
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), testDSN())
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		conn.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+	})
+	s := open(t, testDSN(), schema)
+	if _, err := s.PutVendor(t.Context(), registrytest.Vendors()[0], 0, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Schema(); got != schema {
+		t.Errorf("Schema() = %q, want %q", got, schema)
+	}
+}

@@ -1,0 +1,21 @@
+package sqlstore
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// encodeSpec marshals a spec as compact JSON text (text, not []byte: SQLite
+// would store a []byte as a BLOB). HTML characters are kept as they are, so
+// a raw schema is stored as it was registered, less spaces.
+func encodeSpec(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+func decodeSpec(b []byte, v any) error { return json.Unmarshal(b, v) }

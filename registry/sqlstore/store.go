@@ -1,0 +1,362 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Options tune a [Store]. A nil *Options means every default.
+type Options struct {
+	// BusyTimeout is how long a statement waits for a lock held by another
+	// connection or process before it fails with "database is locked".
+	// Zero means 5 s.
+	BusyTimeout time.Duration
+	// MaxOpenConns caps the connections to the file. Under WAL readers run
+	// side by side and writers take turns. Zero means 4.
+	MaxOpenConns int
+	// Now stamps vendor versions (UpdatedAt). Nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is a [registry.Store] in one SQLite file.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ registry.Store = (*Store)(nil)
+
+// Open opens the store in the SQLite file at path, creating the file and
+// its tables if they are missing and migrating older tables to this
+// version. The file's directory must exist. Several Stores, in one process
+// or several, may open the same file.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("sqlstore: open %q: want a file path (for a store in memory, use registry.NewMemoryStore)", path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: directory: %w", abs, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("sqlstore: open %s: %s is not a directory", abs, filepath.Dir(abs))
+	}
+
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 5 * time.Second
+	}
+	conns := opts.MaxOpenConns
+	if conns <= 0 {
+		conns = 4
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "1")
+	// Every read-write transaction takes the write lock at BEGIN, so a
+	// read-check-insert (PutVendor) cannot interleave with another writer
+	// and no transaction ever fails to upgrade its lock half way.
+	q.Set("_txlock", "immediate")
+	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
+
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: open %s: %w", abs, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	s := &Store{db: db, path: abs, now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// Path is the absolute path of the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the file. Calls after the first return the first's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.db.Close() })
+	return s.closeErr
+}
+
+// write runs fn in one read-write transaction (BEGIN IMMEDIATE).
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, by string) (registry.VendorRecord, error) {
+	if err := v.Validate(); err != nil {
+		return registry.VendorRecord{}, err
+	}
+	spec, err := encodeSpec(v)
+	if err != nil {
+		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
+	}
+	var r registry.VendorRecord
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var cur int64
+		if err := tx.QueryRowContext(ctx,
+			`SELECT COALESCE(MAX(version), 0) FROM vendor_versions WHERE id = ?`, v.ID).Scan(&cur); err != nil {
+			return err
+		}
+		if expect >= 0 && expect != cur {
+			return fmt.Errorf("%w: vendor %q is at version %d, not %d", registry.ErrVersionConflict, v.ID, cur, expect)
+		}
+		// Stamped under the write lock, so versions are in time order.
+		at := s.now().UTC().Truncate(time.Microsecond)
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO vendor_versions (id, version, spec, updated_at, updated_by) VALUES (?, ?, ?, ?, ?)`,
+			v.ID, cur+1, spec, at.UnixMicro(), by)
+		if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
+			// Not reachable while every writer begins IMMEDIATE; kept so
+			// that a writer which does not still gets a conflict, not a
+			// constraint error.
+			return fmt.Errorf("%w: vendor %q was changed by another writer", registry.ErrVersionConflict, v.ID)
+		}
+		if err != nil {
+			return err
+		}
+		r = registry.VendorRecord{Version: cur + 1, UpdatedAt: at, UpdatedBy: by}
+		return nil
+	})
+	if errors.Is(err, registry.ErrVersionConflict) {
+		return registry.VendorRecord{}, err
+	}
+	if err != nil {
+		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
+	}
+	if err := decodeSpec([]byte(spec), &r.Vendor); err != nil {
+		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
+	}
+	return r, nil
+}
+
+const vendorColumns = `id, version, spec, updated_at, updated_by`
+
+func scanVendor(row interface{ Scan(...any) error }) (registry.VendorRecord, error) {
+	var (
+		r    registry.VendorRecord
+		id   string
+		spec []byte
+		at   int64
+	)
+	if err := row.Scan(&id, &r.Version, &spec, &at, &r.UpdatedBy); err != nil {
+		return r, err
+	}
+	r.UpdatedAt = time.UnixMicro(at).UTC()
+	if err := decodeSpec(spec, &r.Vendor); err != nil {
+		return r, fmt.Errorf("vendor %q version %d: %w", id, r.Version, err)
+	}
+	return r, nil
+}
+
+func (s *Store) GetVendor(ctx context.Context, id string) (registry.VendorRecord, error) {
+	r, err := scanVendor(s.db.QueryRowContext(ctx,
+		`SELECT `+vendorColumns+` FROM vendor_versions WHERE id = ? ORDER BY version DESC LIMIT 1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return registry.VendorRecord{}, fmt.Errorf("%w: vendor %q", registry.ErrNotFound, id)
+	}
+	if err != nil {
+		return registry.VendorRecord{}, fmt.Errorf("sqlstore: get vendor %q: %w", id, err)
+	}
+	return r, nil
+}
+
+func (s *Store) VendorHistory(ctx context.Context, id string) ([]registry.VendorRecord, error) {
+	out, err := s.queryVendors(ctx,
+		`SELECT `+vendorColumns+` FROM vendor_versions WHERE id = ? ORDER BY version`, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: vendor history %q: %w", id, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: vendor %q", registry.ErrNotFound, id)
+	}
+	return out, nil
+}
+
+func (s *Store) ListVendors(ctx context.Context) ([]registry.VendorRecord, error) {
+	out, err := s.queryVendors(ctx, `SELECT `+vendorColumns+` FROM vendor_versions AS v
+		WHERE version = (SELECT MAX(version) FROM vendor_versions WHERE id = v.id)
+		ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: list vendors: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) queryVendors(ctx context.Context, query string, args ...any) ([]registry.VendorRecord, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []registry.VendorRecord{}
+	for rows.Next() {
+		r, err := scanVendor(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) DeleteVendor(ctx context.Context, id string) error {
+	return s.delete(ctx, "vendor", `DELETE FROM vendor_versions WHERE id = ?`, id)
+}
+
+func (s *Store) delete(ctx context.Context, kind, query, id string) error {
+	res, err := s.db.ExecContext(ctx, query, id)
+	if err != nil {
+		return fmt.Errorf("sqlstore: delete %s %q: %w", kind, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: delete %s %q: %w", kind, id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s %q", registry.ErrNotFound, kind, id)
+	}
+	return nil
+}
+
+func (s *Store) PutTenant(ctx context.Context, t registry.Tenant) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	spec, err := encodeSpec(t)
+	if err == nil {
+		_, err = s.db.ExecContext(ctx,
+			`INSERT INTO tenants (id, spec) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET spec = excluded.spec`,
+			t.ID, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: put tenant %q: %w", t.ID, err)
+	}
+	return nil
+}
+
+func (s *Store) GetTenant(ctx context.Context, id string) (registry.Tenant, error) {
+	var (
+		t    registry.Tenant
+		spec []byte
+	)
+	err := s.db.QueryRowContext(ctx, `SELECT spec FROM tenants WHERE id = ?`, id).Scan(&spec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, fmt.Errorf("%w: tenant %q", registry.ErrNotFound, id)
+	}
+	if err == nil {
+		err = decodeSpec(spec, &t)
+	}
+	if err != nil {
+		return registry.Tenant{}, fmt.Errorf("sqlstore: get tenant %q: %w", id, err)
+	}
+	return t, nil
+}
+
+func (s *Store) ListTenants(ctx context.Context) ([]registry.Tenant, error) {
+	out, err := listSpecs[registry.Tenant](ctx, s.db, `SELECT id, spec FROM tenants ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: list tenants: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) DeleteTenant(ctx context.Context, id string) error {
+	return s.delete(ctx, "tenant", `DELETE FROM tenants WHERE id = ?`, id)
+}
+
+func (s *Store) PutCapability(ctx context.Context, c registry.Capability) error {
+	if err := c.Compile(); err != nil {
+		return err
+	}
+	spec, err := encodeSpec(c) // the spec fields; compiled schemas are rebuilt by whoever serves it
+	if err == nil {
+		_, err = s.db.ExecContext(ctx,
+			`INSERT INTO capabilities (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`,
+			c.Name, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: put capability %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+func (s *Store) ListCapabilities(ctx context.Context) ([]registry.Capability, error) {
+	out, err := listSpecs[registry.Capability](ctx, s.db, `SELECT name, spec FROM capabilities ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: list capabilities: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) DeleteCapability(ctx context.Context, name string) error {
+	return s.delete(ctx, "capability", `DELETE FROM capabilities WHERE name = ?`, name)
+}
+
+// listSpecs reads (key, spec) rows into specs.
+func listSpecs[T any](ctx context.Context, db *sql.DB, query string) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		var (
+			key  string
+			spec []byte
+			v    T
+		)
+		if err := rows.Scan(&key, &spec); err != nil {
+			return nil, err
+		}
+		if err := decodeSpec(spec, &v); err != nil {
+			return nil, fmt.Errorf("%q: %w", key, err)
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func isConstraint(err error, code int) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == code
+}

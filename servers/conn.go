@@ -1,0 +1,444 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// failureThreshold is how many connection failures in a row (calls or
+// health probes) make the manager give a connection up and reconnect.
+const failureThreshold = 3
+
+// ackWait bounds the wait for a subscriptions/listen acknowledgement at
+// connect.
+const ackWait = 2 * time.Second
+
+// conn is one live connection to a vendor: an initialized mcp-go client
+// and, for stdio, the process behind it.
+type conn struct {
+	v      *vendor
+	client *client.Client
+	proc   *proc // stdio only
+
+	ctx    context.Context // the connection's lifetime
+	cancel context.CancelFunc
+
+	protocol string
+	server   mcp.Implementation
+	caps     mcp.ServerCapabilities
+	since    time.Time
+
+	lost     chan struct{}
+	lostOnce sync.Once
+	lostErr  error
+
+	acked   chan struct{} // closed at the first subscriptions/acknowledged
+	ackOnce atomic.Bool
+
+	fails atomic.Int32 // connection failures in a row
+	gate  gate         // in-flight calls
+}
+
+// markLost records that the connection is gone; the supervisor reconnects.
+func (c *conn) markLost(err error) {
+	c.lostOnce.Do(func() {
+		if err == nil {
+			err = errConnLost
+		}
+		c.lostErr = err
+		close(c.lost)
+	})
+}
+
+// dial connects to the vendor, initializes the session and lists its
+// tools. It returns a ready connection or an error; it never leaves
+// anything running behind an error.
+func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
+	spec := v.spec.MCP
+	o := &v.m.opts
+	// The connection outlives ctx (a stopped vendor's connection may still
+	// drain its calls); ctx ends it only while dialling.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &conn{v: v, ctx: cctx, cancel: cancel, lost: make(chan struct{})}
+	stopAbort := context.AfterFunc(ctx, cancel)
+	defer func() {
+		stopAbort()
+		if err != nil {
+			c.close()
+		}
+	}()
+
+	var tr transport.Interface
+	switch spec.Transport {
+	case registry.TransportStdio:
+		env, err := v.stdioEnv()
+		if err != nil {
+			return nil, err
+		}
+		maxLine := 0
+		if o.MaxResponseBytes > 0 {
+			maxLine = int(min(o.MaxResponseBytes, int64(^uint(0)>>1)))
+		}
+		p, t, err := startProc(spec.Command, spec.Args, env, spec.Dir, v.log, v.red, maxLine)
+		if err != nil {
+			return nil, err
+		}
+		c.proc = p
+		tr = &tap{t}
+		go func() {
+			select {
+			case <-p.exited:
+				c.markLost(p.exitError())
+			case <-cctx.Done():
+			}
+		}()
+	case registry.TransportHTTP, registry.TransportSSE:
+		u, err := v.red.expand(spec.URL, o.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
+		headers := make(map[string]string, len(spec.Headers))
+		for k, val := range spec.Headers {
+			if headers[k], err = v.red.expand(val, o.LookupEnv); err != nil {
+				return nil, fmt.Errorf("header %s: %w", k, err)
+			}
+		}
+		if spec.Transport == registry.TransportHTTP {
+			opts := []transport.StreamableHTTPCOption{
+				transport.WithHTTPBasicClient(v.m.httpClient),
+				transport.WithHTTPHeaders(headers),
+				transport.WithHTTPLogger(v.log),
+			}
+			if v.legacyListen.Load() {
+				opts = append(opts, transport.WithContinuousListening())
+			}
+			t, err := transport.NewStreamableHTTP(u, opts...)
+			if err != nil {
+				return nil, err
+			}
+			tr = &httpTap{tap{t}}
+		} else {
+			t, err := transport.NewSSE(u,
+				transport.WithHTTPClient(v.m.httpClient),
+				transport.WithHeaders(headers),
+				transport.WithSSELogger(v.log),
+				transport.WithEndpointTimeout(o.ConnectTimeout),
+				// Calls are bounded by their context; this only backs it up.
+				transport.WithResponseTimeout(time.Hour),
+			)
+			if err != nil {
+				return nil, err
+			}
+			tr = &httpTap{tap{t}}
+		}
+	default:
+		return nil, fmt.Errorf("transport %q is unknown", spec.Transport)
+	}
+
+	var copts []client.ClientOption
+	if o.ProtocolVersion != "" {
+		copts = append(copts, client.WithProtocolVersion(o.ProtocolVersion))
+	}
+	c.client = client.NewClient(tr, copts...)
+	c.client.OnNotification(c.onNotification)
+	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
+	// Start gets the connection's lifetime: the SSE transport ties its
+	// event stream to it. Its wait for the endpoint is bounded by
+	// WithEndpointTimeout.
+	if err := c.client.Start(cctx); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+
+	ictx, icancel := context.WithTimeout(cctx, o.ConnectTimeout)
+	defer icancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = o.ClientInfo
+	init.Params.ProtocolVersion = o.ProtocolVersion
+	rec := &record{}
+	res, err := c.client.Initialize(withRecord(ictx, rec), init)
+	if err != nil {
+		if c.proc != nil {
+			// A process that died says why on its way out.
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-c.proc.exited:
+				t.Stop()
+				return nil, fmt.Errorf("initialize: %w", c.proc.exitError())
+			case <-t.C:
+			}
+		}
+		if cerr := ictx.Err(); cerr != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("initialize: no answer within %v", o.ConnectTimeout)
+		}
+		return nil, wrapMsg("initialize", classify(ictx, v.id, err, rec, v.red))
+	}
+	c.protocol = c.client.ProtocolVersion()
+	c.server = res.ServerInfo
+	c.caps = res.Capabilities
+	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged
+
+	// Over streamable HTTP a legacy (pre-2026-07-28) server pushes
+	// notifications only on the standalone GET stream, which mcp-go opens
+	// only when asked before it connects, and asking rules out the modern
+	// protocol. So a legacy HTTP server that announces tool-list changes
+	// is dialled again, with the stream, and remembered as such.
+	if spec.Transport == registry.TransportHTTP && listChanged && !mcp.IsModernProtocol(c.protocol) && !v.legacyListen.Load() {
+		v.legacyListen.Store(true)
+		c.close()
+		return v.dial(ctx)
+	}
+	// From 2026-07-28 on, notifications are opt-in: hold a
+	// subscriptions/listen stream open for tool-list changes. Waiting for
+	// its acknowledgement before listing means no change falls between the
+	// list and the subscription.
+	if listChanged && mcp.IsModernProtocol(c.protocol) {
+		c.acked = make(chan struct{})
+		go c.listen()
+		t := time.NewTimer(ackWait)
+		select {
+		case <-c.acked:
+		case <-t.C:
+			v.log.Debug("no subscriptions/listen acknowledgement; listing tools anyway")
+		case <-ictx.Done():
+		}
+		t.Stop()
+	}
+
+	sctx, scancel := context.WithTimeout(cctx, o.ToolSyncTimeout)
+	defer scancel()
+	if err := v.syncTools(sctx, c); err != nil {
+		return nil, err
+	}
+	c.since = v.m.opts.Now()
+	return c, nil
+}
+
+// close ends the connection at once: in-flight calls fail.
+func (c *conn) close() {
+	c.cancel()
+	if c.client != nil {
+		_ = c.client.Close()
+	}
+	if c.proc != nil {
+		c.proc.stop()
+	}
+}
+
+// onNotification runs on the transport's reader: it must not block.
+func (c *conn) onNotification(n mcp.JSONRPCNotification) {
+	switch n.Method {
+	case mcp.MethodNotificationToolsListChanged:
+		c.v.kick(c.v.resync)
+	case mcp.MethodNotificationSubscriptionsAcknowledged:
+		if c.acked != nil && c.ackOnce.CompareAndSwap(false, true) {
+			close(c.acked) // the first: dial lists tools next
+			return
+		}
+		// A reopened stream may have missed a change meanwhile.
+		c.v.kick(c.v.resync)
+	}
+}
+
+// listen holds a subscriptions/listen stream open for the life of the
+// connection, reopening it when the vendor ends it.
+func (c *conn) listen() {
+	b := c.v.m.opts.RestartBackoff
+	filter := mcp.SubscriptionFilter{ToolsListChanged: true}
+	for n := 0; ; n++ {
+		start := c.v.m.opts.Now()
+		err := c.client.Listen(c.ctx, filter)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if c.v.m.opts.Now().Sub(start) > b.Max {
+			n = 0
+		}
+		// The stream ended: the vendor restarted or something cut it. A
+		// probe tells a dead vendor from a closed stream.
+		c.v.log.Debug("subscriptions/listen ended; probing the vendor", "error", errText(err, c.v.red))
+		c.v.kick(c.v.probeNow)
+		t := time.NewTimer(b.delay(n))
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// probe checks the connection is alive: server/discover on the stateless
+// protocol (where ping no longer exists; mcp-go's Ping is a no-op there),
+// ping before it.
+func (c *conn) probe(ctx context.Context) error {
+	if mcp.IsModernProtocol(c.protocol) {
+		_, err := c.client.Discover(ctx, mcp.DiscoverRequest{})
+		return err
+	}
+	return c.client.Ping(ctx)
+}
+
+// observe counts connection failures in a row; any answer resets the
+// count. It reports whether the connection was just given up.
+func (c *conn) observe(e *hub.Error) bool {
+	switch {
+	case e == nil:
+		c.fails.Store(0)
+		return false
+	case e.Code == hub.CodeTimeout || e.Code == hub.CodeCanceled:
+		return false // says nothing either way: tools may be slow
+	case !isConnFailure(e):
+		c.fails.Store(0) // the vendor answered
+		return false
+	}
+	if c.fails.Add(1) >= failureThreshold {
+		c.markLost(fmt.Errorf("%d connection failures in a row, last: %w", failureThreshold, e))
+		return true
+	}
+	c.v.kick(c.v.probeNow)
+	return false
+}
+
+// isConnFailure reports whether a classified error says the connection is
+// broken (as opposed to the vendor answering badly).
+func isConnFailure(e *hub.Error) bool {
+	if e.Code != hub.CodeUnavailable {
+		return false
+	}
+	var se *StatusError
+	if errors.As(e, &se) {
+		return false // the vendor answered, with an HTTP error
+	}
+	return true
+}
+
+// call runs one tools/call on the connection.
+func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
+	if !c.gate.enter() {
+		return nil, c.v.notReady()
+	}
+	defer c.gate.leave()
+
+	req := mcp.CallToolRequest{}
+	req.Params.Name = call.Tool.Def.Name
+	if call.Arguments != nil {
+		req.Params.Arguments = call.Arguments
+	} else {
+		req.Params.Arguments = map[string]any{}
+	}
+	req.Params.Meta = vendorMeta(call.Meta)
+
+	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
+	res, err := c.client.CallTool(withRecord(ctx, rec), req)
+	if err != nil {
+		e := classify(ctx, c.v.id, err, rec, c.v.red)
+		if errors.Is(err, transport.ErrSessionTerminated) {
+			c.markLost(e)
+		}
+		c.observe(e)
+		if e.Code == hub.CodeUpstream {
+			if d := rec.snapshot().rpcErr; d != nil && (d.Code == mcp.INVALID_PARAMS || d.Code == mcp.METHOD_NOT_FOUND) {
+				// Perhaps the tool is gone: check the list.
+				c.v.kick(c.v.resync)
+			}
+		}
+		return nil, e
+	}
+	c.observe(nil)
+	if res == nil {
+		return nil, &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id, Message: fmt.Sprintf("vendor %q returned no result", c.v.id)}
+	}
+	// mcp-go decodes structuredContent with encoding/json into any (and
+	// keeps the bytes in RawStructuredContent): the same value a decode of
+	// the raw bytes would give, so it is used as is.
+	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError}, nil
+}
+
+// gate counts in-flight calls and lets a retiring connection wait for them.
+type gate struct {
+	mu     sync.Mutex
+	n      int
+	closed bool
+	idle   chan struct{}
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.n++
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n--
+	if g.n == 0 && g.idle != nil {
+		close(g.idle)
+		g.idle = nil
+	}
+}
+
+func (g *gate) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n
+}
+
+// drain refuses new calls and returns a channel closed once none is in flight.
+func (g *gate) drain() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	ch := make(chan struct{})
+	if g.n == 0 {
+		close(ch)
+	} else if g.idle == nil {
+		g.idle = ch
+	} else {
+		ch = g.idle
+	}
+	return ch
+}
+
+// rejected turns SetVendorTools errors into status entries, sorted by tool.
+func rejected(errs []error) []RejectedTool {
+	out := make([]RejectedTool, 0, len(errs))
+	for _, err := range errs {
+		var te *registry.ToolError
+		if errors.As(err, &te) {
+			out = append(out, RejectedTool{Tool: te.Tool, Part: te.Part, Error: te.Err.Error()})
+			continue
+		}
+		out = append(out, RejectedTool{Error: err.Error()})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
+}
+
+// wrapMsg prefixes a classified error's message, keeping the error in the
+// chain (errors.As still finds the *hub.Error and its cause).
+func wrapMsg(prefix string, e *hub.Error) error {
+	return &redactedError{msg: prefix + ": " + e.Message, err: e}
+}
+
+func errText(err error, red *redactor) string {
+	if err == nil {
+		return ""
+	}
+	return red.redact(err.Error())
+}

@@ -1,0 +1,139 @@
+// Command testvendor is a tiny MCP server over stdio for the servers
+// package's tests. It serves a few tools and can be told to misbehave.
+//
+//	testvendor [-exit-after N] [-bad-schema] [-page N]
+//
+// TESTVENDOR_EXIT_AFTER=N works like -exit-after. Tools:
+//
+//	echo {text}      text and structured {"text": …}; its input schema uses a
+//	                 top-level anyOf, which mcp-go's decoded mcp.Tool drops
+//	add {a, b}       structured {"sum": a+b}, with an output schema
+//	pid              the process id
+//	env {name}       the value of an environment variable ("" and unset: isError)
+//	cwd              the working directory
+//	slow {ms}        waits ms milliseconds, or until cancelled (then says so on stderr)
+//	meta             the request's _meta, as JSON
+//	big {n}          n bytes of text
+//	add_tool {name}  adds an echo-like tool: the server sends tools/list_changed
+//	fail             answers isError
+//	crash            exits at once, without answering
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func main() {
+	exitAfter := flag.Int64("exit-after", 0, "exit (status 3) after answering this many tool calls")
+	badSchema := flag.Bool("bad-schema", false, "also serve a tool whose input schema does not compile")
+	page := flag.Int("page", 0, "tools/list page size (0: no paging)")
+	flag.Parse()
+	if v := os.Getenv("TESTVENDOR_EXIT_AFTER"); v != "" && *exitAfter == 0 {
+		*exitAfter, _ = strconv.ParseInt(v, 10, 64)
+	}
+	fmt.Fprintf(os.Stderr, "testvendor: started, pid %d\n", os.Getpid())
+
+	opts := []server.ServerOption{server.WithToolCapabilities(true)}
+	if *page > 0 {
+		opts = append(opts, server.WithPaginationLimit(*page))
+	}
+	s := server.NewMCPServer("testvendor", "1.0.0", opts...)
+
+	var calls atomic.Int64
+	counted := func(h server.ToolHandlerFunc) server.ToolHandlerFunc {
+		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := h(ctx, req)
+			if n := calls.Add(1); *exitAfter > 0 && n >= *exitAfter {
+				// Answer first, then go: the answer is written by the
+				// server after the handler returns.
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					fmt.Fprintf(os.Stderr, "testvendor: exiting after %d calls\n", n)
+					os.Exit(3)
+				}()
+			}
+			return res, err
+		}
+	}
+	add := func(t mcp.Tool, h server.ToolHandlerFunc) { s.AddTool(t, counted(h)) }
+
+	echo := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		text := req.GetString("text", "")
+		return mcp.NewToolResultStructured(map[string]any{"text": text}, text), nil
+	}
+	add(mcp.NewToolWithRawSchema("echo", "Echoes text.", json.RawMessage(
+		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"anyOf":[{"required":["text"]}]}`)), echo)
+
+	addTool := mcp.NewToolWithRawSchema("add", "Adds two numbers.", json.RawMessage(
+		`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`))
+	addTool.RawOutputSchema = json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
+	add(addTool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, b := req.GetFloat("a", 0), req.GetFloat("b", 0)
+		return mcp.NewToolResultStructured(map[string]any{"sum": a + b}, fmt.Sprint(a+b)), nil
+	})
+
+	add(mcp.NewTool("pid", mcp.WithDescription("Returns the process id.")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(strconv.Itoa(os.Getpid())), nil
+	})
+	add(mcp.NewTool("env", mcp.WithString("name", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		v, ok := os.LookupEnv(req.GetString("name", ""))
+		if !ok {
+			return mcp.NewToolResultError("unset"), nil
+		}
+		return mcp.NewToolResultText(v), nil
+	})
+	add(mcp.NewTool("cwd"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		wd, _ := os.Getwd()
+		return mcp.NewToolResultText(wd), nil
+	})
+	add(mcp.NewTool("slow", mcp.WithNumber("ms")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t := time.NewTimer(time.Duration(req.GetFloat("ms", 0)) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return mcp.NewToolResultText("done"), nil
+		case <-ctx.Done():
+			fmt.Fprintln(os.Stderr, "testvendor: slow cancelled")
+			return nil, ctx.Err()
+		}
+	})
+	add(mcp.NewTool("meta"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		b, _ := json.Marshal(req.Params.Meta)
+		return mcp.NewToolResultText(string(b)), nil
+	})
+	add(mcp.NewTool("big", mcp.WithNumber("n")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(strings.Repeat("x", int(req.GetFloat("n", 0)))), nil
+	})
+	add(mcp.NewTool("add_tool", mcp.WithString("name", mcp.Required())), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name := req.GetString("name", "")
+		s.AddTool(mcp.NewTool(name, mcp.WithString("text")), echo)
+		return mcp.NewToolResultText("added " + name), nil
+	})
+	add(mcp.NewTool("fail"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("it failed, as asked"), nil
+	})
+	add(mcp.NewTool("crash"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		os.Exit(2)
+		return nil, nil
+	})
+	if *badSchema {
+		add(mcp.NewToolWithRawSchema("broken", "Its schema does not compile.", json.RawMessage(
+			`{"type":"object","properties":{"x":{"type":"integr"}}}`)), echo)
+	}
+
+	if err := server.ServeStdio(s); err != nil {
+		fmt.Fprintf(os.Stderr, "testvendor: %v\n", err)
+		os.Exit(1)
+	}
+}

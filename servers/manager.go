@@ -1,0 +1,470 @@
+package servers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// DefaultInheritEnv names the variables of toolhub's environment that a
+// stdio vendor gets when Options.InheritEnv is nil: enough to find and run
+// a program, nothing that could hold a secret.
+var DefaultInheritEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"}
+
+// Options configure a [Manager]. A nil *Options, and every zero field,
+// means the default.
+type Options struct {
+	// Logger; nil means slog.Default(). Every record carries the vendor id.
+	Logger *slog.Logger
+	// LookupEnv resolves ${VAR} in a vendor's url, headers and env, and
+	// supplies InheritEnv. Nil means no variables: a spec that refers to
+	// one stays unavailable with an error naming it. (cmd/ passes
+	// os.LookupEnv; packages never read the environment themselves.)
+	// Expanded values are secrets: they never appear in status or logs.
+	LookupEnv func(string) (string, bool)
+	// InheritEnv names the variables a stdio vendor inherits, through
+	// LookupEnv; nil means DefaultInheritEnv. A vendor gets nothing else of
+	// toolhub's environment.
+	InheritEnv []string
+	// HTTPClient is the base for HTTP and SSE vendors: its Transport (nil
+	// means a clone of http.DefaultTransport keeping more idle connections
+	// per host), CheckRedirect and Jar are used. Its Timeout is not: calls
+	// are bounded by their context, and SSE streams live long.
+	HTTPClient *http.Client
+	// RestartBackoff spaces reconnects and stdio restarts; zero fields mean
+	// 500 ms and 30 s.
+	RestartBackoff Backoff
+	// ClientInfo is how toolhub introduces itself to vendors; zero means
+	// {Name: "toolhub", Version: "dev"}.
+	ClientInfo mcp.Implementation
+	// ProtocolVersion pins the MCP revision offered; "" means the newest
+	// mcp-go speaks (2026-07-28), falling back to the newest handshake
+	// revision (2025-11-25) for older servers.
+	ProtocolVersion string
+	// MaxResponseBytes bounds one response from a vendor (an HTTP body, a
+	// stdio line); zero means 16 MiB, negative means no bound.
+	MaxResponseBytes int64
+	// ConnectTimeout bounds starting, initializing and the health probe of
+	// one connection; zero means 30 s.
+	ConnectTimeout time.Duration
+	// ToolSyncTimeout bounds one full tools/list; zero means 30 s.
+	ToolSyncTimeout time.Duration
+	// HealthInterval is how often a ready connection is probed (ping, or
+	// server/discover on 2026-07-28); zero means 15 s, negative means
+	// never. Three connection failures in a row — probes or calls — make
+	// the manager reconnect.
+	HealthInterval time.Duration
+	// DrainTimeout bounds how long a replaced or removed connection waits
+	// for its in-flight calls before it closes; zero means 30 s.
+	DrainTimeout time.Duration
+	// OnChange, if set, is called with a vendor's status after each change.
+	// It runs on the vendor's supervisor and must not block.
+	OnChange func(VendorStatus)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.InheritEnv == nil {
+		c.InheritEnv = DefaultInheritEnv
+	}
+	c.RestartBackoff = c.RestartBackoff.withDefaults()
+	if c.ClientInfo.Name == "" {
+		c.ClientInfo = mcp.Implementation{Name: "toolhub", Version: "dev"}
+	}
+	switch {
+	case c.MaxResponseBytes == 0:
+		c.MaxResponseBytes = 16 << 20
+	case c.MaxResponseBytes < 0:
+		c.MaxResponseBytes = 0
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 30 * time.Second
+	}
+	if c.ToolSyncTimeout <= 0 {
+		c.ToolSyncTimeout = 30 * time.Second
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = 15 * time.Second
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Manager keeps one long-lived connection to each MCP vendor, supervises
+// it, keeps the vendor's tools in the catalog, and hands the gateway an
+// invoker per vendor. It implements [hub.Upstreams]. It is safe for
+// concurrent use.
+type Manager struct {
+	cat        *registry.Catalog
+	opts       Options
+	httpClient *http.Client
+	ownHTTP    *http.Transport // closed with the manager, when it is ours
+
+	mu      sync.RWMutex
+	vendors map[string]*vendor
+	closed  bool
+	closing chan struct{}
+
+	toolsMu sync.Mutex // orders catalog writes against vendor replacement
+	wg      sync.WaitGroup
+}
+
+var _ hub.Upstreams = (*Manager)(nil)
+
+// NewManager returns a manager that registers vendors' tools in cat.
+func NewManager(cat *registry.Catalog, opts *Options) *Manager {
+	m := &Manager{cat: cat, opts: opts.withDefaults(), vendors: map[string]*vendor{}, closing: make(chan struct{})}
+	var base http.RoundTripper
+	hc := &http.Client{}
+	if b := m.opts.HTTPClient; b != nil {
+		base = b.Transport
+		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
+	}
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		m.ownHTTP, base = t, t
+	}
+	hc.Transport = &recordingTransport{base: base, now: m.opts.Now}
+	m.httpClient = hc
+	return m
+}
+
+// Upstream returns the invoker of a vendor the manager holds. The invoker
+// fails fast with unavailable while the vendor is not ready.
+func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return v, true
+}
+
+// Add starts managing an MCP vendor. It returns at once: the connection is
+// made in the background (see [Manager.Status]). It fails for an invalid
+// spec, a vendor that is not MCP, or an id already held. ctx is not used
+// beyond the call.
+func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	spec = spec.Clone()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	if _, dup := m.vendors[spec.ID]; dup {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrDuplicateVendor, spec.ID)
+	}
+	v := newVendor(m, spec)
+	m.vendors[spec.ID] = v
+	v.start()
+	m.mu.Unlock()
+	return nil
+}
+
+// Update applies a changed spec to a vendor the manager holds. A change
+// to how it is reached (the mcp section, or Disabled) replaces its
+// connection: the new one is dialled in the background while the old one
+// takes no new calls and closes when its in-flight calls are done (at most
+// Options.DrainTimeout). Update waits for that until ctx is done. Any
+// other change (name, timeout, limits) is taken without reconnecting. An
+// unchanged spec changes nothing.
+func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	spec = spec.Clone()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	old, ok := m.vendors[spec.ID]
+	if !ok {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownVendor, spec.ID)
+	}
+	if sameConnection(old.spec, spec) {
+		// Nothing about the connection changed: keep it, and the calls on it.
+		old.mu.Lock()
+		old.spec.Name, old.spec.Timeout, old.spec.Limits = spec.Name, spec.Timeout, spec.Limits
+		old.mu.Unlock()
+		m.mu.Unlock()
+		return nil
+	}
+	v := newVendor(m, spec)
+	v.legacyListen.Store(old.legacyListen.Load() && sameMCP(old.spec.MCP, spec.MCP))
+	m.mu.Unlock()
+
+	// Swap under toolsMu, so the old vendor cannot write the catalog after
+	// the new one has.
+	m.toolsMu.Lock()
+	m.mu.Lock()
+	m.vendors[spec.ID] = v
+	m.mu.Unlock()
+	m.toolsMu.Unlock()
+	old.stop(true)
+	v.start()
+	m.logChange("vendor updated", spec.ID)
+	return waitCtx(ctx, old.retired)
+}
+
+// Remove stops managing a vendor and removes its tools from the catalog.
+// Its connection takes no new calls and closes when the calls in flight
+// are done (at most Options.DrainTimeout); Remove waits for that until ctx
+// is done.
+func (m *Manager) Remove(ctx context.Context, id string) error {
+	m.toolsMu.Lock()
+	m.mu.Lock()
+	v, ok := m.vendors[id]
+	delete(m.vendors, id)
+	m.mu.Unlock()
+	if ok {
+		m.cat.RemoveVendor(id)
+	}
+	m.toolsMu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
+	}
+	v.stop(true)
+	m.logChange("vendor removed", id)
+	return waitCtx(ctx, v.retired)
+}
+
+// Sync makes the managed set equal to the MCP vendors in specs (A2A
+// vendors are skipped): it adds new ones, updates changed ones and removes
+// those gone. Vendors whose spec is unchanged, and the calls in flight on
+// them, are not touched. It is what a configuration reload calls. Every
+// spec is applied that can be; the errors of the others are joined.
+func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
+	want := map[string]registry.Vendor{}
+	var errs []error
+	for _, s := range specs {
+		if s.Kind() != registry.KindMCP || s.MCP == nil {
+			continue
+		}
+		if _, dup := want[s.ID]; dup {
+			errs = append(errs, fmt.Errorf("vendor %q is listed twice; the first is used", s.ID))
+			continue
+		}
+		want[s.ID] = s
+	}
+	m.mu.RLock()
+	var gone []string
+	have := map[string]registry.Vendor{}
+	for id, v := range m.vendors {
+		have[id] = v.specCopy()
+		if _, keep := want[id]; !keep {
+			gone = append(gone, id)
+		}
+	}
+	m.mu.RUnlock()
+	slices.Sort(gone)
+
+	// Stop what goes and replace what changed in parallel; each drains on
+	// its own.
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	apply := func(f func() error) {
+		wg.Go(func() {
+			if err := f(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		})
+	}
+	for _, id := range gone {
+		apply(func() error { return m.Remove(ctx, id) })
+	}
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s := want[id]
+		old, held := have[id]
+		switch {
+		case !held:
+			if err := m.Add(ctx, s); err != nil {
+				emu.Lock()
+				errs = append(errs, err)
+				emu.Unlock()
+			}
+		case !sameSpec(old, s):
+			apply(func() error { return m.Update(ctx, s) })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Status returns a vendor's status; State is "" for an id the manager does
+// not hold.
+func (m *Manager) Status(id string) VendorStatus {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return VendorStatus{ID: id}
+	}
+	return v.status()
+}
+
+// Statuses returns the status of every vendor, sorted by id.
+func (m *Manager) Statuses() []VendorStatus {
+	m.mu.RLock()
+	vs := make([]*vendor, 0, len(m.vendors))
+	for _, v := range m.vendors {
+		vs = append(vs, v)
+	}
+	m.mu.RUnlock()
+	out := make([]VendorStatus, len(vs))
+	for i, v := range vs {
+		out[i] = v.status()
+	}
+	slices.SortFunc(out, func(a, b VendorStatus) int { return cmpString(a.ID, b.ID) })
+	return out
+}
+
+// Close stops every vendor at once (stdio vendors get their stdin closed,
+// then are killed after a grace period) and waits for them. Calls in
+// flight fail. The catalog is left as it is. Close is idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	close(m.closing)
+	vs := make([]*vendor, 0, len(m.vendors))
+	for _, v := range m.vendors {
+		vs = append(vs, v)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, v := range vs {
+		wg.Go(func() {
+			v.stop(false)
+			<-v.retired
+		})
+	}
+	wg.Wait()
+	m.wg.Wait()
+	if m.ownHTTP != nil {
+		m.ownHTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
+// setTools writes a vendor's tools to the catalog, unless the vendor has
+// been replaced or removed meanwhile.
+func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
+	m.toolsMu.Lock()
+	defer m.toolsMu.Unlock()
+	m.mu.RLock()
+	cur := m.vendors[v.id]
+	m.mu.RUnlock()
+	if cur != v || v.ctx.Err() != nil {
+		return nil, false
+	}
+	return m.cat.SetVendorTools(v.id, defs), true
+}
+
+// track counts a background job that Close must wait for; it reports
+// false when the manager is closing and the job must not start.
+func (m *Manager) track() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Add(1)
+	return true
+}
+
+func (m *Manager) logChange(msg, id string) {
+	m.opts.Logger.Info(msg, "vendor", id)
+}
+
+func (v *vendor) specCopy() registry.Vendor {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.spec.Clone()
+}
+
+func checkSpec(spec registry.Vendor) error {
+	if spec.MCP == nil || spec.Kind() != registry.KindMCP {
+		return fmt.Errorf("%w: %q", ErrNotMCP, spec.ID)
+	}
+	return spec.Validate()
+}
+
+// sameConnection reports whether two specs reach the vendor the same way.
+func sameConnection(a, b registry.Vendor) bool {
+	return a.Disabled == b.Disabled && sameMCP(a.MCP, b.MCP)
+}
+
+func sameMCP(a, b *registry.MCPSpec) bool { return sameJSON(a, b) }
+
+func sameSpec(a, b registry.Vendor) bool { return sameJSON(a, b) }
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// waitCtx waits for done until ctx is done; what is left then goes on in
+// the background, so it is not an error.
+func waitCtx(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,57 @@
+package servers
+
+import (
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// identifyingMeta are substrings of _meta keys that may identify who is
+// calling; such keys are not passed to vendors.
+var identifyingMeta = []string{
+	"tenant", "user", "account", "session", "principal", "auth", "email",
+	"clientinfo", "client_info", "clientid", "client_id", "caller", "toolhub",
+}
+
+// vendorMeta returns the part of a caller's _meta that may go to a vendor:
+// the progress token and neutral keys (trace context, …). It drops the
+// MCP-reserved protocol keys ("io.modelcontextprotocol/…", which carry the
+// caller's own client identity and which the manager's client sets for
+// itself) and every key that looks like it names a tenant, user or session.
+// Only top-level keys are inspected.
+func vendorMeta(m map[string]any) *mcp.Meta {
+	if len(m) == 0 {
+		return nil
+	}
+	out := &mcp.Meta{}
+	for k, v := range m {
+		if k == "progressToken" {
+			out.ProgressToken = v
+			continue
+		}
+		if identifying(k) {
+			continue
+		}
+		if out.AdditionalFields == nil {
+			out.AdditionalFields = map[string]any{}
+		}
+		out.AdditionalFields[k] = v
+	}
+	if out.ProgressToken == nil && out.AdditionalFields == nil {
+		return nil
+	}
+	return out
+}
+
+func identifying(key string) bool {
+	k := strings.ToLower(key)
+	if strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "modelcontextprotocol.io/") {
+		return true
+	}
+	for _, s := range identifyingMeta {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}

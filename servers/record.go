@@ -1,0 +1,202 @@
+package servers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// record collects what the wire saw of one logical request (a tool call or
+// a tools/list page): the HTTP status and Retry-After of a failed HTTP
+// response, a network error, a JSON-RPC error, and, when asked for, the raw
+// JSON result. mcp-go passes the caller's context down to its transports
+// and to http.NewRequestWithContext, so a record travels in the context:
+// the manager's RoundTripper and transport wrapper find it there. This
+// keeps the status of each request with that request, even under
+// concurrent calls on one connection.
+type record struct {
+	wantRaw  bool  // keep the raw result
+	maxBytes int64 // bound on an HTTP response body; <= 0 means none
+
+	mu         sync.Mutex
+	status     int // last non-2xx HTTP status
+	retryAfter time.Duration
+	netErr     error
+	tooLarge   bool
+	rpcErr     *mcp.JSONRPCErrorDetails
+	raw        json.RawMessage
+}
+
+type recordSnapshot struct {
+	status     int
+	retryAfter time.Duration
+	netErr     error
+	tooLarge   bool
+	rpcErr     *mcp.JSONRPCErrorDetails
+	raw        json.RawMessage
+}
+
+func (r *record) snapshot() recordSnapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return recordSnapshot{r.status, r.retryAfter, r.netErr, r.tooLarge, r.rpcErr, r.raw}
+}
+
+type recordKey struct{}
+
+func withRecord(ctx context.Context, r *record) context.Context {
+	return context.WithValue(ctx, recordKey{}, r)
+}
+
+func recordFrom(ctx context.Context) *record {
+	r, _ := ctx.Value(recordKey{}).(*record)
+	return r
+}
+
+// recordingTransport is the RoundTripper of the manager's HTTP client.
+type recordingTransport struct {
+	base http.RoundTripper
+	now  func() time.Time
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	rec := recordFrom(req.Context())
+	if rec == nil {
+		return resp, err
+	}
+	if err != nil {
+		rec.mu.Lock()
+		rec.netErr = err
+		rec.mu.Unlock()
+		return resp, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		wait := parseRetryAfter(resp.Header.Get("Retry-After"), t.now())
+		rec.mu.Lock()
+		rec.status, rec.retryAfter = resp.StatusCode, wait
+		rec.mu.Unlock()
+	}
+	if rec.maxBytes > 0 && resp.Body != nil {
+		resp.Body = &limitedBody{rc: resp.Body, left: rec.maxBytes, rec: rec}
+	}
+	return resp, nil
+}
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		const maxWait = 24 * time.Hour
+		if n > int64(maxWait/time.Second) {
+			return maxWait
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}
+
+// limitedBody fails a read past the limit instead of buffering a huge
+// response.
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+	rec  *record
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.rec.mu.Lock()
+		b.rec.tooLarge = true
+		b.rec.mu.Unlock()
+		return 0, fmt.Errorf("%w: over %d bytes", ErrResponseTooLarge, b.rec.maxBytes)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// tap wraps an mcp-go transport to see each response before the client
+// decodes it: the JSON-RPC error, and the raw result when the record asks
+// for it. mcp-go's client decodes tools into mcp.Tool, whose InputSchema
+// struct keeps only type/properties/required/additionalProperties/$defs at
+// the top level; the raw result keeps every schema keyword.
+type tap struct {
+	transport.Interface
+}
+
+func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	resp, err := t.Interface.SendRequest(ctx, req)
+	if rec := recordFrom(ctx); rec != nil && resp != nil {
+		rec.mu.Lock()
+		if resp.Error != nil {
+			rec.rpcErr = resp.Error
+		} else if rec.wantRaw {
+			rec.raw = resp.Result
+		}
+		rec.mu.Unlock()
+	}
+	return resp, err
+}
+
+// SetRequestHandler forwards server-to-client requests (ping, …).
+func (t *tap) SetRequestHandler(h transport.RequestHandler) {
+	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(h)
+	}
+}
+
+// httpTap is a tap over an HTTP transport. It keeps the optional
+// interfaces the client looks for: transport.HTTPConnection (protocol
+// version header; also tells the client not to send notifications/cancelled
+// over HTTP), the connection-lost hook and the legacy-protocol marker.
+type httpTap struct {
+	tap
+}
+
+func (t *httpTap) SetProtocolVersion(v string) {
+	if h, ok := t.Interface.(transport.HTTPConnection); ok {
+		h.SetProtocolVersion(v)
+	}
+}
+
+func (t *httpTap) SetConnectionLostHandler(fn func(error)) {
+	if s, ok := t.Interface.(interface{ SetConnectionLostHandler(func(error)) }); ok {
+		s.SetConnectionLostHandler(fn)
+	}
+}
+
+func (t *httpTap) RequiresLegacyProtocol() bool {
+	l, ok := t.Interface.(interface{ RequiresLegacyProtocol() bool })
+	return ok && l.RequiresLegacyProtocol()
+}
+
+var (
+	_ transport.BidirectionalInterface = (*tap)(nil)
+	_ transport.HTTPConnection         = (*httpTap)(nil)
+)

@@ -1,0 +1,207 @@
+package servers
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+// stopGrace is how long a stdio vendor has to exit after its stdin closes
+// before it is killed.
+const stopGrace = 2 * time.Second
+
+// proc is a stdio vendor's process. The manager spawns it with its own
+// pipes (not through mcp-go's Stdio transport, which owns cmd.Wait and has
+// no hook for an exiting child) and hands the pipes to transport.NewIO. It
+// waits for the process itself, so it learns at once when the process
+// dies, and it can kill the process group on shutdown.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end: write
+	stdout *os.File // our end: read
+	stderr *os.File // our end: read
+	exited chan struct{}
+	err    error // the exit status; read after exited is closed
+
+	tailMu sync.Mutex
+	tail   []string // last lines of stderr
+}
+
+// startProc starts a stdio vendor.
+func startProc(command string, args, env []string, dir string, log *slog.Logger, red *redactor, maxLine int) (*proc, transport.Interface, error) {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return nil, nil, fmt.Errorf("command %q: %w", command, err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	setProcAttr(cmd)
+
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w
+	}
+	inR, inW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	if err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("pipes: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("start %q: %w", command, err)
+	}
+	// The child holds its ends now.
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
+
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	go p.drainStderr(log, red)
+
+	var out io.Reader = outR
+	if maxLine > 0 {
+		out = &lineLimiter{r: bufio.NewReaderSize(outR, 64<<10), max: maxLine, log: log}
+	}
+	return p, transport.NewIO(out, inW, nil), nil
+}
+
+// pid returns the process id.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// exitError describes how the process ended, with the last stderr line.
+func (p *proc) exitError() error {
+	err := p.err
+	if err == nil {
+		err = errors.New("exited")
+	}
+	p.tailMu.Lock()
+	defer p.tailMu.Unlock()
+	if n := len(p.tail); n > 0 {
+		return fmt.Errorf("process %d %w; stderr: %s", p.pid(), err, p.tail[n-1])
+	}
+	return fmt.Errorf("process %d %w", p.pid(), err)
+}
+
+// stop closes stdin, gives the process stopGrace to exit, then kills its
+// process group, and releases the pipes.
+func (p *proc) stop() {
+	_ = p.stdin.Close()
+	t := time.NewTimer(stopGrace)
+	select {
+	case <-p.exited:
+	case <-t.C:
+		killGroup(p.cmd)
+		<-p.exited
+	}
+	t.Stop()
+	// Whatever it started goes with it; a grandchild could otherwise hold
+	// the pipes open. Closing our ends unblocks the transport's reader.
+	killGroup(p.cmd)
+	_ = p.stdout.Close()
+	_ = p.stderr.Close()
+}
+
+// drainStderr keeps the child's stderr flowing (a full pipe would block
+// it), logs each line at debug level and keeps the last few for errors.
+func (p *proc) drainStderr(log *slog.Logger, red *redactor) {
+	sc := bufio.NewScanner(p.stderr)
+	sc.Buffer(make([]byte, 4096), 64<<10)
+	for sc.Scan() {
+		line := red.redact(strings.TrimSpace(sc.Text()))
+		if line == "" {
+			continue
+		}
+		if len(line) > 512 {
+			line = line[:512] + "…"
+		}
+		log.Debug("vendor stderr", "line", line)
+		p.tailMu.Lock()
+		p.tail = append(p.tail, line)
+		if len(p.tail) > 8 {
+			p.tail = p.tail[1:]
+		}
+		p.tailMu.Unlock()
+	}
+	// A line over the scanner's limit ends the scan: keep draining.
+	_, _ = io.Copy(io.Discard, p.stderr)
+}
+
+// lineLimiter passes stdout through line by line, dropping any line longer
+// than max: mcp-go's stdio transport reads whole lines into memory, so one
+// runaway line could take all of toolhub's. The request it answered then
+// ends at its deadline.
+type lineLimiter struct {
+	r   *bufio.Reader
+	max int
+	log *slog.Logger
+	buf bytes.Buffer
+	err error
+}
+
+func (l *lineLimiter) Read(p []byte) (int, error) {
+	for l.buf.Len() == 0 {
+		if l.err != nil {
+			return 0, l.err
+		}
+		l.fill()
+	}
+	return l.buf.Read(p)
+}
+
+// fill reads one line (or fails).
+func (l *lineLimiter) fill() {
+	n := 0
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		n += len(chunk)
+		if n <= l.max {
+			l.buf.Write(chunk)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			l.err = err
+			if n > l.max {
+				l.buf.Reset()
+			}
+			return
+		}
+		if n > l.max {
+			l.buf.Reset()
+			l.log.Warn("dropped an oversized message from a stdio vendor; the request it answered will time out",
+				"bytes", n, "limit", l.max)
+		}
+		return
+	}
+}
