@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.go"' EXIT
 {
   echo "# toolhub benchmarks"
   echo
@@ -14,7 +14,12 @@ trap 'rm -f "$out"' EXIT
   echo "## Go benchmarks"
   echo
   echo '```'
-  go test -run '^$' -bench . -benchmem -benchtime 1s ./hub/... ./registry/... ./servers/... 2>&1 | grep -E '^(Benchmark|pkg:)'
+  if ! go test -run '^$' -bench . -benchmem -benchtime 1s ./hub/... ./registry/... ./servers/... >"$out.go" 2>&1; then
+    cat "$out.go" >&2
+    echo "bench: go benchmarks failed" >&2
+    exit 1
+  fi
+  grep -E '^(Benchmark|pkg:)' "$out.go"
   echo '```'
   echo
   echo "## HTTP: one MCP tool call, direct to the vendor vs through toolhub /mcp"

@@ -43,9 +43,9 @@ const (
 // when listening starts and after every reconnect. Calls come one at a
 // time on Listen's goroutine; a slow fn holds back the calls after it.
 //
-// Listen uses a connection of its own, outside the pool. When it loses it,
-// it logs the error and reconnects with backoff (100 ms doubling to 10 s,
-// with jitter).
+// Listen uses a connection of its own, outside the pool (so [Store.Close]
+// does not stop it: end ctx). When it loses it, it logs the error and
+// reconnects with backoff (100 ms doubling to 10 s, with jitter).
 //
 // The channel is per database, not per schema: a Store also hears of
 // changes made to other schemas' registries. Reading the id again makes

@@ -147,7 +147,7 @@ func TestListenOnlyCommitted(t *testing.T) {
 // hears changes again.
 func TestListenReconnects(t *testing.T) {
 	app := uniqueName("toolhub_listen_test_")
-	dsn := testDSN() + "&application_name=" + app
+	dsn := withAppName(t, testDSN(), app)
 	s := open(t, dsn, newSchema(t))
 	events, _ := listen(t, s)
 

@@ -4,10 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,6 +30,23 @@ func testDSN() string {
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 }
 
+// withAppName returns dsn (URL or key=value form) with application_name
+// set, so a test can find its store's connections in pg_stat_activity.
+func withAppName(t testing.TB, dsn, name string) string {
+	t.Helper()
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") {
+		return dsn + " application_name=" + name
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("TOOLHUB_TEST_POSTGRES: %v", err)
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // uniqueName returns prefix followed by random hex: schemas, vendor ids and
 // application names no other test (or test run) uses.
 func uniqueName(prefix string) string {
@@ -34,10 +55,26 @@ func uniqueName(prefix string) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// requirePostgres fails the test when the database cannot be reached, or
+// skips it if TOOLHUB_SKIP_POSTGRES=1.
+func requirePostgres(t testing.TB) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), testDSN())
+	if err == nil {
+		conn.Close(context.Background())
+		return
+	}
+	if os.Getenv("TOOLHUB_SKIP_POSTGRES") == "1" {
+		t.Skipf("TOOLHUB_SKIP_POSTGRES=1: %v", err)
+	}
+	t.Fatalf("%v\n(the PostgreSQL tests need a database: set TOOLHUB_TEST_POSTGRES, or TOOLHUB_SKIP_POSTGRES=1 to skip them)", err)
+}
+
 // newSchema names a schema for this test alone and drops it when the test
 // ends (after the test's stores are closed: cleanups run last-in first-out).
 func newSchema(t testing.TB) string {
 	t.Helper()
+	requirePostgres(t)
 	schema := uniqueName("toolhub_test_")
 	t.Cleanup(func() {
 		ctx := context.Background()
@@ -56,22 +93,19 @@ func newSchema(t testing.TB) string {
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// open opens a Store on schema, closed when the test ends. A database that
-// cannot be reached fails the test, unless TOOLHUB_SKIP_POSTGRES=1.
+// open opens a Store on schema (see newSchema), closed when the test ends.
 func open(t testing.TB, dsn, schema string) *pgstore.Store {
 	t.Helper()
 	s, err := pgstore.Open(t.Context(), dsn, &pgstore.Options{Schema: schema, MaxConns: 4, Logger: quiet})
 	if err != nil {
-		if os.Getenv("TOOLHUB_SKIP_POSTGRES") == "1" {
-			t.Skipf("TOOLHUB_SKIP_POSTGRES=1: %v", err)
-		}
-		t.Fatalf("%v\n(the PostgreSQL tests need a database: set TOOLHUB_TEST_POSTGRES, or TOOLHUB_SKIP_POSTGRES=1 to skip them)", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
 func TestContract(t *testing.T) {
+	requirePostgres(t)
 	registrytest.RunStoreContract(t,
 		func(t *testing.T) registry.Store { return open(t, testDSN(), newSchema(t)) },
 		func(t *testing.T, s registry.Store) registry.Store {
@@ -200,5 +234,96 @@ func TestOddSchemaName(t *testing.T) {
 	}
 	if got := s.Schema(); got != schema {
 		t.Errorf("Schema() = %q, want %q", got, schema)
+	}
+}
+
+// A writer that inserts the next version behind the store's back (without
+// its lock) makes the store's insert hit the (id, version) key: that is a
+// conflict for an expected version, and a fresh attempt for any version.
+func TestUniqueViolation(t *testing.T) {
+	tests := []struct {
+		expect      int64
+		wantVersion int64 // 0: ErrVersionConflict
+	}{
+		{expect: 1, wantVersion: 0},
+		{expect: -1, wantVersion: 3},
+	}
+	requirePostgres(t)
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("expect %d", tt.expect), func(t *testing.T) {
+			ctx := t.Context()
+			app := uniqueName("toolhub_unique_test_")
+			schema := newSchema(t)
+			s := open(t, withAppName(t, testDSN(), app), schema)
+			v := registrytest.Vendors()[0]
+			if _, err := s.PutVendor(ctx, v, 0, "t"); err != nil {
+				t.Fatal(err)
+			}
+
+			other, err := pgx.Connect(ctx, testDSN())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close(context.Background())
+			tx, err := other.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			if _, err := tx.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.vendor_versions
+				SELECT id, 2, spec, now(), 'other' FROM `+pgx.Identifier{schema}.Sanitize()+`.vendor_versions WHERE id = $1`, v.ID); err != nil {
+				t.Fatal(err)
+			}
+
+			type result struct {
+				r   registry.VendorRecord
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				r, err := s.PutVendor(ctx, v, tt.expect, "t")
+				done <- result{r, err}
+			}()
+			// Commit once the store's insert waits on the other's row.
+			waitFor(t, `SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, app)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got := <-done
+			if tt.wantVersion == 0 {
+				if !errors.Is(got.err, registry.ErrVersionConflict) {
+					t.Fatalf("PutVendor(expect %d): err = %v, want ErrVersionConflict", tt.expect, got.err)
+				}
+				return
+			}
+			if got.err != nil || got.r.Version != tt.wantVersion {
+				t.Fatalf("PutVendor(expect %d): version %d, err %v; want version %d", tt.expect, got.r.Version, got.err, tt.wantVersion)
+			}
+		})
+	}
+}
+
+// waitFor polls query (a boolean) on a connection of its own until it is
+// true; it fails the test after 30 s.
+func waitFor(t *testing.T, query string, args ...any) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), testDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var ok bool
+		if err := conn.QueryRow(t.Context(), query, args...).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still false after 30 s: %s", query)
+		}
+		time.Sleep(10 * time.Millisecond) // polling an observable condition, not timing a window
 	}
 }
