@@ -50,7 +50,8 @@ func parse(t *testing.T, yaml string) *config.Config {
 func waitTools(t *testing.T, a *App, vendor string, want bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for (len(a.Catalog.VendorTools(vendor)) > 0) != want {
+	// Tools reach the catalog just before the vendor is marked ready.
+	for (len(a.Catalog.VendorTools(vendor)) > 0 && a.Manager.Status(vendor).State == servers.StateReady) != want {
 		if time.Now().After(deadline) {
 			t.Fatalf("vendor %s: tools present = %v, want %v; status %+v", vendor, !want, want, a.Manager.Status(vendor))
 		}
