@@ -42,8 +42,9 @@ fuzz-short: ## run every fuzz target for FUZZTIME (5s)
 	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/toolhub-fuzz.log 2>&1 || { cat /tmp/toolhub-fuzz.log; exit 1; }; \
 	done
 
-fuzz: ## fuzz longer (FUZZTIME=2m by default here)
-	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=$${FUZZTIME:-2m}
+FUZZ_LONG ?= 2m
+fuzz: ## fuzz every target longer (FUZZ_LONG=2m each)
+	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=$(FUZZ_LONG)
 
 bench: services peers build ## run the benchmarks and the load generator; writes docs/benchmarks.md
 	@bash scripts/bench.sh
