@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -51,4 +53,17 @@ type Store interface {
 	DeleteCapability(ctx context.Context, name string) error
 
 	Close() error
+}
+
+// EncodeSpec marshals a stored spec (vendor, tenant, capability) as compact
+// JSON text for a database column. HTML characters are kept as they are, so
+// a raw schema is stored as it was registered, less insignificant spaces.
+func EncodeSpec(v any) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }

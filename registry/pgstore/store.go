@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,7 +152,7 @@ func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, 
 	if err := v.Validate(); err != nil {
 		return registry.VendorRecord{}, err
 	}
-	spec, err := encodeSpec(v)
+	spec, err := registry.EncodeSpec(v)
 	if err != nil {
 		return registry.VendorRecord{}, fmt.Errorf("pgstore: put vendor %q: %w", v.ID, err)
 	}
@@ -185,7 +186,7 @@ func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, 
 			return registry.VendorRecord{}, err
 		}
 		if err == nil {
-			err = decodeSpec([]byte(spec), &r.Vendor)
+			err = json.Unmarshal([]byte(spec), &r.Vendor)
 		}
 		if err != nil {
 			return registry.VendorRecord{}, fmt.Errorf("pgstore: put vendor %q: %w", v.ID, err)
@@ -215,7 +216,7 @@ func scanVendor(row pgx.Row) (registry.VendorRecord, error) {
 		return r, err
 	}
 	r.UpdatedAt = r.UpdatedAt.UTC()
-	if err := decodeSpec(spec, &r.Vendor); err != nil {
+	if err := json.Unmarshal(spec, &r.Vendor); err != nil {
 		return r, fmt.Errorf("vendor %q version %d: %w", id, r.Version, err)
 	}
 	return r, nil
@@ -300,7 +301,7 @@ func (s *Store) PutTenant(ctx context.Context, t registry.Tenant) error {
 }
 
 func (s *Store) put(ctx context.Context, kind, query, id string, spec any) error {
-	text, err := encodeSpec(spec)
+	text, err := registry.EncodeSpec(spec)
 	if err == nil {
 		err = s.change(ctx, kind, id, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, query, id, text)
@@ -323,7 +324,7 @@ func (s *Store) GetTenant(ctx context.Context, id string) (registry.Tenant, erro
 		return t, fmt.Errorf("%w: tenant %q", registry.ErrNotFound, id)
 	}
 	if err == nil {
-		err = decodeSpec(spec, &t)
+		err = json.Unmarshal(spec, &t)
 	}
 	if err != nil {
 		return registry.Tenant{}, fmt.Errorf("pgstore: get tenant %q: %w", id, err)
@@ -380,7 +381,7 @@ func listSpecs[T any](ctx context.Context, pool *pgxpool.Pool, query string) ([]
 		if err := rows.Scan(&key, &spec); err != nil {
 			return nil, err
 		}
-		if err := decodeSpec(spec, &v); err != nil {
+		if err := json.Unmarshal(spec, &v); err != nil {
 			return nil, fmt.Errorf("%q: %w", key, err)
 		}
 		out = append(out, v)

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -125,7 +126,7 @@ func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, 
 	if err := v.Validate(); err != nil {
 		return registry.VendorRecord{}, err
 	}
-	spec, err := encodeSpec(v)
+	spec, err := registry.EncodeSpec(v)
 	if err != nil {
 		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
 	}
@@ -162,7 +163,7 @@ func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, 
 	if err != nil {
 		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
 	}
-	if err := decodeSpec([]byte(spec), &r.Vendor); err != nil {
+	if err := json.Unmarshal([]byte(spec), &r.Vendor); err != nil {
 		return registry.VendorRecord{}, fmt.Errorf("sqlstore: put vendor %q: %w", v.ID, err)
 	}
 	return r, nil
@@ -181,7 +182,7 @@ func scanVendor(row interface{ Scan(...any) error }) (registry.VendorRecord, err
 		return r, err
 	}
 	r.UpdatedAt = time.UnixMicro(at).UTC()
-	if err := decodeSpec(spec, &r.Vendor); err != nil {
+	if err := json.Unmarshal(spec, &r.Vendor); err != nil {
 		return r, fmt.Errorf("vendor %q version %d: %w", id, r.Version, err)
 	}
 	return r, nil
@@ -261,7 +262,7 @@ func (s *Store) PutTenant(ctx context.Context, t registry.Tenant) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	spec, err := encodeSpec(t)
+	spec, err := registry.EncodeSpec(t)
 	if err == nil {
 		_, err = s.db.ExecContext(ctx,
 			`INSERT INTO tenants (id, spec) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET spec = excluded.spec`,
@@ -283,7 +284,7 @@ func (s *Store) GetTenant(ctx context.Context, id string) (registry.Tenant, erro
 		return t, fmt.Errorf("%w: tenant %q", registry.ErrNotFound, id)
 	}
 	if err == nil {
-		err = decodeSpec(spec, &t)
+		err = json.Unmarshal(spec, &t)
 	}
 	if err != nil {
 		return registry.Tenant{}, fmt.Errorf("sqlstore: get tenant %q: %w", id, err)
@@ -307,7 +308,7 @@ func (s *Store) PutCapability(ctx context.Context, c registry.Capability) error 
 	if err := c.Compile(); err != nil {
 		return err
 	}
-	spec, err := encodeSpec(c) // the spec fields; compiled schemas are rebuilt by whoever serves it
+	spec, err := registry.EncodeSpec(c) // the spec fields; compiled schemas are rebuilt by whoever serves it
 	if err == nil {
 		_, err = s.db.ExecContext(ctx,
 			`INSERT INTO capabilities (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`,
@@ -348,7 +349,7 @@ func listSpecs[T any](ctx context.Context, db *sql.DB, query string) ([]T, error
 		if err := rows.Scan(&key, &spec); err != nil {
 			return nil, err
 		}
-		if err := decodeSpec(spec, &v); err != nil {
+		if err := json.Unmarshal(spec, &v); err != nil {
 			return nil, fmt.Errorf("%q: %w", key, err)
 		}
 		out = append(out, v)
