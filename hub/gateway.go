@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -226,7 +227,7 @@ func (g *Gateway) record(c *Call, d time.Duration, err error) {
 // upstreamError classifies an upstream failure: the caller's own deadline or
 // cancellation stays theirs; the attempt's timeout is the vendor's.
 func upstreamError(ctx context.Context, vendor string, timeout time.Duration, err error) error {
-	if e, ok := err.(*Error); ok {
+	if e := (*Error)(nil); errors.As(err, &e) {
 		if e.Vendor == "" {
 			e.Vendor = vendor
 		}

@@ -83,13 +83,17 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch *format {
-	case "openai":
-		var out map[string]any
-		if err := request(ctx, "GET", *base, "/v1/tools?format=openai", nil, &out); err != nil {
+	case "openai", "json":
+		path := "/v1/tools"
+		if *format == "openai" {
+			path += "?format=openai"
+		}
+		var raw map[string]any
+		if err := request(ctx, "GET", *base, path, nil, &raw); err != nil {
 			return err
 		}
-		return printJSON(stdout, out)
-	case "json", "table":
+		return printJSON(stdout, raw)
+	case "table":
 	default:
 		return fmt.Errorf("--format %q: want table, json or openai", *format)
 	}
@@ -98,13 +102,6 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			Name, Kind, Vendor, Description string
 			Chain                           []string
 		} `json:"tools"`
-	}
-	if *format == "json" {
-		var raw map[string]any
-		if err := request(ctx, "GET", *base, "/v1/tools", nil, &raw); err != nil {
-			return err
-		}
-		return printJSON(stdout, raw)
 	}
 	if err := request(ctx, "GET", *base, "/v1/tools", nil, &out); err != nil {
 		return err
