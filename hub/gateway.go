@@ -33,8 +33,10 @@ type Options struct {
 	// DefaultTimeout bounds an attempt whose vendor sets no timeout; zero
 	// means [DefaultTimeout].
 	DefaultTimeout time.Duration
-	// Timeouts returns a vendor's timeout; nil or zero means DefaultTimeout.
-	Timeouts func(vendor string) time.Duration
+	// Timeout returns the attempt timeout of a vendor tool (by its vendor,
+	// or its timeout class); nil or zero means DefaultTimeout. The caller's
+	// own deadline always wins.
+	Timeout func(t *registry.Tool) time.Duration
 	// Visible says whether a tenant may see and call an entry; nil means
 	// every tenant sees everything. A call to an invisible entry fails as
 	// unknown_tool, so a tenant cannot probe for others' tools.
@@ -192,8 +194,8 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	timeout := g.opts.DefaultTimeout
-	if g.opts.Timeouts != nil {
-		if d := g.opts.Timeouts(t.Vendor); d > 0 {
+	if g.opts.Timeout != nil {
+		if d := g.opts.Timeout(t); d > 0 {
 			timeout = d
 		}
 	}

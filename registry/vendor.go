@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,6 +57,25 @@ type Vendor struct {
 	Limits Limits `json:"limits,omitzero" yaml:"limits,omitempty"`
 	// Disabled vendors stay registered but take no calls.
 	Disabled bool `json:"disabled,omitempty" yaml:"disabled,omitempty"`
+	// Classes puts tools in timeout classes ("simple", "complex", "long"),
+	// by the tool's own name; a classed tool's timeout comes from the
+	// hub's class table instead of Timeout.
+	Classes map[string]string `json:"classes,omitempty" yaml:"classes,omitempty"`
+	// Probe is the vendor's health probe; nil means an MCP ping.
+	Probe *Probe `json:"probe,omitempty" yaml:"probe,omitempty"`
+}
+
+// Timeout classes of tools.
+var ToolClasses = []string{"simple", "complex", "long"}
+
+// Probe is a business-level health check: a call of one of the vendor's
+// tools whose answer must have the expected shape.
+type Probe struct {
+	Tool     string         `json:"tool,omitempty" yaml:"tool,omitempty"`         // the vendor's own tool name; "" means an MCP ping
+	Args     map[string]any `json:"args,omitempty" yaml:"args,omitempty"`         // its arguments
+	Expect   []string       `json:"expect,omitempty" yaml:"expect,omitempty"`     // top-level keys the structured result must have
+	Interval Duration       `json:"interval,omitempty" yaml:"interval,omitempty"` // zero: 5s for stdio vendors, 10s for remote ones
+	Disabled bool           `json:"disabled,omitempty" yaml:"disabled,omitempty"`
 }
 
 // MCPSpec says how to reach an MCP server.
@@ -176,6 +196,14 @@ func (v *Vendor) Validate() error {
 	}
 	if v.Limits.RPS < 0 || v.Limits.Burst < 0 || v.Limits.Concurrency < 0 {
 		add("limits must not be negative")
+	}
+	for tool, class := range v.Classes {
+		if !slices.Contains(ToolClasses, class) {
+			add("classes: tool %q: class %q is unknown; want one of %v", tool, class, ToolClasses)
+		}
+	}
+	if p := v.Probe; p != nil && p.Interval < 0 {
+		add("probe: interval %v is negative", p.Interval.D())
 	}
 	return errors.Join(errs...)
 }

@@ -441,7 +441,7 @@ func TestHTTPTimeout(t *testing.T) {
 		t.Errorf("code %q (%v); want timeout", c, err)
 	}
 	// Through the gateway, with the vendor's timeout.
-	gw := hub.NewGateway(h.cat, h.m, &hub.Options{Timeouts: func(string) time.Duration { return 100 * time.Millisecond }})
+	gw := hub.NewGateway(h.cat, h.m, &hub.Options{Timeout: func(*registry.Tool) time.Duration { return 100 * time.Millisecond }})
 	_, err = gw.Call(context.Background(), &hub.Call{Name: "hv__slow", Arguments: map[string]any{"ms": 60000}})
 	if c := hub.CodeOf(err); c != hub.CodeTimeout {
 		t.Errorf("gateway: code %q (%v); want timeout", c, err)

@@ -166,6 +166,23 @@ func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
 	return v, true
 }
 
+// Ping checks that a vendor's connection answers (MCP ping, or
+// server/discover on the stateless protocol revision). Health probes that
+// have no business-level tool call use it.
+func (m *Manager) Ping(ctx context.Context, id string) error {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
+	}
+	conn := v.cur.Load()
+	if conn == nil {
+		return v.notReady()
+	}
+	return conn.probe(ctx)
+}
+
 // Add starts managing an MCP vendor. It returns at once: the connection is
 // made in the background (see [Manager.Status]). It fails for an invalid
 // spec, a vendor that is not MCP, or an id already held. ctx is not used

@@ -15,6 +15,7 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/loadgen"
 )
 
@@ -24,8 +25,22 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("bench", "[flags]", "Measure calls/s and latency of one tool call made directly to an example vendor\nover streamable HTTP and through toolhub's /mcp, in one run, and print the ratio.", stderr)
 	conc := fs.Int("concurrency", 8, "concurrent MCP clients (one session each)")
 	dur := fs.Duration("duration", 5*time.Second, "measured time per phase")
+	failover := fs.Float64("failover", 0, "instead: run the failover drill at this many calls/s (weather-a fails, weather-b takes over) and print what happened")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *failover > 0 {
+		l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig})
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		rep, err := drill.Failover(ctx, l, *failover, time.Second)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, rep)
+		return nil
 	}
 	vln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

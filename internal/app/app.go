@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
@@ -48,15 +49,19 @@ type App struct {
 	mu       sync.Mutex // serialises reloads
 	cfg      atomic.Pointer[config.Config]
 	tenants  atomic.Pointer[map[string]*registry.Tenant]
-	timeouts atomic.Pointer[map[string]time.Duration]
-	limits   atomic.Pointer[map[string]registry.Limits]
+	specs    atomic.Pointer[map[string]registry.Vendor] // vendors in force, by id
+	probing  map[string]string                          // vendor → probe spec being run (under mu)
+	redis    *redis.Client
+	ctx      context.Context // the app's lifetime: probes
+	cancel   context.CancelFunc
 	examples *exampleVendors
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
 // that are down do not stop it: they show as unavailable and are retried.
 func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
-	a := &App{}
+	a := &App{probing: map[string]string{}}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -82,11 +87,16 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.Store = store
 	a.Catalog = registry.NewCatalog()
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv})
-	a.Gov = govern.New(&govern.Options{Logger: a.log, VendorLimits: a.vendorLimits})
+	limiter, err := a.limiter(cfg)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Gov = govern.New(a.governOptions(cfg, limiter))
 	a.Gateway = hub.NewGateway(a.Catalog, a.Manager, &hub.Options{
 		Logger:         a.log,
 		DefaultTimeout: cfg.Timeout.D(),
-		Timeouts:       a.timeout,
+		Timeout:        a.timeout,
 		Visible:        a.visible,
 		Outer:          []hub.Middleware{a.Gov.OuterMiddleware()},
 		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},
@@ -149,15 +159,12 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	for i := range cfg.Tenants {
 		tenants[cfg.Tenants[i].ID] = &cfg.Tenants[i]
 	}
-	timeouts := map[string]time.Duration{}
-	limits := map[string]registry.Limits{}
+	specs := map[string]registry.Vendor{}
 	for _, v := range vendorsList {
-		timeouts[v.ID] = v.Timeout.D()
-		limits[v.ID] = v.Limits
+		specs[v.ID] = v
 	}
 	a.tenants.Store(&tenants)
-	a.timeouts.Store(&timeouts)
-	a.limits.Store(&limits)
+	a.specs.Store(&specs)
 	for _, e := range a.Catalog.SetCapabilities(caps) {
 		a.log.Error("capability refused", "err", e)
 	}
@@ -165,6 +172,7 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 		return err
 	}
 	a.cfg.Store(cfg)
+	a.syncProbes(specs)
 	return nil
 }
 
@@ -188,18 +196,28 @@ func (a *App) vendors(ctx context.Context, cfg *config.Config) ([]registry.Vendo
 	return out, nil
 }
 
-func (a *App) timeout(vendor string) time.Duration {
-	if m := a.timeouts.Load(); m != nil {
-		return (*m)[vendor]
+func (a *App) spec(vendor string) (registry.Vendor, bool) {
+	if m := a.specs.Load(); m != nil {
+		v, ok := (*m)[vendor]
+		return v, ok
 	}
-	return 0
+	return registry.Vendor{}, false
+}
+
+// timeout is a vendor tool's attempt timeout: its class's when the vendor
+// puts it in one, else the vendor's (zero: the gateway's default).
+func (a *App) timeout(t *registry.Tool) time.Duration {
+	v, _ := a.spec(t.Vendor)
+	if class, ok := v.Classes[t.Def.Name]; ok {
+		g := a.cfg.Load().Governance
+		return g.ClassTimeout(class)
+	}
+	return v.Timeout.D()
 }
 
 func (a *App) vendorLimits(vendor string) registry.Limits {
-	if m := a.limits.Load(); m != nil {
-		return (*m)[vendor]
-	}
-	return registry.Limits{}
+	v, _ := a.spec(vendor)
+	return v.Limits
 }
 
 // VendorView is one vendor in GET /v1/vendors: its connection and its
@@ -257,6 +275,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 // Close stops everything.
 func (a *App) Close() {
+	a.cancel()
+	if a.Gov != nil {
+		a.mu.Lock()
+		for id := range a.probing {
+			a.Gov.StopProbes(id)
+		}
+		a.mu.Unlock()
+	}
+	if a.redis != nil {
+		defer a.redis.Close()
+	}
 	if a.API != nil {
 		a.API.Close()
 	}

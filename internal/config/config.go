@@ -11,6 +11,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/toolhub/toolhub/registry"
 	"go.yaml.in/yaml/v3"
@@ -33,10 +35,43 @@ type Config struct {
 	Timeout      registry.Duration `yaml:"timeout"`        // default vendor timeout; default 5s
 	LogLevel     string            `yaml:"log_level"`      // debug, info (default), warn, error
 	Examples     *Examples         `yaml:"examples"`       // serve the example vendors in process
+	Instances    int               `yaml:"instances"`      // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
+	FailOpen     bool              `yaml:"fail_open"`      // Redis down: admit every call instead of local rate/instances limits
+	Governance   Governance        `yaml:"governance"`
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
 	Tenants      []registry.Tenant `yaml:"tenants"`
+}
+
+// Governance tunes the breakers, ramps, retries, probes and timeout
+// classes. Zero fields mean the defaults written next to them.
+type Governance struct {
+	Timeouts map[string]registry.Duration `yaml:"timeouts"` // tool classes: simple 5s, complex 30s, long 60s
+	Breaker  struct {
+		Window              registry.Duration `yaml:"window"`               // 10s
+		MinCalls            int               `yaml:"min_calls"`            // 20
+		FailureRatio        float64           `yaml:"failure_ratio"`        // 0.5
+		ConsecutiveFailures int               `yaml:"consecutive_failures"` // 5
+		CoolDown            registry.Duration `yaml:"cool_down"`            // 30s, doubling on repeated trips
+		MaxCoolDown         registry.Duration `yaml:"max_cool_down"`        // 120s
+		Trials              int               `yaml:"trials"`               // 3 half-open trial calls
+	} `yaml:"breaker"`
+	RampInterval registry.Duration `yaml:"ramp_interval"` // 30s per step of 5% → 25% → 50% → 100%
+	EjectAfter   int               `yaml:"eject_after"`   // 3 failed probes in a row
+	Retry        struct {
+		Max  int               `yaml:"max"`  // 3 retries
+		Base registry.Duration `yaml:"base"` // 1s, doubling, full jitter
+		Cap  registry.Duration `yaml:"cap"`  // 30s
+	} `yaml:"retry"`
+}
+
+// ClassTimeout returns the timeout of a tool class.
+func (g *Governance) ClassTimeout(class string) time.Duration {
+	if d, ok := g.Timeouts[class]; ok && d > 0 {
+		return d.D()
+	}
+	return map[string]time.Duration{"simple": 5 * time.Second, "complex": 30 * time.Second, "long": 60 * time.Second}[class]
 }
 
 // Examples starts the example vendors inside toolhub, on their own port.
@@ -88,6 +123,9 @@ func Parse(data []byte) (*Config, error) {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 4 << 20
 	}
+	if c.Instances == 0 {
+		c.Instances = 1
+	}
 	if c.Timeout == 0 {
 		c.Timeout = registry.Duration(5e9)
 	}
@@ -102,6 +140,17 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max_body_bytes %d is below 1024", c.MaxBodyBytes))
+	}
+	for class, d := range c.Governance.Timeouts {
+		if !slices.Contains(registry.ToolClasses, class) || d <= 0 {
+			errs = append(errs, fmt.Errorf("governance.timeouts: %q: want a positive duration for one of %v", class, registry.ToolClasses))
+		}
+	}
+	if g := c.Governance; g.Breaker.FailureRatio < 0 || g.Breaker.FailureRatio > 1 {
+		errs = append(errs, fmt.Errorf("governance.breaker.failure_ratio %v: want 0..1", g.Breaker.FailureRatio))
+	}
+	if c.Instances < 1 {
+		errs = append(errs, fmt.Errorf("instances %d: want at least 1", c.Instances))
 	}
 	switch c.LogLevel {
 	case "", "debug", "info", "warn", "error":

@@ -1,0 +1,180 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/hub"
+)
+
+// FailoverConfig is the lab config of the failover drill: weather.current
+// backed by weather-a then weather-b, with short cool-downs so recovery
+// fits in a drill. Probes are off: this drill is about the breaker.
+const FailoverConfig = `
+vendors:
+  - id: weather-a
+    mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
+    probe: {disabled: true}
+  - id: weather-b
+    mcp: {transport: http, url: "{{vendors}}/weather-b/mcp"}
+    probe: {disabled: true}
+capabilities:
+  - name: weather.current
+    input_schema: {type: object, required: [city], properties: {city: {type: string}}}
+    chain:
+      - tool: weather-a/current_weather
+      - tool: weather-b/current_weather
+        args: [{from: /city, to: /location}]
+        result: [{from: /location, to: /city}, {from: /temperature, to: /temp_c}]
+governance:
+  breaker: {cool_down: 500ms, max_cool_down: 2s}
+  ramp_interval: 200ms
+`
+
+// FailoverReport is what the failover drill measured.
+type FailoverReport struct {
+	Rate          float64       // offered calls/s
+	Calls         int64         // calls made
+	ClientErrors  int64         // calls that failed at the client
+	DuringFault   int64         // calls made while the primary was down
+	FaultOK       int64         // of those, answered (by the secondary)
+	DetectAfter   time.Duration // primary down → its breaker open
+	FallbackAfter time.Duration // primary down → first answer from the secondary
+	PrimaryCalls  int64         // calls that reached the primary while its breaker was open
+	RecoverAfter  time.Duration // primary back → breaker closed and ramp at 100%
+}
+
+func (r FailoverReport) String() string {
+	return fmt.Sprintf("failover at %.0f calls/s: %d calls, %d client errors; success during the fault %d/%d (%.1f%%); "+
+		"breaker open %v after the primary went down; first fallback answer after %v; %d calls reached the primary while open; "+
+		"recovered to 100%% %v after the primary came back",
+		r.Rate, r.Calls, r.ClientErrors, r.FaultOK, r.DuringFault, 100*float64(r.FaultOK)/float64(max(r.DuringFault, 1)),
+		r.DetectAfter.Round(time.Millisecond), r.FallbackAfter.Round(time.Millisecond), r.PrimaryCalls, r.RecoverAfter.Round(time.Millisecond))
+}
+
+// Failover drives weather.current at rate calls/s, takes weather-a down
+// (every call a tool error), waits for its breaker to open, holds the fault
+// for hold, brings weather-a back and waits for full recovery.
+func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration) (FailoverReport, error) {
+	rep := FailoverReport{Rate: rate}
+	var (
+		faultAt      atomic.Int64 // unix nanos; 0 before the fault
+		faultOver    atomic.Bool
+		firstFallbk  atomic.Int64
+		calls, errs  atomic.Int64
+		during, dOK  atomic.Int64
+		wg           sync.WaitGroup
+		stopTraffic  = make(chan struct{})
+		trafficEnded = make(chan struct{})
+	)
+	gw := l.App.Gateway
+	go func() {
+		defer close(trafficEnded)
+		tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stopTraffic:
+				wg.Wait()
+				return
+			case <-ctx.Done():
+				wg.Wait()
+				return
+			case <-tick.C:
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				inFault := faultAt.Load() != 0 && !faultOver.Load()
+				res, err := gw.Call(ctx, &hub.Call{Tenant: "default", Name: "weather.current", Arguments: map[string]any{"city": "Oslo"}})
+				calls.Add(1)
+				if inFault {
+					during.Add(1)
+				}
+				if err != nil {
+					errs.Add(1)
+					return
+				}
+				if inFault {
+					dOK.Add(1)
+				}
+				if res.Provenance.Vendor == "weather-b" && faultAt.Load() != 0 {
+					firstFallbk.CompareAndSwap(0, time.Now().UnixNano())
+				}
+			}()
+		}
+	}()
+	defer func() {
+		select {
+		case <-trafficEnded:
+		default:
+			close(stopTraffic)
+			<-trafficEnded
+		}
+	}()
+
+	sleep(ctx, time.Second) // healthy traffic first
+	start := time.Now()
+	faultAt.Store(start.UnixNano())
+	if err := l.SetMode("weather-a", vendors.ModeFail); err != nil {
+		return rep, err
+	}
+	opened, err := waitFor(ctx, 30*time.Second, func() bool { return l.App.Gov.Status("weather-a").Breaker.State == "open" })
+	if err != nil {
+		return rep, fmt.Errorf("the breaker of weather-a never opened: %w", err)
+	}
+	rep.DetectAfter = opened.Sub(start)
+	atOpen := l.Vendors["weather-a"].Counters().CallsTotal
+	sleep(ctx, hold)
+	rep.PrimaryCalls = l.Vendors["weather-a"].Counters().CallsTotal - atOpen
+
+	back := time.Now()
+	faultOver.Store(true)
+	if err := l.SetMode("weather-a", vendors.ModeOK); err != nil {
+		return rep, err
+	}
+	recovered, err := waitFor(ctx, 60*time.Second, func() bool {
+		st := l.App.Gov.Status("weather-a")
+		return st.Breaker.State == "closed" && st.Ramp.Percent >= 100
+	})
+	if err != nil {
+		return rep, fmt.Errorf("weather-a never recovered: %+v: %w", l.App.Gov.Status("weather-a"), err)
+	}
+	rep.RecoverAfter = recovered.Sub(back)
+	close(stopTraffic)
+	<-trafficEnded
+	rep.Calls, rep.ClientErrors, rep.DuringFault, rep.FaultOK = calls.Load(), errs.Load(), during.Load(), dOK.Load()
+	if f := firstFallbk.Load(); f != 0 {
+		rep.FallbackAfter = time.Unix(0, f).Sub(start)
+	}
+	return rep, nil
+}
+
+// waitFor polls cond every millisecond and returns when it first held.
+func waitFor(ctx context.Context, limit time.Duration, cond func() bool) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		if cond() {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,143 @@
+// Package drill runs fault drills: a hub and the example vendors in one
+// process, real traffic, a fault injected into a vendor, and what happened
+// measured — time to detect, time to fall back, success rate during the
+// fault, time to recover. Tests and `toolhub bench` use it.
+package drill
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/servers"
+)
+
+// Lab is a hub wired to in-process example vendors.
+type Lab struct {
+	App     *app.App
+	Vendors map[string]*vendors.Vendor
+	URL     string // the example vendors' base URL (each at /<name>/mcp)
+	HubURL  string // the hub's base URL
+	srv     *http.Server
+	stop    context.CancelFunc
+	done    chan struct{}
+	data    string
+}
+
+// LabOptions configure a lab. Zero fields mean the defaults.
+type LabOptions struct {
+	// Config is toolhub.yaml without data and addr; "{{vendors}}" is
+	// replaced by the example vendors' base URL.
+	Config string
+	// Logger; nil discards.
+	Logger *slog.Logger
+}
+
+// NewLab starts the example vendors and a hub on loopback.
+func NewLab(ctx context.Context, o LabOptions) (*Lab, error) {
+	l := &Lab{Vendors: map[string]*vendors.Vendor{}, done: make(chan struct{})}
+	mux := http.NewServeMux()
+	for _, name := range vendors.Names() {
+		v, err := vendors.New(name, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := v.Mount(mux, "/"+name, vendors.HTTP); err != nil {
+			return nil, err
+		}
+		l.Vendors[name] = v
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	l.srv = &http.Server{Handler: mux}
+	go l.srv.Serve(ln)
+	l.URL = "http://" + ln.Addr().String()
+
+	if l.data, err = os.MkdirTemp("", "toolhub-drill-"); err != nil {
+		l.Close()
+		return nil, err
+	}
+	cfg, err := config.Parse([]byte("data: " + l.data + "\n" + strings.ReplaceAll(o.Config, "{{vendors}}", l.URL)))
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if l.App, err = app.New(ctx, cfg, &app.Options{Logger: log}); err != nil {
+		l.Close()
+		return nil, err
+	}
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.HubURL = "http://" + hln.Addr().String()
+	sctx, stop := context.WithCancel(context.Background())
+	l.stop = stop
+	go func() { defer close(l.done); _ = l.App.Serve(sctx, hln) }()
+	for _, v := range cfg.Vendors {
+		if err := l.WaitReady(ctx, v.ID); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// WaitReady waits until a vendor is connected and its tools are in the
+// catalog (the tools arrive just before the vendor is marked ready).
+func (l *Lab) WaitReady(ctx context.Context, vendor string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for len(l.App.Catalog.VendorTools(vendor)) == 0 || l.App.Manager.Status(vendor).State != servers.StateReady {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("vendor %s never became ready: %+v", vendor, l.App.Manager.Status(vendor))
+		case <-time.After(10 * time.Millisecond): // polling a condition
+		}
+	}
+	return nil
+}
+
+// SetMode changes an example vendor's fault mode.
+func (l *Lab) SetMode(vendor string, m vendors.Mode) error {
+	v := l.Vendors[vendor]
+	k := v.Knobs()
+	k.Mode = m
+	return v.SetKnobs(k)
+}
+
+// Close stops the hub and the vendors.
+func (l *Lab) Close() {
+	if l.stop != nil {
+		l.stop()
+		<-l.done
+	}
+	if l.App != nil {
+		l.App.Close()
+	}
+	for _, v := range l.Vendors {
+		v.Close()
+	}
+	if l.srv != nil {
+		l.srv.Close()
+	}
+	if l.data != "" {
+		os.RemoveAll(l.data)
+	}
+}
