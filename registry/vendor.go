@@ -61,6 +61,9 @@ type Vendor struct {
 	// by the tool's own name; a classed tool's timeout comes from the
 	// hub's class table instead of Timeout.
 	Classes map[string]string `json:"classes,omitempty" yaml:"classes,omitempty"`
+	// ToolBreakers lists tools (own names) that get a circuit breaker of
+	// their own besides the vendor's, so one failing tool stops alone.
+	ToolBreakers []string `json:"tool_breakers,omitempty" yaml:"tool_breakers,omitempty"`
 	// Probe is the vendor's health probe; nil means an MCP ping.
 	Probe *Probe `json:"probe,omitempty" yaml:"probe,omitempty"`
 }

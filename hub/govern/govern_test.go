@@ -757,3 +757,40 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+func TestToolBreakerStopsOneToolOnly(t *testing.T) {
+	ok, fail := answer(20), failWith(httpError(503, 0))
+	e := setup(t, map[string]hub.InvokerFunc{"weather-a": func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		if c.Tool.Def.Name == "book" {
+			return fail(ctx, c)
+		}
+		return ok(ctx, c)
+	}}, &govern.Options{
+		ToolBreaker: func(t *registry.Tool) bool { return t.Def.Name == "book" },
+		Breaker: func(key string) *breaker.Options {
+			if strings.Contains(key, "/") {
+				return nil // the tool's breaker: defaults, 5 failures in a row
+			}
+			return &breaker.Options{ConsecutiveFailures: 100, MinCalls: 1000}
+		},
+		Retry: retry.Policy{Max: -1},
+	})
+	for i := range 5 {
+		if _, err := e.call(t, "weather-a__book", hub.Call{}); err == nil || err.Code != hub.CodeUnavailable {
+			t.Fatalf("call %d: err = %v, want unavailable", i, err)
+		}
+	}
+	if _, err := e.call(t, "weather-a__book", hub.Call{}); err == nil || err.Code != hub.CodeCircuitOpen {
+		t.Fatalf("after 5 failures: err = %v, want circuit_open", err)
+	}
+	if _, err := e.call(t, "weather-a__current", hub.Call{}); err != nil {
+		t.Fatalf("the vendor's other tool is stopped too: %v", err)
+	}
+	st := e.gov.Status("weather-a")
+	if st.Breaker.State != "closed" || st.ToolBreakers["book"].State != "open" {
+		t.Errorf("status = %+v", st)
+	}
+	if got := e.ups.count("weather-a"); got != 6 {
+		t.Errorf("upstream reached %d times, want 6 (5 failures and 1 ok)", got)
+	}
+}

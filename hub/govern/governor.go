@@ -62,6 +62,11 @@ type Options struct {
 	// defaults. Now defaults to [Options.Now]; OnStateChange is chained
 	// after the governor's own (metrics, log).
 	Breaker func(key string) *breaker.Options
+	// ToolBreaker says which vendor tools get a breaker of their own
+	// (keyed "vendor/tool"), checked after the vendor's; nil means none.
+	// A tool that fails alone then stops without taking its vendor's other
+	// tools down with it.
+	ToolBreaker func(t *registry.Tool) bool
 	// Health configures the trackers made by [Governor.StartProbes]. Nil
 	// means breaker's defaults (eject after 3 failed probes). Now defaults
 	// to [Options.Now]; OnChange is chained after the governor's own.

@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/toolhub/toolhub/hub/breaker"
@@ -101,6 +102,9 @@ func (g *Governor) Health(vendor string) *breaker.Health {
 type VendorStatus struct {
 	Vendor  string        `json:"vendor"`
 	Breaker BreakerStatus `json:"breaker"`
+	// ToolBreakers are the breakers of the vendor's tools that have their
+	// own (Options.ToolBreaker), by tool name.
+	ToolBreakers map[string]BreakerStatus `json:"tool_breakers,omitempty"`
 	// Ramp is the recovery ramp in force: the lower of the breaker's and
 	// the health tracker's.
 	Ramp    RampStatus   `json:"ramp"`
@@ -153,13 +157,17 @@ func (g *Governor) Status(vendor string) VendorStatus {
 	vs := g.state(vendor)
 	snap := vs.breaker.Snapshot()
 	st := VendorStatus{
-		Vendor: vendor,
-		Breaker: BreakerStatus{
-			State: snap.State.String(), Calls: snap.Calls, Failures: snap.Failures,
-			ConsecutiveFailures: snap.ConsecutiveFailures, Trips: snap.Trips,
-			RetryInSeconds: snap.RetryIn.Seconds(),
-		},
-		Usage: UsageStatus{InFlight: vs.inflight.Load(), LimiterRejections: vs.rejections.Load()},
+		Vendor:  vendor,
+		Breaker: breakerStatus(snap),
+		Usage:   UsageStatus{InFlight: vs.inflight.Load(), LimiterRejections: vs.rejections.Load()},
+	}
+	for _, ts := range g.breakers.Snapshots() {
+		if tool, ok := strings.CutPrefix(ts.Key, vendor+"/"); ok {
+			if st.ToolBreakers == nil {
+				st.ToolBreakers = map[string]BreakerStatus{}
+			}
+			st.ToolBreakers[tool] = breakerStatus(ts)
+		}
 	}
 	ramp := snap.Ramp
 	if h := vs.health.Load(); h != nil {
@@ -182,4 +190,12 @@ func (g *Governor) Status(vendor string) VendorStatus {
 		st.Limits.Burst = r.Burst
 	}
 	return st
+}
+
+func breakerStatus(s breaker.Snapshot) BreakerStatus {
+	return BreakerStatus{
+		State: s.State.String(), Calls: s.Calls, Failures: s.Failures,
+		ConsecutiveFailures: s.ConsecutiveFailures, Trips: s.Trips,
+		RetryInSeconds: s.RetryIn.Seconds(),
+	}
 }

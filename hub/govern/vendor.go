@@ -78,17 +78,20 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	// 3. The breaker.
 	done, err := b.Allow()
 	if err != nil {
-		var wait time.Duration
-		var oe *breaker.OpenError
-		if errors.As(err, &oe) {
-			wait = oe.Wait
-		}
-		c.Trace.Decide("breaker " + v + " open")
-		return nil, &hub.Error{Code: hub.CodeCircuitOpen, Vendor: v, RetryAfter: wait,
-			Message: fmt.Sprintf("vendor %q is failing; its circuit is open, retry in %v", v, wait.Round(time.Millisecond)),
-			Err:     fmt.Errorf("%w: %w", ErrRefused, err)}
+		return nil, openError(c, v, "vendor "+strconv.Quote(v), err)
 	}
 	c.Trace.Decide("breaker " + v + " " + breaker.State(vs.state.Load()).String())
+	// 3b. The tool's own breaker, where configured.
+	if g.o.ToolBreaker != nil && g.o.ToolBreaker(c.Tool) {
+		key := v + "/" + c.Tool.Def.Name
+		tdone, err := g.breakers.Get(key).Allow()
+		if err != nil {
+			done(breaker.Ignored)
+			return nil, openError(c, key, "tool "+key, err)
+		}
+		vdone := done
+		done = func(o breaker.Outcome) { vdone(o); tdone(o) }
+	}
 
 	// 4. Retries around limits, bulkhead and the upstream.
 	p := g.o.Retry
@@ -137,6 +140,19 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		return nil, err
 	}
 	return res, nil
+}
+
+// openError is the answer of an open breaker: at once, with when to retry.
+func openError(c *hub.Call, key, what string, err error) error {
+	var wait time.Duration
+	var oe *breaker.OpenError
+	if errors.As(err, &oe) {
+		wait = oe.Wait
+	}
+	c.Trace.Decide("breaker " + key + " open")
+	return &hub.Error{Code: hub.CodeCircuitOpen, Vendor: c.Vendor(), RetryAfter: wait,
+		Message: fmt.Sprintf("%s is failing; its circuit is open, retry in %v", what, wait.Round(time.Millisecond)),
+		Err:     fmt.Errorf("%w: %w", ErrRefused, err)}
 }
 
 // skip refuses a call a recovery ramp does not admit.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,6 +57,10 @@ func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options
 				Trials: b.Trials, Ramp: ramp}
 		},
 		Health: &breaker.HealthOptions{Threshold: g.EjectAfter, Ramp: ramp},
+		ToolBreaker: func(t *registry.Tool) bool {
+			v, _ := a.spec(t.Vendor)
+			return slices.Contains(v.ToolBreakers, t.Def.Name)
+		},
 	}
 }
 
