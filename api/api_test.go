@@ -310,3 +310,22 @@ func FuzzRESTCall(f *testing.F) {
 		}
 	})
 }
+
+func TestDeepJSONRefused(t *testing.T) {
+	s, _ := newTestServer(t)
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	deep := strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat(`}`, 100)
+	status, m := rpc(t, ts.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"weather-a__current_weather","arguments":`+deep+`}}`)
+	if status != 400 || !strings.Contains(toJSON(m), "nests") {
+		t.Errorf("deep MCP body: %d %v", status, m)
+	}
+	resp, err := http.Post(ts.URL+"/v1/tools/weather-a__current_weather/call", "application/json", strings.NewReader(`{"arguments":`+deep+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("deep REST body: status %d", resp.StatusCode)
+	}
+}

@@ -212,6 +212,18 @@ func mcpTool(name string, e registry.Entry) mcp.Tool {
 func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := &hub.Call{Tenant: TenantFrom(ctx), Name: catalogName, Meta: callMeta(req.Params.Meta)}
+		var declared *int
+		if v, ok := c.Meta[MetaDataLevel].(float64); ok {
+			l := int(v)
+			if float64(l) != v {
+				l = -1
+			}
+			declared = &l
+		}
+		var err error
+		if c.DataLevel, err = f.s.dataLevel(c.Tenant, declared); err != nil {
+			return errorResult(err, ""), nil
+		}
 		if req.Params.Arguments != nil {
 			args, ok := req.Params.Arguments.(map[string]any)
 			if !ok {
@@ -283,6 +295,9 @@ func (f *mcpFront) guard(vendor string, next http.Handler) http.Handler {
 
 var errTooLarge = errors.New("request body is too large")
 
+// MaxJSONDepth bounds the nesting of a request body.
+const MaxJSONDepth = 64
+
 // readLimited reads at most limit bytes of body.
 func readLimited(body io.Reader, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(body, limit+1))
@@ -291,6 +306,9 @@ func readLimited(body io.Reader, limit int64) ([]byte, error) {
 	}
 	if int64(len(b)) > limit {
 		return nil, &hub.Error{Code: hub.CodeTooLarge, Message: fmt.Sprintf("request body is over the %d-byte limit", limit), Err: errTooLarge}
+	}
+	if d := registry.JSONDepth(b); d > MaxJSONDepth {
+		return nil, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth)}
 	}
 	return b, nil
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/toolhub/toolhub/hub"
@@ -61,6 +62,9 @@ type CallRequest struct {
 	Arguments map[string]any `json:"arguments"`
 	Meta      map[string]any `json:"_meta,omitempty"`
 	Priority  string         `json:"priority,omitempty"` // interactive (default) or batch
+	// DataLevel declares the privacy level of the data in the arguments
+	// (0 public … 3 biometrics/passwords); absent: the tenant's default.
+	DataLevel *int `json:"data_level,omitempty"`
 }
 
 // CallResponse is a successful answer of POST /v1/tools/{name}/call.
@@ -87,6 +91,10 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := &hub.Call{Tenant: TenantFrom(r.Context()), Name: r.PathValue("name"), Arguments: req.Arguments, Meta: req.Meta}
+	if c.DataLevel, err = s.dataLevel(c.Tenant, req.DataLevel); err != nil {
+		writeError(w, err, "")
+		return
+	}
 	switch req.Priority {
 	case "", "interactive":
 	case "batch":
@@ -113,4 +121,22 @@ func (s *Server) listVendors(w http.ResponseWriter, r *http.Request) {
 		v = s.opts.Vendors(r.Context())
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"vendors": v})
+}
+
+// MetaDataLevel is the _meta key an MCP client declares its call's privacy
+// level with.
+const MetaDataLevel = "toolhub/data_level"
+
+// dataLevel is the privacy level of a call: as declared, or the tenant's.
+func (s *Server) dataLevel(tenant string, declared *int) (int, error) {
+	if declared != nil {
+		if *declared < 0 || *declared > registry.MaxDataLevel {
+			return 0, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("data_level %d: want 0 (public) to 3 (biometrics, passwords)", *declared)}
+		}
+		return *declared, nil
+	}
+	if s.opts.DataLevel != nil {
+		return s.opts.DataLevel(tenant), nil
+	}
+	return 0, nil
 }

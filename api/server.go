@@ -2,10 +2,13 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -24,9 +27,13 @@ type Options struct {
 	Version string
 	// MaxBodyBytes bounds request bodies; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Authenticate returns the tenant of a request; nil means every request
-	// is DefaultTenant. An error answers 401.
-	Authenticate func(r *http.Request) (tenant string, err error)
+	// Authenticate returns who a request acts as; nil means every request
+	// is an operator calling as DefaultTenant (no authentication: serve on
+	// loopback only). An error answers 401.
+	Authenticate func(r *http.Request) (auth.Principal, error)
+	// DataLevel is a tenant's default privacy level for calls that do not
+	// declare one; nil means 0.
+	DataLevel func(tenant string) int
 	// Vendors returns the vendor list with status for GET /v1/vendors (any
 	// JSON-able value); nil serves an empty list.
 	Vendors func(ctx context.Context) any
@@ -96,27 +103,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	tenant := DefaultTenant
+	p := auth.Principal{Role: auth.RoleOperator, Tenant: DefaultTenant}
 	if s.opts.Authenticate != nil {
-		t, err := s.opts.Authenticate(r)
-		if err != nil {
+		var err error
+		if p, err = s.opts.Authenticate(r); err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhub"`)
 			writeError(w, &hub.Error{Code: hub.CodeUnauthenticated, Message: err.Error()}, "")
 			return
 		}
-		tenant = t
 	}
-	s.mux.ServeHTTP(w, r.WithContext(withTenant(r.Context(), tenant)))
+	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 }
 
 func (s *Server) routes() {
-	all := s.mcp.httpHandler(s.mcp.all, "")
+	all := callers(s.mcp.httpHandler(s.mcp.all, ""))
 	s.mux.Handle("/mcp", all)
 	s.mux.Handle("/mcp/", all)
-	s.mux.HandleFunc("/mcp/vendors/{vendor}", s.vendorMCP)
-	s.mux.HandleFunc("GET /v1/tools", s.listTools)
-	s.mux.HandleFunc("POST /v1/tools/{name}/call", s.callTool)
-	s.mux.HandleFunc("GET /v1/vendors", s.listVendors)
+	s.mux.Handle("/mcp/vendors/{vendor}", callers(http.HandlerFunc(s.vendorMCP)))
+	s.mux.Handle("GET /v1/tools", callers(http.HandlerFunc(s.listTools)))
+	s.mux.Handle("POST /v1/tools/{name}/call", callers(http.HandlerFunc(s.callTool)))
+	s.mux.Handle("GET /v1/vendors", Require(http.HandlerFunc(s.listVendors), auth.RoleOperator, auth.RoleVendor))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version})
 	})
@@ -146,16 +152,52 @@ func (s *Server) vendorMCP(w http.ResponseWriter, r *http.Request) {
 	s.mcp.httpHandler(s.mcp.vendorServer(v), v).ServeHTTP(w, r)
 }
 
-type tenantKey struct{}
+type principalKey struct{}
 
-func withTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
+// WithPrincipal returns ctx acting as p.
+func WithPrincipal(ctx context.Context, p auth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// TenantFrom returns the tenant a request was authenticated as.
-func TenantFrom(ctx context.Context) string {
-	if t, ok := ctx.Value(tenantKey{}).(string); ok {
-		return t
+func withTenant(ctx context.Context, tenant string) context.Context {
+	return WithPrincipal(ctx, auth.Principal{Role: auth.RoleTenant, Tenant: tenant})
+}
+
+// PrincipalFrom returns who a request was authenticated as.
+func PrincipalFrom(ctx context.Context) auth.Principal {
+	p, _ := ctx.Value(principalKey{}).(auth.Principal)
+	return p
+}
+
+// TenantFrom returns the tenant a request calls as ("" for keys that do
+// not call tools).
+func TenantFrom(ctx context.Context) string { return PrincipalFrom(ctx).Tenant }
+
+// Require answers 403 unless the request's principal has one of roles.
+func Require(h http.Handler, roles ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := PrincipalFrom(r.Context()); !p.Is(roles...) {
+			writeError(w, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("this needs a %s key; yours is %s", strings.Join(roles, " or "), orNone(p.Role))}, "")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// callers lets through principals that call tools as a tenant.
+func callers(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := PrincipalFrom(r.Context()); p.Tenant == "" {
+			writeError(w, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("a %s key does not call tools; use a tenant key", orNone(p.Role))}, "")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
 	}
-	return DefaultTenant
+	return s
 }

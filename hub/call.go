@@ -32,6 +32,7 @@ type Call struct {
 	Arguments map[string]any // decoded JSON object; nil means {}
 	Meta      map[string]any // the caller's MCP _meta (progress token, …), passed on
 	Priority  Priority
+	DataLevel int    // privacy level of the data the call carries: 0 public … 3 biometrics/passwords
 	PlanID    string // set by the planner
 	Start     time.Time
 

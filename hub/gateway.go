@@ -41,6 +41,14 @@ type Options struct {
 	// every tenant sees everything. A call to an invisible entry fails as
 	// unknown_tool, so a tenant cannot probe for others' tools.
 	Visible func(tenant string, e registry.Entry) bool
+	// MaxDataLevel is the highest privacy level a vendor may receive; nil
+	// means 0 (public data only) for every vendor. A call carrying more
+	// sensitive data never reaches that vendor: it fails with
+	// privacy_refused, and a capability moves on to the next vendor.
+	MaxDataLevel func(vendor string) int
+	// Redact rewrites the arguments going to a vendor (e.g. masks phone
+	// numbers); nil sends them as they are. It must not modify its input.
+	Redact func(vendor string, args map[string]any) map[string]any
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -78,7 +86,9 @@ func NewGateway(cat *registry.Catalog, ups Upstreams, opts *Options) *Gateway {
 	if route == nil {
 		route = OrderedRoute
 	}
-	g.vendor = Chain(InvokerFunc(g.attempt), g.opts.Vendor...)
+	// The privacy gate runs first, so refused data spends no limit and
+	// trips no breaker.
+	g.vendor = Chain(InvokerFunc(g.attempt), append([]Middleware{g.privacy}, g.opts.Vendor...)...)
 	capRoute := route(g.vendor)
 	g.resolved = Chain(InvokerFunc(func(ctx context.Context, c *Call) (*Result, error) {
 		if c.Capability != nil {
@@ -180,6 +190,27 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
 	c.cat = g.cat
 	c.Capability, c.Tool = e.Capability, e.Tool
 	return g.resolved.Invoke(ctx, c)
+}
+
+// privacy refuses to send a call's data to a vendor not allowed to see it.
+func (g *Gateway) privacy(next Invoker) Invoker {
+	return InvokerFunc(func(ctx context.Context, c *Call) (*Result, error) {
+		max := 0
+		if g.opts.MaxDataLevel != nil {
+			max = g.opts.MaxDataLevel(c.Tool.Vendor)
+		}
+		if c.DataLevel > max {
+			c.Trace.Decide(fmt.Sprintf("privacy %s refused L%d > L%d", c.Tool.Vendor, c.DataLevel, max))
+			return nil, &Error{Code: CodePrivacy, Vendor: c.Tool.Vendor,
+				Message: fmt.Sprintf("the call carries L%d data; vendor %q may receive at most L%d", c.DataLevel, c.Tool.Vendor, max)}
+		}
+		if g.opts.Redact != nil {
+			rc := *c
+			rc.Arguments = g.opts.Redact(c.Tool.Vendor, c.Arguments)
+			return next.Invoke(ctx, &rc)
+		}
+		return next.Invoke(ctx, c)
+	})
 }
 
 // attempt is the innermost step: one call to one vendor tool, bounded by the

@@ -200,3 +200,34 @@ func BenchmarkGatewayCall(b *testing.B) {
 		}
 	}
 }
+
+func TestPrivacyGate(t *testing.T) {
+	var reachedA bool
+	up := vendors{
+		"weather-a": func(ctx context.Context, c *Call) (*Result, error) { reachedA = true; return ok(1)(ctx, c) },
+		"weather-b": func(ctx context.Context, c *Call) (*Result, error) {
+			if c.Arguments["location"] != "[redacted]" {
+				t.Errorf("weather-b got %v, want redacted arguments", c.Arguments)
+			}
+			return ok(2)(ctx, c)
+		},
+	}
+	gw := NewGateway(testCatalog(t), up, &Options{
+		MaxDataLevel: func(v string) int { return map[string]int{"weather-a": 1, "weather-b": 3}[v] },
+		Redact: func(v string, args map[string]any) map[string]any {
+			out := map[string]any{}
+			for k := range args {
+				out[k] = "[redacted]"
+			}
+			return out
+		},
+	})
+	_, err := gw.Call(t.Context(), &Call{Name: "weather-a__current", DataLevel: 3, Arguments: map[string]any{"city": "Oslo"}})
+	if CodeOf(err) != CodePrivacy || reachedA {
+		t.Fatalf("L3 call to an L1 vendor: err = %v, reached = %v", err, reachedA)
+	}
+	res, err := gw.Call(t.Context(), &Call{Name: "weather.current", DataLevel: 2, Arguments: map[string]any{"city": "Oslo"}})
+	if err != nil || res.Provenance.Vendor != "weather-b" || reachedA {
+		t.Fatalf("capability with L2 data: %v %+v, reached weather-a = %v", err, res, reachedA)
+	}
+}

@@ -76,7 +76,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("schema is empty")
 	}
-	if d := jsonDepth(raw); d > maxSchemaDepth {
+	if d := JSONDepth(raw); d > maxSchemaDepth {
 		return nil, fmt.Errorf("schema nests %d levels deep, over the limit of %d", d, maxSchemaDepth)
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -167,9 +167,9 @@ func pointer(loc []string) string {
 	return b.String()
 }
 
-// jsonDepth returns the deepest nesting of objects and arrays in raw,
+// JSONDepth returns the deepest nesting of objects and arrays in raw,
 // without decoding it.
-func jsonDepth(raw []byte) int {
+func JSONDepth(raw []byte) int {
 	depth, max := 0, 0
 	inStr, esc := false, false
 	for _, c := range raw {

@@ -14,6 +14,9 @@ type Tenant struct {
 	Tools []string `json:"tools,omitempty" yaml:"tools,omitempty"`
 	// Priority is "interactive" (default) or "batch".
 	Priority string `json:"priority,omitempty" yaml:"priority,omitempty"`
+	// DataLevel is the privacy level of the tenant's calls that do not
+	// declare one (0 public … 3); see Vendor.MaxDataLevel.
+	DataLevel int `json:"data_level,omitempty" yaml:"data_level,omitempty"`
 }
 
 // Validate checks a tenant spec.
@@ -25,6 +28,9 @@ func (t *Tenant) Validate() error {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("tenant %q: tools pattern %q: %v", t.ID, p, err)
 		}
+	}
+	if t.DataLevel < 0 || t.DataLevel > MaxDataLevel {
+		return fmt.Errorf("tenant %q: data_level %d: want 0 to 3", t.ID, t.DataLevel)
 	}
 	switch t.Priority {
 	case "", "interactive", "batch":

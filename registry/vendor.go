@@ -66,7 +66,17 @@ type Vendor struct {
 	ToolBreakers []string `json:"tool_breakers,omitempty" yaml:"tool_breakers,omitempty"`
 	// Probe is the vendor's health probe; nil means an MCP ping.
 	Probe *Probe `json:"probe,omitempty" yaml:"probe,omitempty"`
+	// MaxDataLevel is the most sensitive data the vendor may receive: 0
+	// public (the default), 1 preferences, 2 location and contacts, 3
+	// biometrics and passwords.
+	MaxDataLevel int `json:"max_data_level,omitempty" yaml:"max_data_level,omitempty"`
+	// Redact names the redaction rules (privacy.rules) applied to every
+	// string argument sent to this vendor, e.g. [phone, national_id].
+	Redact []string `json:"redact,omitempty" yaml:"redact,omitempty"`
 }
+
+// MaxDataLevel is the highest privacy level (L3).
+const MaxDataLevel = 3
 
 // Timeout classes of tools.
 var ToolClasses = []string{"simple", "complex", "long"}
@@ -204,6 +214,9 @@ func (v *Vendor) Validate() error {
 		if !slices.Contains(ToolClasses, class) {
 			add("classes: tool %q: class %q is unknown; want one of %v", tool, class, ToolClasses)
 		}
+	}
+	if v.MaxDataLevel < 0 || v.MaxDataLevel > MaxDataLevel {
+		add("max_data_level %d: want 0 (public) to 3 (biometrics, passwords)", v.MaxDataLevel)
 	}
 	if p := v.Probe; p != nil && p.Interval < 0 {
 		add("probe: interval %v is negative", p.Interval.D())

@@ -65,7 +65,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(data)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vendorURL)))
+	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vln.Addr().String(), vendorURL)))
 	if err != nil {
 		return err
 	}

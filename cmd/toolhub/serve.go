@@ -35,6 +35,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *data != "" {
 		cfg.Data = *data
 	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	log := newLogger(stderr, cfg.LogLevel)
 	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: log})
 	if err != nil {
@@ -53,20 +56,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("toolhub listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp",
 		"vendors", len(cfg.Vendors), "capabilities", len(cfg.Capabilities), "version", version)
-	if host, _, _ := net.SplitHostPort(cfg.Addr); !isLoopback(host) {
-		log.Warn("listening beyond loopback without authentication: every caller is tenant \"default\"")
-	} else {
-		log.Info("no authentication configured: listening on loopback only")
+	if !cfg.Auth.Enabled {
+		log.Info("no authentication configured: listening on loopback only; every caller is an operator calling as tenant \"default\"")
 	}
 	return a.Serve(ctx, ln)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // reloadOnHUP re-reads the config on SIGHUP. A bad config is refused with

@@ -18,10 +18,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"
@@ -45,6 +47,13 @@ type App struct {
 	Gateway *hub.Gateway
 	Gov     *govern.Governor
 	API     *api.Server
+	Keys    auth.Store       // API keys (data/keys.db)
+	Guard   *netguard.Policy // where vendor URLs may point
+
+	privacy   atomic.Pointer[privacy]
+	auditLog  *auditLog
+	pendingMu sync.Mutex
+	pending   map[string]pendingChange // vendor changes waiting for an operator
 
 	mu       sync.Mutex // serialises reloads
 	cfg      atomic.Pointer[config.Config]
@@ -60,7 +69,7 @@ type App struct {
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
 // that are down do not stop it: they show as unavailable and are retried.
 func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
-	a := &App{probing: map[string]string{}}
+	a := &App{probing: map[string]string{}, pending: map[string]pendingChange{}, auditLog: &auditLog{path: auditPath(cfg)}}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		a.opts = *opts
@@ -85,8 +94,16 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		return nil, err
 	}
 	a.Store = store
+	if a.Keys, err = auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db")); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.Guard, err = netguard.New(netguard.Options{Allow: cfg.Outbound.Allow, Deny: cfg.Outbound.Deny}); err != nil {
+		a.Close()
+		return nil, err
+	}
 	a.Catalog = registry.NewCatalog()
-	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv})
+	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
 	limiter, err := a.limiter(cfg)
 	if err != nil {
 		a.Close()
@@ -100,16 +117,24 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Visible:        a.visible,
 		Outer:          []hub.Middleware{a.Gov.OuterMiddleware()},
 		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},
+		MaxDataLevel:   a.maxDataLevel,
+		Redact:         a.redact,
 	})
-	a.API = api.NewServer(a.Gateway, &api.Options{
+	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       a.log,
-		Vendors:      func(context.Context) any { return a.VendorViews() },
+		DataLevel:    a.tenantDataLevel,
+		Vendors:      func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
 		Routes: func(mux *http.ServeMux) {
-			mux.Handle("GET /metrics", a.Gov.MetricsHandler())
+			mux.Handle("GET /metrics", api.Require(a.Gov.MetricsHandler(), auth.RoleOperator))
+			api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
 		},
-	})
+	}
+	if cfg.Auth.Enabled {
+		apiOpts.Authenticate = a.authenticate
+	}
+	a.API = api.NewServer(a.Gateway, apiOpts)
 	if err := a.apply(ctx, cfg); err != nil {
 		a.Close()
 		return nil, err
@@ -118,11 +143,11 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 }
 
 func openStore(ctx context.Context, cfg *config.Config) (registry.Store, error) {
-	if cfg.Postgres != "" {
-		return pgstore.Open(ctx, cfg.Postgres, nil)
-	}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
+	}
+	if cfg.Postgres != "" {
+		return pgstore.Open(ctx, cfg.Postgres, nil)
 	}
 	return sqlstore.Open(ctx, filepath.Join(cfg.Data, "registry.db"), nil)
 }
@@ -151,6 +176,11 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
+	pv, err := newPrivacy(cfg)
+	if err != nil {
+		return err
+	}
+	a.privacy.Store(pv)
 	vendorsList, err := a.vendors(ctx, cfg)
 	if err != nil {
 		return err
@@ -227,12 +257,16 @@ type VendorView struct {
 	Governance govern.VendorStatus `json:"governance"`
 }
 
-// VendorViews lists every vendor with its status.
-func (a *App) VendorViews() []VendorView {
+// VendorViews lists the vendors p may see with their status: every
+// vendor for an operator, its own for a vendor key.
+func (a *App) VendorViews(p auth.Principal) []VendorView {
 	sts := a.Manager.Statuses()
-	out := make([]VendorView, len(sts))
-	for i, st := range sts {
-		out[i] = VendorView{VendorStatus: st, Governance: a.Gov.Status(st.ID)}
+	out := make([]VendorView, 0, len(sts))
+	for _, st := range sts {
+		if p.Role == auth.RoleVendor && st.ID != p.Vendor {
+			continue
+		}
+		out = append(out, VendorView{VendorStatus: st, Governance: a.Gov.Status(st.ID)})
 	}
 	return out
 }
@@ -294,6 +328,9 @@ func (a *App) Close() {
 	}
 	if a.Store != nil {
 		a.Store.Close()
+	}
+	if a.Keys != nil {
+		a.Keys.Close()
 	}
 	if a.examples != nil {
 		a.examples.close()

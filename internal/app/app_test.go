@@ -62,7 +62,7 @@ func waitTools(t *testing.T, a *App, vendor string, want bool) {
 func TestReload(t *testing.T) {
 	wa, maps := exampleVendor(t, vendors.WeatherA), exampleVendor(t, vendors.Maps)
 	data := t.TempDir()
-	base := fmt.Sprintf("data: %s\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, wa)
+	base := fmt.Sprintf("data: %s\noutbound: {allow: [127.0.0.0/8]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, wa)
 	ctx := context.Background()
 	a, err := New(ctx, parse(t, base), &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

@@ -11,9 +11,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"slices"
 	"time"
 
+	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/registry"
 	"go.yaml.in/yaml/v3"
 )
@@ -38,10 +40,52 @@ type Config struct {
 	Instances    int               `yaml:"instances"`      // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
 	FailOpen     bool              `yaml:"fail_open"`      // Redis down: admit every call instead of local rate/instances limits
 	Governance   Governance        `yaml:"governance"`
+	Auth         Auth              `yaml:"auth"`
+	Outbound     Outbound          `yaml:"outbound"`
+	Privacy      Privacy           `yaml:"privacy"`
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
 	Tenants      []registry.Tenant `yaml:"tenants"`
+}
+
+// Auth switches API keys on. Off, toolhub serves loopback only and every
+// caller is tenant "default" with operator rights.
+type Auth struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// Outbound bounds where vendor URLs may point (SSRF): private, loopback,
+// link-local and metadata addresses are refused unless allowed here.
+type Outbound struct {
+	Allow []string `yaml:"allow"` // CIDRs, addresses, host:port pairs or host names
+	Deny  []string `yaml:"deny"`  // always refused, even if public
+}
+
+// Privacy holds the redaction rules vendors opt into with `redact:`.
+type Privacy struct {
+	Rules map[string]string `yaml:"rules"` // name → regular expression; phone and national_id are built in
+}
+
+// DefaultRedactionRules are the built-in redaction rules.
+var DefaultRedactionRules = map[string]string{
+	"phone":       `\+?\d[\d\s().-]{7,}\d`,
+	"national_id": `\b\d{6}(?:19|20)?\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]\b|\b\d{3}-\d{2}-\d{4}\b`,
+}
+
+// RedactionRules compiles the built-in and configured rules.
+func (p Privacy) RedactionRules() (map[string]*regexp.Regexp, error) {
+	out := map[string]*regexp.Regexp{}
+	for _, src := range []map[string]string{DefaultRedactionRules, p.Rules} {
+		for name, expr := range src {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("privacy.rules.%s: %v", name, err)
+			}
+			out[name] = re
+		}
+	}
+	return out, nil
 }
 
 // Governance tunes the breakers, ramps, retries, probes and timeout
@@ -135,8 +179,10 @@ func Parse(data []byte) (*Config, error) {
 // Validate checks the whole config and reports every problem at once.
 func (c *Config) Validate() error {
 	var errs []error
-	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+	if host, _, err := net.SplitHostPort(c.Addr); err != nil {
 		errs = append(errs, fmt.Errorf("addr %q: %v", c.Addr, err))
+	} else if !c.Auth.Enabled && !IsLoopback(host) {
+		errs = append(errs, fmt.Errorf("addr %q is not a loopback address and auth is off: every caller would be an operator; set auth.enabled: true (and issue keys with `toolhub keys create`) or listen on 127.0.0.1", c.Addr))
 	}
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max_body_bytes %d is below 1024", c.MaxBodyBytes))
@@ -148,6 +194,20 @@ func (c *Config) Validate() error {
 	}
 	if g := c.Governance; g.Breaker.FailureRatio < 0 || g.Breaker.FailureRatio > 1 {
 		errs = append(errs, fmt.Errorf("governance.breaker.failure_ratio %v: want 0..1", g.Breaker.FailureRatio))
+	}
+	rules, err := c.Privacy.RedactionRules()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, v := range c.Vendors {
+		for _, r := range v.Redact {
+			if _, ok := rules[r]; !ok && err == nil {
+				errs = append(errs, fmt.Errorf("vendor %q: redact: no rule %q (built in: phone, national_id; add more under privacy.rules)", v.ID, r))
+			}
+		}
+	}
+	if _, err := netguard.New(netguard.Options{Allow: c.Outbound.Allow, Deny: c.Outbound.Deny}); err != nil {
+		errs = append(errs, fmt.Errorf("outbound: %v", err))
 	}
 	if c.Instances < 1 {
 		errs = append(errs, fmt.Errorf("instances %d: want at least 1", c.Instances))
@@ -213,4 +273,13 @@ func (c *Config) RegistryCapabilities() ([]registry.Capability, error) {
 		out = append(out, rc)
 	}
 	return out, errors.Join(errs...)
+}
+
+// IsLoopback reports whether host is a loopback name or address.
+func IsLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

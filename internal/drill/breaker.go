@@ -15,6 +15,7 @@ import (
 // backed by weather-a then weather-b, with short cool-downs so recovery
 // fits in a drill. Probes are off: this drill is about the breaker.
 const FailoverConfig = `
+outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: weather-a
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}

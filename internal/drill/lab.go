@@ -36,7 +36,8 @@ type Lab struct {
 // LabOptions configure a lab. Zero fields mean the defaults.
 type LabOptions struct {
 	// Config is toolhub.yaml without data and addr; "{{vendors}}" is
-	// replaced by the example vendors' base URL.
+	// replaced by the example vendors' base URL, "{{vendors_addr}}" by their
+	// host:port.
 	Config string
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -68,7 +69,8 @@ func NewLab(ctx context.Context, o LabOptions) (*Lab, error) {
 		l.Close()
 		return nil, err
 	}
-	cfg, err := config.Parse([]byte("data: " + l.data + "\n" + strings.ReplaceAll(o.Config, "{{vendors}}", l.URL)))
+	text := strings.NewReplacer("{{vendors}}", l.URL, "{{vendors_addr}}", ln.Addr().String()).Replace(o.Config)
+	cfg, err := config.Parse([]byte("data: " + l.data + "\n" + text))
 	if err != nil {
 		l.Close()
 		return nil, err

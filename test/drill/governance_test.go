@@ -33,6 +33,7 @@ func call(l *drill.Lab, name string) (*hub.Result, error) {
 
 func TestHangingVendorTimesOutWithoutLeaks(t *testing.T) {
 	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: weather-a
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
@@ -143,6 +144,7 @@ func TestRedisStoppedMidRunCallsKeepFlowing(t *testing.T) {
 		Config: fmt.Sprintf(`
 redis: redis://%s/0
 instances: 2
+outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: %s
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
@@ -179,6 +181,7 @@ func TestThreeHubsShareOneRedisLimit(t *testing.T) {
 	cfg := fmt.Sprintf(`
 redis: redis://127.0.0.1:6379/0
 instances: 3
+outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: %s
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
