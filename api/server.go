@@ -99,7 +99,8 @@ func (s *Server) Close() error {
 
 // ServeHTTP authenticates the request and routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+	// The A2A agent card is public (A2A discovery); calls to /a2a are not.
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" {
 		s.mux.ServeHTTP(w, r)
 		return
 	}

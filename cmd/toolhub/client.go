@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -164,7 +165,15 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func vendorsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("vendors", "[flags]", "List the vendors of a running hub with their status.", stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "add", "update", "remove", "versions", "rollback":
+			return vendorChange(ctx, args[0], args[1:], stdout, stderr)
+		case "list":
+			args = args[1:]
+		}
+	}
+	fs := flags("vendors", "[list|add|update|remove|versions|rollback] [flags]", "List the vendors of a running hub with their status, or change one\n(toolhub vendors add --help). Uses the key in TOOLHUB_KEY.", stderr)
 	base := hubFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
@@ -222,4 +231,75 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// vendorChange registers, updates, removes or rolls back a vendor through
+// the running hub's self-service API (a vendor key for its own vendor, or
+// an operator key, in TOOLHUB_KEY).
+func vendorChange(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) error {
+	usage := map[string]string{
+		"add":      "ID --url URL [--transport http|sse] | --card URL  register a vendor; it is probed and its schemas checked first",
+		"update":   "ID --url URL [--transport http|sse] | --card URL  change a vendor; a change callers would notice waits for an operator",
+		"remove":   "ID  remove a vendor registered at run time",
+		"versions": "ID  list a vendor's versions",
+		"rollback": "ID --version N  make an earlier version current again",
+	}[verb]
+	fs := flags("vendors "+verb, usage, "Changes go through the running hub (TOOLHUB_URL) with the key in TOOLHUB_KEY.", stderr)
+	base := hubFlag(fs)
+	u := fs.String("url", "", "MCP server URL (streamable HTTP or SSE)")
+	transport := fs.String("transport", "http", "http (streamable HTTP) or sse")
+	card := fs.String("card", "", "A2A agent card URL, instead of --url")
+	name := fs.String("name", "", "display name")
+	version := fs.Int64("version", 0, "with rollback: the version to return to")
+	var id string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if id != "" {
+			fs.Usage()
+			return errUsage
+		}
+		id, args = fs.Arg(0), fs.Args()[1:]
+	}
+	if id == "" {
+		fs.Usage()
+		return errUsage
+	}
+	var out map[string]any
+	var err error
+	path := "/v1/vendors/" + url.PathEscape(id)
+	switch verb {
+	case "add", "update":
+		spec := map[string]any{"id": id}
+		if *name != "" {
+			spec["name"] = *name
+		}
+		switch {
+		case *card != "" && *u == "":
+			spec["a2a"] = map[string]any{"card": *card}
+		case *u != "" && *card == "":
+			spec["mcp"] = map[string]any{"transport": *transport, "url": *u}
+		default:
+			return errors.New("give either --url (an MCP server) or --card (an A2A agent)")
+		}
+		method := "POST"
+		if verb == "update" {
+			method = "PUT"
+		}
+		err = request(ctx, method, *base, path, spec, &out)
+	case "remove":
+		err = request(ctx, "DELETE", *base, path, nil, &out)
+	case "versions":
+		err = request(ctx, "GET", *base, path+"/versions", nil, &out)
+	case "rollback":
+		err = request(ctx, "POST", *base, path+"/rollback", map[string]any{"version": *version}, &out)
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, out)
 }

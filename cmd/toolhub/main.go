@@ -35,7 +35,9 @@ func init() {
 		{"serve", "[flags]", "run the hub (embedded defaults and the example vendors without --config)", serve},
 		{"tools", "[flags]", "list the catalog of a running hub", tools},
 		{"call", "NAME [JSON] [flags]", "call a tool or capability through a running hub", call},
-		{"vendors", "[flags]", "list the vendors of a running hub with their status", vendorsCmd},
+		{"vendors", "[list|add|update|remove|versions|rollback]", "list vendors with their status, or register and change one", vendorsCmd},
+		{"keys", "[create|list|rotate|revoke]", "manage API keys in the data folder", keys},
+		{"report", "[usage|invoice|payout|reconcile|export] [flags]", "usage, invoices, payouts, reconciliation, CloudEvents export from the ledger", report},
 		{"bench", "[flags]", "measure HTTP throughput and latency, direct vs through toolhub", bench},
 		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			fmt.Fprintln(out, "toolhub", version)
@@ -83,7 +85,7 @@ var errUsage = errors.New("usage")
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "toolhub — a governed hub for third-party AI tools\n\nUsage:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  toolhub %-8s %-20s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  toolhub %-8s %-44s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'toolhub COMMAND --help' for a command's flags.")
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
@@ -64,9 +65,6 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 	if spec.MCP != nil && spec.MCP.Transport == registry.TransportStdio && !p.Is(auth.RoleOperator) {
 		return api.VendorChange{}, forbidden("only an operator registers a stdio vendor: it runs a command on the hub")
 	}
-	if spec.A2A != nil {
-		return api.VendorChange{}, badRequest("A2A vendors are registered in the config file for now")
-	}
 	old, err := a.Store.GetVendor(ctx, spec.ID)
 	exists := err == nil
 	switch {
@@ -77,8 +75,10 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 	case !create && !exists:
 		return api.VendorChange{}, badRequest("vendor %q does not exist; register it with POST", spec.ID)
 	}
-	if err := a.Guard.CheckURL(ctx, spec.MCP.URL); err != nil {
-		return api.VendorChange{}, forbidden("vendor %q: %v", spec.ID, err)
+	if u := vendorURL(spec); u != "" {
+		if err := a.Guard.CheckURL(ctx, u); err != nil {
+			return api.VendorChange{}, forbidden("vendor %q: %v", spec.ID, err)
+		}
 	}
 	defs, rejected, err := a.tryVendor(ctx, spec)
 	if err != nil {
@@ -125,9 +125,23 @@ func (a *App) applyStored(ctx context.Context) error {
 	return a.apply(ctx, a.cfg.Load())
 }
 
+// vendorURL is the URL a vendor spec makes toolhub reach ("" for stdio).
+func vendorURL(spec registry.Vendor) string {
+	switch {
+	case spec.A2A != nil:
+		return spec.A2A.Card
+	case spec.MCP != nil && spec.MCP.Transport != registry.TransportStdio:
+		return spec.MCP.URL
+	}
+	return ""
+}
+
 // tryVendor connects to a vendor spec on the side, as the hub would, and
 // returns its tools and the ones whose schemas were refused.
 func (a *App) tryVendor(ctx context.Context, spec registry.Vendor) ([]registry.ToolDef, []string, error) {
+	if spec.A2A != nil {
+		return a.tryAgent(ctx, spec)
+	}
 	cat := registry.NewCatalog()
 	m := servers.NewManager(cat, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
 	defer m.Close()
@@ -288,4 +302,25 @@ func cmpStr(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// tryAgent fetches and validates an A2A vendor's card on the side and
+// returns the tools its skills become.
+func (a *App) tryAgent(ctx context.Context, spec registry.Vendor) ([]registry.ToolDef, []string, error) {
+	cat := registry.NewCatalog()
+	m := a2a.NewManager(cat, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), RefreshInterval: -1})
+	defer m.Close()
+	if err := m.Add(ctx, spec); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := m.Refresh(ctx, spec.ID); err != nil {
+		return nil, nil, err
+	}
+	var defs []registry.ToolDef
+	for _, t := range cat.VendorTools(spec.ID) {
+		defs = append(defs, t.Def)
+	}
+	return defs, nil, nil
 }

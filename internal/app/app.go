@@ -12,16 +12,27 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/cache"
+	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/govern"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/registry"
@@ -44,12 +55,23 @@ type App struct {
 	Catalog *registry.Catalog
 	Store   registry.Store
 	Manager *servers.Manager
+	A2A     *a2a.Manager // A2A agents as vendors
+	Agent   *a2a.Server  // toolhub as an A2A agent
 	Gateway *hub.Gateway
 	Gov     *govern.Governor
 	API     *api.Server
+	Cache   *cache.Layer     // result cache, stale-while-revalidate, last known good
+	Modes   *fallback.Modes  // degradation mode per capability
+	Router  *fallback.Router // capability chains: vendors → stale → queue
+	Jobs    *jobs.Queue      // durable async jobs
 	Keys    auth.Store       // API keys (data/keys.db)
+	Ledger  billing.Ledger   // usage events (SQLite ledger.db, or PostgreSQL)
+	Meter   *billing.Meter   // events off the call path, with a durable spill
+	Budgets *billing.Budgets // reservations that stop spending
 	Guard   *netguard.Policy // where vendor URLs may point
 
+	metrics   *prometheus.Registry
+	pool      *jobs.Pool
 	privacy   atomic.Pointer[privacy]
 	auditLog  *auditLog
 	pendingMu sync.Mutex
@@ -104,22 +126,44 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	}
 	a.Catalog = registry.NewCatalog()
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
+	// Card and interface URLs come from vendors: the same outbound guard.
+	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil)})
 	limiter, err := a.limiter(cfg)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.Gov = govern.New(a.governOptions(cfg, limiter))
-	a.Gateway = hub.NewGateway(a.Catalog, a.Manager, &hub.Options{
+	a.metrics = prometheus.NewRegistry()
+	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	gopts := a.governOptions(cfg, limiter)
+	gopts.Registerer = a.metrics
+	a.Gov = govern.New(gopts)
+	if err := a.degradation(ctx, cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.metering(ctx, cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Gateway = hub.NewGateway(a.Catalog, hub.UpstreamsFunc(a.upstream), &hub.Options{
 		Logger:         a.log,
 		DefaultTimeout: cfg.Timeout.D(),
 		Timeout:        a.timeout,
 		Visible:        a.visible,
-		Outer:          []hub.Middleware{a.Gov.OuterMiddleware()},
+		Outer:          []hub.Middleware{a.Gov.OuterMiddleware(), a.Meter.Middleware()},
+		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
+		Route:          a.Router.Route,
 		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
+	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log}
+	if cfg.Auth.Enabled {
+		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
+		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
+	}
+	a.Agent = a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
 	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -127,8 +171,17 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		DataLevel:    a.tenantDataLevel,
 		Vendors:      func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
 		Routes: func(mux *http.ServeMux) {
-			mux.Handle("GET /metrics", api.Require(a.Gov.MetricsHandler(), auth.RoleOperator))
+			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
+			mux.Handle("GET /v1/capabilities", a.Modes.Handler())
+			// Finance and operators see all usage; a tenant its own; a vendor its own.
+			mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope}),
+				auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))
+			mux.Handle("POST /v1/admin/capabilities/{name}/mode", api.Require(a.Modes.AdminHandler(), auth.RoleOperator))
+			api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log})(mux)
 			api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
+			// toolhub as an A2A agent: a public card, calls as a tenant.
+			mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
+			mux.Handle(a2a.RPCPath, api.Require(a.Agent.Handler(), auth.RoleTenant, auth.RoleOperator))
 		},
 	}
 	if cfg.Auth.Enabled {
@@ -139,6 +192,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
+		ResultTTL: cfg.Jobs.ResultTTL.D(), Logger: a.log}
+	a.pool.Start(a.ctx)
 	return a, nil
 }
 
@@ -198,10 +254,13 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	for _, e := range a.Catalog.SetCapabilities(caps) {
 		a.log.Error("capability refused", "err", e)
 	}
-	if err := a.Manager.Sync(ctx, vendorsList); err != nil {
+	// Each manager takes its own kind of vendor and skips the other.
+	if err := errors.Join(a.Manager.Sync(ctx, vendorsList), a.A2A.Sync(ctx, vendorsList)); err != nil {
 		return err
 	}
 	a.cfg.Store(cfg)
+	a.Cache.SetConfig(cfg.Cache)
+	a.Router.SetConfig(cfg.Fallback)
 	a.syncProbes(specs)
 	return nil
 }
@@ -224,6 +283,14 @@ func (a *App) vendors(ctx context.Context, cfg *config.Config) ([]registry.Vendo
 		}
 	}
 	return out, nil
+}
+
+// upstream finds a vendor's invoker: MCP servers, then A2A agents.
+func (a *App) upstream(vendor string) (hub.Invoker, bool) {
+	if inv, ok := a.Manager.Upstream(vendor); ok {
+		return inv, true
+	}
+	return a.A2A.Upstream(vendor)
 }
 
 func (a *App) spec(vendor string) (registry.Vendor, bool) {
@@ -254,6 +321,7 @@ func (a *App) vendorLimits(vendor string) registry.Limits {
 // governance (breaker, ramp, limits and usage).
 type VendorView struct {
 	servers.VendorStatus
+	A2A        *a2a.VendorStatus   `json:"a2a,omitempty"` // A2A vendors: card, agent, endpoint, streaming
 	Governance govern.VendorStatus `json:"governance"`
 }
 
@@ -268,6 +336,18 @@ func (a *App) VendorViews(p auth.Principal) []VendorView {
 		}
 		out = append(out, VendorView{VendorStatus: st, Governance: a.Gov.Status(st.ID)})
 	}
+	for _, st := range a.A2A.Statuses() {
+		if p.Role == auth.RoleVendor && st.ID != p.Vendor {
+			continue
+		}
+		out = append(out, VendorView{
+			VendorStatus: servers.VendorStatus{ID: st.ID, Transport: "a2a", State: servers.State(st.State), LastError: st.LastError,
+				Tools: st.Tools, Protocol: st.Protocol, Server: st.Agent + " " + st.Version},
+			A2A:        &st,
+			Governance: a.Gov.Status(st.ID),
+		})
+	}
+	slices.SortFunc(out, func(x, y VendorView) int { return strings.Compare(x.ID, y.ID) })
 	return out
 }
 
@@ -307,8 +387,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close stops everything.
+// Close stops everything. Running jobs get up to 10 s to finish; the rest
+// stay in the durable queue for the next start (or another instance).
 func (a *App) Close() {
+	if a.pool != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		a.pool.Stop(sctx)
+		cancel()
+	}
 	a.cancel()
 	if a.Gov != nil {
 		a.mu.Lock()
@@ -326,11 +412,23 @@ func (a *App) Close() {
 	if a.Manager != nil {
 		a.Manager.Close()
 	}
+	if a.A2A != nil {
+		a.A2A.Close()
+	}
 	if a.Store != nil {
 		a.Store.Close()
 	}
 	if a.Keys != nil {
 		a.Keys.Close()
+	}
+	if a.Jobs != nil {
+		a.Jobs.Close()
+	}
+	if a.Meter != nil {
+		a.Meter.Close() // flushes; what cannot be written stays in the spill for the next start
+	}
+	if a.Ledger != nil {
+		a.Ledger.Close()
 	}
 	if a.examples != nil {
 		a.examples.close()
@@ -376,4 +474,16 @@ func (e *exampleVendors) close() {
 		v.Close()
 	}
 	e.srv.Close()
+}
+
+// reportScope restricts usage reports to what the caller may see.
+func reportScope(r *http.Request) (tenant, vendor string, err error) {
+	p := api.PrincipalFrom(r.Context())
+	switch p.Role {
+	case auth.RoleTenant:
+		return p.Tenant, "", nil
+	case auth.RoleVendor:
+		return "", p.Vendor, nil
+	}
+	return "", "", nil
 }

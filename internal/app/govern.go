@@ -75,7 +75,7 @@ func (a *App) syncProbes(specs map[string]registry.Vendor) {
 		}
 	}
 	for id, v := range specs {
-		if v.Kind() != registry.KindMCP || v.Disabled || v.Probe != nil && v.Probe.Disabled {
+		if v.Disabled || v.Probe != nil && v.Probe.Disabled {
 			if _, ok := a.probing[id]; ok {
 				a.Gov.StopProbes(id)
 				delete(a.probing, id)
@@ -87,7 +87,7 @@ func (a *App) syncProbes(specs map[string]registry.Vendor) {
 			continue
 		}
 		interval := 10 * time.Second
-		if v.MCP.Transport == registry.TransportStdio {
+		if v.MCP != nil && v.MCP.Transport == registry.TransportStdio {
 			interval = 5 * time.Second
 		}
 		if v.Probe != nil && v.Probe.Interval > 0 {
@@ -104,14 +104,19 @@ func (a *App) syncProbes(specs map[string]registry.Vendor) {
 // governance, so probes neither spend nor trip the vendor's limits.
 func (a *App) probe(vendor string, p *registry.Probe) func(context.Context) error {
 	if p == nil || p.Tool == "" {
-		return func(ctx context.Context) error { return a.Manager.Ping(ctx, vendor) }
+		return func(ctx context.Context) error {
+			if v, ok := a.spec(vendor); ok && v.Kind() == registry.KindA2A {
+				return a.A2A.Ping(ctx, vendor) // fetches the agent card
+			}
+			return a.Manager.Ping(ctx, vendor)
+		}
 	}
 	return func(ctx context.Context) error {
 		t, ok := a.Catalog.VendorTool(vendor, p.Tool)
 		if !ok {
 			return fmt.Errorf("probe: vendor %q has no tool %q", vendor, p.Tool)
 		}
-		up, ok := a.Manager.Upstream(vendor)
+		up, ok := a.upstream(vendor)
 		if !ok {
 			return fmt.Errorf("probe: vendor %q is not managed", vendor)
 		}

@@ -15,6 +15,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/hub/cache"
+	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/registry"
 	"go.yaml.in/yaml/v3"
@@ -40,6 +43,10 @@ type Config struct {
 	Instances    int               `yaml:"instances"`      // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
 	FailOpen     bool              `yaml:"fail_open"`      // Redis down: admit every call instead of local rate/instances limits
 	Governance   Governance        `yaml:"governance"`
+	Cache        cache.Config      `yaml:"cache"`    // result cache policies per tool / capability
+	Fallback     fallback.Config   `yaml:"fallback"` // chain policies, queue, high-risk, degradation thresholds
+	Jobs         Jobs              `yaml:"jobs"`
+	Billing      billing.Config    `yaml:"billing"` // prices and budgets (docs/finance.md)
 	Auth         Auth              `yaml:"auth"`
 	Outbound     Outbound          `yaml:"outbound"`
 	Privacy      Privacy           `yaml:"privacy"`
@@ -47,6 +54,14 @@ type Config struct {
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
 	Tenants      []registry.Tenant `yaml:"tenants"`
+}
+
+// Jobs tunes the durable async job queue (SQLite in the data folder, or
+// Redis Streams when redis is set).
+type Jobs struct {
+	Workers     int               `yaml:"workers"`      // concurrent jobs per instance; default 4
+	MaxAttempts int               `yaml:"max_attempts"` // tries before a job fails; default 3
+	ResultTTL   registry.Duration `yaml:"result_ttl"`   // how long a finished job's result is kept; default 24h
 }
 
 // Auth switches API keys on. Off, toolhub serves loopback only and every
@@ -208,6 +223,10 @@ func (c *Config) Validate() error {
 	}
 	if _, err := netguard.New(netguard.Options{Allow: c.Outbound.Allow, Deny: c.Outbound.Deny}); err != nil {
 		errs = append(errs, fmt.Errorf("outbound: %v", err))
+	}
+	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate())
+	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 {
+		errs = append(errs, errors.New("jobs: workers, max_attempts and result_ttl must not be negative"))
 	}
 	if c.Instances < 1 {
 		errs = append(errs, fmt.Errorf("instances %d: want at least 1", c.Instances))

@@ -143,3 +143,6 @@ func (l *Lab) Close() {
 		os.RemoveAll(l.data)
 	}
 }
+
+// DataDir is the hub's data folder.
+func (l *Lab) DataDir() string { return l.data }

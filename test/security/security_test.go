@@ -190,6 +190,21 @@ func TestTenantIsolationAndKeys(t *testing.T) {
 	if st, _ := e.do(short, "GET", "/v1/tools", nil); st != 401 {
 		t.Errorf("an expired key: %d", st)
 	}
+	// Usage: each tenant sees only its own; finance sees everyone's.
+	if err := e.lab.App.Meter.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	month := time.Now().UTC().Format("2006-01")
+	usage := func(key string) string {
+		_, m := e.do(key, "GET", "/v1/reports/usage?from="+month+"&group_by=tenant&format=json", nil)
+		return fmt.Sprint(m)
+	}
+	if u := usage("acme"); !strings.Contains(u, "acme") || strings.Contains(u, "globex") {
+		t.Errorf("acme's usage report: %s", u)
+	}
+	if u := usage("finance"); !strings.Contains(u, "acme") || !strings.Contains(u, "globex") {
+		t.Errorf("finance's usage report: %s", u)
+	}
 	e.noKeysInLogs(tok, newTok, short)
 }
 

@@ -1,0 +1,454 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// States of a vendor.
+const (
+	StateConnecting  = "connecting"  // the card has not been fetched yet
+	StateReady       = "ready"       // the card is fetched; calls go through
+	StateUnavailable = "unavailable" // the card could not be fetched or used; retrying
+	StateDisabled    = "disabled"    // the spec says disabled
+)
+
+// VendorStatus is what the manager knows about one A2A vendor.
+type VendorStatus struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"` // always "a2a"
+	State     string    `json:"state"`
+	Card      string    `json:"card"`                // the card URL
+	Agent     string    `json:"agent,omitempty"`     // the card's name
+	Version   string    `json:"version,omitempty"`   // the card's version
+	Protocol  string    `json:"protocol,omitempty"`  // protocol version of the interface used ("1.0", "0.3")
+	Endpoint  string    `json:"endpoint,omitempty"`  // the interface URL used
+	Streaming bool      `json:"streaming,omitempty"` // calls stream (the card says it can)
+	Tools     int       `json:"tools"`
+	Rejected  []string  `json:"rejected,omitempty"` // skills left out of the catalog, with why
+	LastError string    `json:"last_error,omitempty"`
+	Fetched   time.Time `json:"fetched,omitzero"` // last good card fetch
+	Since     time.Time `json:"since,omitzero"`   // when State last changed
+}
+
+// Options configure a [Manager]. A nil *Options, and every zero field,
+// means the default.
+type Options struct {
+	// Logger; nil means slog.Default(). Every record carries the vendor id.
+	Logger *slog.Logger
+	// HTTPClient is the base for card fetches and calls: its Transport (nil
+	// means a clone of http.DefaultTransport), CheckRedirect and Jar are
+	// used. Its Timeout is not: calls are bounded by their context, and
+	// streams live long.
+	HTTPClient *http.Client
+	// RefreshInterval is how often a ready vendor's card is fetched again
+	// (new or changed skills replace the vendor's tools); zero means 5
+	// minutes, negative never.
+	RefreshInterval time.Duration
+	// RetryMin and RetryMax space fetches of a card that failed: the wait
+	// doubles from RetryMin to RetryMax, jittered; zero means 500 ms and
+	// 30 s.
+	RetryMin, RetryMax time.Duration
+	// CardTimeout bounds one card fetch; zero means 10 s.
+	CardTimeout time.Duration
+	// PollInterval is the longest wait between GetTask polls of an agent
+	// that does not stream (the first poll comes after 20 ms, doubling);
+	// zero means 1 s.
+	PollInterval time.Duration
+	// CancelTimeout bounds the CancelTask sent when a call's context ends
+	// while its task runs; zero means 5 s.
+	CancelTimeout time.Duration
+	// OnChange, if set, is called with a vendor's status after each change.
+	// It must not block.
+	OnChange func(VendorStatus)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.RefreshInterval == 0 {
+		c.RefreshInterval = 5 * time.Minute
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = 500 * time.Millisecond
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 30 * time.Second
+	}
+	if c.CardTimeout <= 0 {
+		c.CardTimeout = 10 * time.Second
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.CancelTimeout <= 0 {
+		c.CancelTimeout = 5 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Manager holds toolhub's A2A vendors: for each it fetches and validates
+// the agent card, keeps the card's skills in the catalog as tools
+// ("vendor__skill"), refreshes the card, and hands the gateway an invoker
+// that runs a skill as an A2A task. It implements [hub.Upstreams]. It is
+// safe for concurrent use.
+type Manager struct {
+	cat      *registry.Catalog
+	opts     Options
+	cardHTTP *http.Client // plain: card fetches read the status themselves
+	callHTTP *http.Client // non-2xx becomes *StatusError
+	ownHTTP  *http.Transport
+
+	mu      sync.RWMutex
+	vendors map[string]*vendor
+	closed  bool
+
+	toolsMu sync.Mutex // orders catalog writes against vendor replacement
+	wg      sync.WaitGroup
+}
+
+var _ hub.Upstreams = (*Manager)(nil)
+
+// NewManager returns a manager that registers vendors' skills in cat.
+func NewManager(cat *registry.Catalog, opts *Options) *Manager {
+	m := &Manager{cat: cat, opts: opts.withDefaults(), vendors: map[string]*vendor{}}
+	var base http.RoundTripper
+	card, call := &http.Client{}, &http.Client{}
+	if b := m.opts.HTTPClient; b != nil {
+		base = b.Transport
+		card.CheckRedirect, card.Jar = b.CheckRedirect, b.Jar
+		call.CheckRedirect, call.Jar = b.CheckRedirect, b.Jar
+	}
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		m.ownHTTP, base = t, t
+	}
+	card.Transport = base
+	call.Transport = &statusTransport{base: base, now: m.opts.Now}
+	m.cardHTTP, m.callHTTP = card, call
+	return m
+}
+
+// Upstream returns the invoker of a vendor the manager holds. The invoker
+// fails fast with unavailable while the vendor has no usable card.
+func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return v, true
+}
+
+// Add starts managing an A2A vendor. It returns at once: the card is
+// fetched in the background (see [Manager.Status], or call
+// [Manager.Refresh] to wait for it). It fails for an invalid spec, a
+// vendor that is not A2A, or an id already held.
+func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	spec = spec.Clone()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if _, dup := m.vendors[spec.ID]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateVendor, spec.ID)
+	}
+	v := newVendor(m, spec)
+	m.vendors[spec.ID] = v
+	v.start()
+	return nil
+}
+
+// Update applies a changed spec to a vendor the manager holds. A new card
+// URL, or a change of Disabled, starts the vendor afresh (calls in flight
+// finish on the old client); any other change is taken as it is. An
+// unchanged spec changes nothing.
+func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
+	if err := checkSpec(spec); err != nil {
+		return err
+	}
+	spec = spec.Clone()
+	m.toolsMu.Lock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.toolsMu.Unlock()
+		return ErrClosed
+	}
+	old, ok := m.vendors[spec.ID]
+	if !ok {
+		m.mu.Unlock()
+		m.toolsMu.Unlock()
+		return fmt.Errorf("%w: %q", ErrUnknownVendor, spec.ID)
+	}
+	cur := old.specCopy()
+	if sameJSON(cur.A2A, spec.A2A) && cur.Disabled == spec.Disabled {
+		old.mu.Lock()
+		old.spec = spec
+		old.mu.Unlock()
+		m.mu.Unlock()
+		m.toolsMu.Unlock()
+		return nil
+	}
+	v := newVendor(m, spec)
+	m.vendors[spec.ID] = v
+	m.mu.Unlock()
+	m.toolsMu.Unlock()
+	old.stop()
+	v.start()
+	m.opts.Logger.Info("a2a vendor updated", "vendor", spec.ID)
+	return nil
+}
+
+// Remove stops managing a vendor and removes its tools from the catalog.
+func (m *Manager) Remove(ctx context.Context, id string) error {
+	m.toolsMu.Lock()
+	m.mu.Lock()
+	v, ok := m.vendors[id]
+	delete(m.vendors, id)
+	m.mu.Unlock()
+	if ok {
+		m.cat.RemoveVendor(id)
+	}
+	m.toolsMu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
+	}
+	v.stop()
+	m.opts.Logger.Info("a2a vendor removed", "vendor", id)
+	return nil
+}
+
+// Sync makes the managed set equal to the A2A vendors in specs (MCP
+// vendors are skipped): it adds new ones, updates changed ones and removes
+// those gone. It is what a configuration reload calls, next to
+// servers.Manager.Sync. Every spec is applied that can be; the errors of
+// the others are joined.
+func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
+	want := map[string]registry.Vendor{}
+	var order []string
+	var errs []error
+	for _, s := range specs {
+		if s.Kind() != registry.KindA2A {
+			continue
+		}
+		if _, dup := want[s.ID]; dup {
+			errs = append(errs, fmt.Errorf("vendor %q is listed twice; the first is used", s.ID))
+			continue
+		}
+		want[s.ID] = s
+		order = append(order, s.ID)
+	}
+	m.mu.RLock()
+	var gone []string
+	have := map[string]registry.Vendor{}
+	for id, v := range m.vendors {
+		have[id] = v.specCopy()
+		if _, keep := want[id]; !keep {
+			gone = append(gone, id)
+		}
+	}
+	m.mu.RUnlock()
+	slices.Sort(gone)
+	for _, id := range gone {
+		if err := m.Remove(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, id := range order {
+		s := want[id]
+		old, held := have[id]
+		var err error
+		switch {
+		case !held:
+			err = m.Add(ctx, s)
+		case !sameJSON(old, s):
+			err = m.Update(ctx, s)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Refresh fetches a vendor's card now and applies it, and returns what
+// went wrong, if anything (a *CardError for a bad card). The admin API
+// can call it to register a vendor with a clear error at once.
+func (m *Manager) Refresh(ctx context.Context, id string) error {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
+	}
+	return v.refresh(ctx)
+}
+
+// Ping checks that a vendor's agent answers: it fetches the card (without
+// applying it). It is the default health probe of an A2A vendor. The error
+// is a *hub.Error: unavailable for a vendor not held, not ready, or not
+// reachable (or answering 5xx); rate_limited for 429; upstream_error for a
+// card that no longer parses.
+func (m *Manager) Ping(ctx context.Context, id string) error {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
+	}
+	st := v.status()
+	if st.State != StateReady {
+		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is %s: %s", id, st.State, orText(st.LastError, "no card yet"))}
+	}
+	_, err := FetchCard(ctx, m.cardHTTP, st.Card)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	he := &hub.Error{Code: hub.CodeUpstream, Vendor: id, Message: fmt.Sprintf("vendor %q: %v", id, err), Err: err}
+	var ce *CardError
+	if errors.As(err, &ce) {
+		switch {
+		case ce.Status == http.StatusTooManyRequests:
+			he.Code = hub.CodeRateLimited
+		case ce.Status >= 500, ce.Status == 0 && strings.Contains(ce.Error(), "not reachable"):
+			he.Code = hub.CodeUnavailable
+		}
+	}
+	return he
+}
+
+// Status returns a vendor's status; State is "" for an id the manager does
+// not hold.
+func (m *Manager) Status(id string) VendorStatus {
+	m.mu.RLock()
+	v, ok := m.vendors[id]
+	m.mu.RUnlock()
+	if !ok {
+		return VendorStatus{ID: id}
+	}
+	return v.status()
+}
+
+// Statuses returns the status of every vendor, sorted by id.
+func (m *Manager) Statuses() []VendorStatus {
+	m.mu.RLock()
+	out := make([]VendorStatus, 0, len(m.vendors))
+	for _, v := range m.vendors {
+		out = append(out, v.status())
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(out, func(a, b VendorStatus) int { return cmpString(a.ID, b.ID) })
+	return out
+}
+
+// Close stops every vendor's refresh loop and waits for background work
+// (task cancellations) to end. The catalog is left as it is. Close is
+// idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	vs := make([]*vendor, 0, len(m.vendors))
+	for _, v := range m.vendors {
+		vs = append(vs, v)
+	}
+	m.mu.Unlock()
+	for _, v := range vs {
+		v.stop()
+	}
+	m.wg.Wait()
+	if m.ownHTTP != nil {
+		m.ownHTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
+// setTools writes a vendor's tools to the catalog unless the vendor has
+// been replaced or removed meanwhile.
+func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
+	m.toolsMu.Lock()
+	defer m.toolsMu.Unlock()
+	m.mu.RLock()
+	cur := m.vendors[v.id]
+	m.mu.RUnlock()
+	if cur != v || v.ctx.Err() != nil {
+		return nil, false
+	}
+	return m.cat.SetVendorTools(v.id, defs), true
+}
+
+// goBackground runs f unless the manager is closed; Close waits for it.
+func (m *Manager) goBackground(f func()) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		f()
+	}()
+}
+
+func checkSpec(spec registry.Vendor) error {
+	if spec.A2A == nil || spec.Kind() != registry.KindA2A {
+		return fmt.Errorf("%w: %q", ErrNotA2A, spec.ID)
+	}
+	return spec.Validate()
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,486 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Paths the [Server] serves.
+const (
+	CardPath = WellKnownCardPath // the agent card
+	RPCPath  = "/a2a"            // JSON-RPC: SendMessage, SendStreamingMessage, GetTask, …
+)
+
+// TaskStore keeps the tasks of toolhub's A2A endpoint. It is the a2a-go
+// server's store interface, so any of its implementations fit (the
+// default is in memory); toolhub's job store can back it later.
+type TaskStore = taskstore.Store
+
+// ServerOptions configure a [Server]. A nil *ServerOptions, and every zero
+// field, means the default.
+type ServerOptions struct {
+	// URL is the public base URL of toolhub ("https://hub.example.com");
+	// the card's interface is URL + RPCPath. Empty means the scheme and
+	// host of each card request.
+	URL string
+	// Name, Description and Version go on the card; zero means "toolhub",
+	// a generic description and "dev".
+	Name, Description, Version string
+	// Provider goes on the card; nil means none.
+	Provider *sdk.AgentProvider
+	// SecuritySchemes and SecurityRequirements go on the card, so that
+	// clients know how to authenticate (e.g. a bearer scheme when the
+	// front door authenticates tenants). Authentication itself is the
+	// front door's: the server only reads the tenant through Tenant.
+	SecuritySchemes      sdk.NamedSecuritySchemes
+	SecurityRequirements sdk.SecurityRequirementsOptions
+	// Tenant returns the tenant of a request from its context (the api
+	// package's api.TenantFrom); nil means every request is "default".
+	// Tasks are listed per tenant.
+	Tenant func(ctx context.Context) string
+	// VendorTools also lists every vendor tool as a skill, after the
+	// capabilities; false lists capabilities only. Either way any catalog
+	// name the tenant can see may be called.
+	VendorTools bool
+	// TaskStore keeps tasks; nil means in memory (lost on restart), with
+	// ListTasks scoped by Tenant.
+	TaskStore TaskStore
+	// PushNotifications enables the push-notification config methods with
+	// the SDK's in-memory config store and HTTP sender. Off by default:
+	// the sender POSTs to any URL a client gives, so turn it on only where
+	// outbound requests are allowed.
+	PushNotifications bool
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server is toolhub as an A2A agent: its card lists the catalog's
+// capabilities as skills, and its JSON-RPC endpoint runs a message as a
+// call through the gateway, as a task (submitted → working → completed or
+// failed). Mount it with [Server.Routes].
+type Server struct {
+	gw      *hub.Gateway
+	cat     *registry.Catalog
+	opts    ServerOptions
+	handler a2asrv.RequestHandler
+	rpc     http.Handler
+
+	mu      sync.Mutex
+	running map[sdk.TaskID]context.CancelFunc
+}
+
+// NewServer returns toolhub's A2A agent over gw and its catalog cat.
+func NewServer(gw *hub.Gateway, cat *registry.Catalog, opts *ServerOptions) *Server {
+	s := &Server{gw: gw, cat: cat, running: map[sdk.TaskID]context.CancelFunc{}}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Name == "" {
+		s.opts.Name = "toolhub"
+	}
+	if s.opts.Description == "" {
+		s.opts.Description = "toolhub: a governed hub for third-party AI tools. Each skill is a capability; send its arguments as a data part."
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = "dev"
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.Default()
+	}
+	if s.opts.Tenant == nil {
+		s.opts.Tenant = func(context.Context) string { return "default" }
+	}
+	store := s.opts.TaskStore
+	if store == nil {
+		tenant := s.opts.Tenant
+		store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
+			Authenticator: func(ctx context.Context) (string, error) { return tenant(ctx), nil },
+		})
+	}
+	store = &tenantStore{inner: store, tenant: s.opts.Tenant}
+	hopts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store), a2asrv.WithLogger(s.opts.Logger)}
+	if s.opts.PushNotifications {
+		hopts = append(hopts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+	}
+	s.handler = a2asrv.NewHandler(&executor{s: s}, hopts...)
+	v1, v0 := a2asrv.NewJSONRPCHandler(s.handler), a2av0.NewJSONRPCHandler(s.handler)
+	s.rpc = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A request without A2A-Version is 0.3 (A2A 1.0, "service parameters").
+		if v := r.Header.Get(sdk.SvcParamVersion); v == "" || strings.HasPrefix(v, "0.") {
+			v0.ServeHTTP(w, r)
+			return
+		}
+		v1.ServeHTTP(w, r)
+	})
+	return s
+}
+
+// Routes mounts the card at CardPath and the JSON-RPC endpoint at RPCPath.
+// To guard the endpoint (the card is public), mount [Server.CardHandler]
+// and [Server.Handler] yourself.
+func (s *Server) Routes(mux *http.ServeMux) {
+	mux.Handle("GET "+CardPath, s.CardHandler())
+	mux.Handle(RPCPath, s.rpc)
+}
+
+// CardHandler serves the agent card (GET).
+func (s *Server) CardHandler() http.Handler { return http.HandlerFunc(s.serveCard) }
+
+// Handler returns the JSON-RPC endpoint alone: A2A 1.0, and 0.3 for a
+// request that says A2A-Version 0.3 or none.
+func (s *Server) Handler() http.Handler { return s.rpc }
+
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	base := strings.TrimSuffix(s.opts.URL, "/")
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	card := s.Card(r.Context(), base)
+	var b []byte
+	var err error
+	if v := r.Header.Get(sdk.SvcParamVersion); strings.HasPrefix(v, "0.") {
+		// A 0.3 client that says so gets the card in 0.3 shape.
+		p := a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(func(context.Context) (*sdk.AgentCard, error) { return card, nil }))
+		b, err = p.(a2asrv.AgentCardJSONProducer).CardJSON(r.Context())
+	} else {
+		b, err = v1CardWith03Fields(card)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	_, _ = w.Write(b)
+}
+
+// v1CardWith03Fields is the 1.0 card plus the top-level fields a 0.3
+// client looks for (url, protocolVersion, preferredTransport), so that
+// clients of both revisions find the endpoint. Security schemes stay in
+// 1.0 shape; a 0.3 client that sends A2A-Version: 0.3 gets them in its own.
+func v1CardWith03Fields(card *sdk.AgentCard) ([]byte, error) {
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["url"] = card.SupportedInterfaces[0].URL
+	m["protocolVersion"] = string(a2av0.Version)
+	m["preferredTransport"] = string(sdk.TransportProtocolJSONRPC)
+	return json.Marshal(m)
+}
+
+// Card returns the agent card as the request's tenant sees the catalog;
+// base is toolhub's public base URL.
+func (s *Server) Card(ctx context.Context, base string) *sdk.AgentCard {
+	tenant := s.opts.Tenant(ctx)
+	card := &sdk.AgentCard{
+		Name:        s.opts.Name,
+		Description: s.opts.Description,
+		Version:     s.opts.Version,
+		Provider:    s.opts.Provider,
+		SupportedInterfaces: []*sdk.AgentInterface{
+			sdk.NewAgentInterface(base+RPCPath, sdk.TransportProtocolJSONRPC),
+			{URL: base + RPCPath, ProtocolBinding: sdk.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:         sdk.AgentCapabilities{Streaming: true, PushNotifications: s.opts.PushNotifications},
+		DefaultInputModes:    []string{"application/json", "text/plain"},
+		DefaultOutputModes:   []string{"application/json", "text/plain"},
+		SecuritySchemes:      s.opts.SecuritySchemes,
+		SecurityRequirements: s.opts.SecurityRequirements,
+		Skills:               []sdk.AgentSkill{},
+	}
+	for _, c := range s.cat.Capabilities() {
+		e := registry.Entry{Name: c.CatalogName(), Capability: c}
+		if !s.gw.Visible(tenant, e) {
+			continue
+		}
+		card.Skills = append(card.Skills, sdk.AgentSkill{
+			ID: c.Name, Name: c.Name, Description: skillDescription(c.Description, c.InputSchema),
+			Tags: []string{"capability"}, InputModes: []string{"application/json"}, OutputModes: []string{"application/json", "text/plain"},
+		})
+	}
+	if s.opts.VendorTools {
+		for _, t := range s.cat.Tools() {
+			e := registry.Entry{Name: t.Catalog, Tool: t}
+			if !s.gw.Visible(tenant, e) {
+				continue
+			}
+			card.Skills = append(card.Skills, sdk.AgentSkill{
+				ID: t.Catalog, Name: orText(t.Def.Title, t.Catalog), Description: skillDescription(t.Def.Description, t.Def.InputSchema),
+				Tags: []string{"vendor:" + t.Vendor}, InputModes: []string{"application/json"}, OutputModes: []string{"application/json", "text/plain"},
+			})
+		}
+	}
+	return card
+}
+
+// skillDescription appends the input schema, since A2A skills have no
+// field for one.
+func skillDescription(desc string, schema json.RawMessage) string {
+	if len(schema) == 0 {
+		return desc
+	}
+	return strings.TrimSpace(desc + "\n\nArguments (a data part): " + string(schema))
+}
+
+// executor runs A2A messages as gateway calls.
+type executor struct{ s *Server }
+
+var _ a2asrv.AgentExecutor = (*executor)(nil)
+
+// Execute picks the capability (metadata.skill, else the first data
+// part's "tool" field), takes the arguments from the first data part (its
+// "arguments" field when it names the tool, else the part without "tool";
+// a text part that is a JSON object also works) and runs the call.
+func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
+	return func(yield func(sdk.Event, error) bool) {
+		s := e.s
+		tenant := s.opts.Tenant(ctx)
+		name, args, err := callOf(ec)
+		if err == nil {
+			err = s.gw.Precheck(tenant, name, args)
+		}
+		if err != nil {
+			yield(nil, toA2AError(err))
+			return
+		}
+		if ec.StoredTask == nil {
+			if !yield(sdk.NewSubmittedTask(ec, ec.Message), nil) {
+				return
+			}
+		}
+		if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+			return
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		s.mu.Lock()
+		s.running[ec.TaskID] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.running, ec.TaskID)
+			s.mu.Unlock()
+			cancel()
+		}()
+		res, err := s.gw.Call(cctx, &hub.Call{Tenant: tenant, Name: name, Arguments: args})
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return // canceled through CancelTask, which reports the state
+		}
+		if err != nil {
+			he := hub.AsError(err)
+			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(he.Error()))
+			msg.Metadata = map[string]any{"toolhub/error": errorJSON(he)}
+			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+			return
+		}
+		art := sdk.NewArtifactEvent(ec, partsFromResult(res)...)
+		art.Artifact.Name = "result"
+		art.Artifact.Metadata = map[string]any{"toolhub/provenance": plainJSON(res.Provenance)}
+		if res.IsError {
+			art.Artifact.Metadata["toolhub/is_error"] = true
+		}
+		if !yield(art, nil) {
+			return
+		}
+		state := sdk.TaskStateCompleted
+		if res.IsError {
+			state = sdk.TaskStateFailed
+		}
+		yield(sdk.NewStatusUpdateEvent(ec, state, nil), nil)
+	}
+}
+
+// Cancel stops the task's gateway call and reports the task canceled.
+func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
+	return func(yield func(sdk.Event, error) bool) {
+		e.s.mu.Lock()
+		cancel := e.s.running[ec.TaskID]
+		e.s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateCanceled, nil), nil)
+	}
+}
+
+func callOf(ec *a2asrv.ExecutorContext) (string, map[string]any, error) {
+	msg := ec.Message
+	if msg == nil {
+		return "", nil, sdk.NewError(sdk.ErrInvalidParams, "no message")
+	}
+	name, _ := msg.Metadata["skill"].(string)
+	if name == "" {
+		name, _ = ec.Metadata["skill"].(string)
+	}
+	var args map[string]any
+	for _, p := range msg.Parts {
+		if d, ok := p.Content.(sdk.Data); ok {
+			m, ok := d.Value.(map[string]any)
+			if !ok {
+				return "", nil, sdk.NewError(sdk.ErrInvalidParams, "the data part must be a JSON object of arguments")
+			}
+			if tool, ok := m["tool"].(string); ok && tool != "" {
+				if name == "" {
+					name = tool
+				}
+				if a, ok := m["arguments"].(map[string]any); ok {
+					args = a
+				} else {
+					args = make(map[string]any, len(m))
+					for k, v := range m {
+						if k != "tool" {
+							args[k] = v
+						}
+					}
+				}
+			} else {
+				args = m
+			}
+			break
+		}
+	}
+	if args == nil {
+		if t := strings.TrimSpace(textOf(msg)); strings.HasPrefix(t, "{") {
+			_ = json.Unmarshal([]byte(t), &args)
+		}
+	}
+	if name == "" {
+		return "", nil, sdk.NewError(sdk.ErrInvalidParams, `say which capability to call: message metadata {"skill": NAME}, or a data part {"tool": NAME, "arguments": {…}}; the agent card lists the skills`)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return name, args, nil
+}
+
+// toA2AError maps a gateway refusal before the task starts to an A2A error
+// (JSON-RPC invalid params for an unknown capability or bad arguments).
+func toA2AError(err error) error {
+	if ae := (*sdk.Error)(nil); errors.As(err, &ae) {
+		return ae
+	}
+	he := hub.AsError(err)
+	base := sdk.ErrInternalError
+	switch he.Code {
+	case hub.CodeUnknownTool, hub.CodeInvalidArguments, hub.CodeInvalidRequest:
+		base = sdk.ErrInvalidParams
+	case hub.CodeUnauthenticated:
+		base = sdk.ErrUnauthenticated
+	case hub.CodeForbidden:
+		base = sdk.ErrUnauthorized
+	}
+	return sdk.NewError(base, he.Error()).WithDetails(map[string]any{"toolhub/error": errorJSON(he)})
+}
+
+func errorJSON(e *hub.Error) map[string]any {
+	m := map[string]any{"code": string(e.Code), "message": e.Message}
+	if e.Vendor != "" {
+		m["vendor"] = e.Vendor
+	}
+	if e.RetryAfter > 0 {
+		m["retry_after_ms"] = e.RetryAfter.Milliseconds()
+	}
+	if e.Details != nil {
+		m["details"] = e.Details
+	}
+	return plainJSON(m).(map[string]any)
+}
+
+// plainJSON turns v into maps, slices and scalars (the task store copies
+// tasks with encoding/gob, which knows no toolhub types).
+func plainJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// tenantKey is the task metadata key naming the tenant that owns a task.
+const tenantKey = "toolhub/tenant"
+
+// tenantStore keeps each tenant to its own tasks, whatever the store
+// behind: a task is stamped with its tenant when created, and another
+// tenant's task is not found (GetTask, CancelTask, SubscribeToTask) nor
+// listed.
+type tenantStore struct {
+	inner  TaskStore
+	tenant func(context.Context) string
+}
+
+func (s *tenantStore) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
+	if _, ok := t.Metadata[tenantKey]; !ok {
+		t.SetMeta(tenantKey, s.tenant(ctx))
+	}
+	return s.inner.Create(ctx, t)
+}
+
+func (s *tenantStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	if u.Task != nil && u.PrevTask != nil {
+		if owner, ok := u.PrevTask.Metadata[tenantKey]; ok {
+			if _, has := u.Task.Metadata[tenantKey]; !has {
+				u.Task.SetMeta(tenantKey, owner)
+			}
+		}
+	}
+	return s.inner.Update(ctx, u)
+}
+
+func (s *tenantStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
+	st, err := s.inner.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !s.owns(ctx, st.Task) {
+		return nil, sdk.ErrTaskNotFound
+	}
+	return st, nil
+}
+
+func (s *tenantStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
+	resp, err := s.inner.List(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	kept := resp.Tasks[:0]
+	for _, t := range resp.Tasks {
+		if s.owns(ctx, t) {
+			kept = append(kept, t)
+		}
+	}
+	resp.TotalSize -= len(resp.Tasks) - len(kept)
+	resp.Tasks = kept
+	return resp, nil
+}
+
+func (s *tenantStore) owns(ctx context.Context, t *sdk.Task) bool {
+	owner, ok := t.Metadata[tenantKey]
+	return !ok || owner == s.tenant(ctx)
+}

@@ -1,0 +1,242 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/jobs"
+)
+
+// Error codes of the job routes beyond hub's.
+const (
+	codeNotFound hub.Code = "not_found" // no such job (for this tenant)
+	codeConflict hub.Code = "conflict"  // the job is not in a status that allows this
+)
+
+// JobRoutesOptions configure [JobRoutes]. A nil *JobRoutesOptions, and
+// every zero field, means the default.
+type JobRoutesOptions struct {
+	// Heartbeat is the interval of WebSocket pings on /v1/events; zero
+	// means 25 s. A client that answers no ping for three intervals is
+	// dropped.
+	Heartbeat time.Duration
+	// Poll is how often /v1/events looks for events made by other
+	// instances (local ones arrive at once); zero means 1 s.
+	Poll time.Duration
+	// CheckOrigin for the WebSocket upgrade; nil means gorilla's default
+	// (the Origin header, if any, must match the Host).
+	CheckOrigin func(r *http.Request) bool
+	// Done, when closed, ends every event stream with a "going away"
+	// close frame (http.Server.Shutdown does not wait for or close
+	// WebSockets); nil means streams end only when their clients go.
+	Done <-chan struct{}
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// JobRoutes returns the job routes, to mount with [Options.Routes]:
+//
+// The first three need a principal with a tenant (as tool calls do); the
+// admin ones an operator key.
+//
+//	GET  /v1/jobs/{id}                  a job of the caller's tenant (404 for other tenants' jobs)
+//	POST /v1/jobs/{id}/cancel           cancel a queued job of the caller's tenant
+//	GET  /v1/events                     WebSocket: the tenant's job events as JSON text
+//	                                    messages; resume with ?last_event_id= (or a
+//	                                    Last-Event-ID header); pings every Heartbeat
+//	POST /v1/admin/jobs/{id}/approve    operator: run a needs_review job
+//	POST /v1/admin/jobs/{id}/reject     operator: reject it; body {"reason": "…"} optional
+func JobRoutes(q *jobs.Queue, opts *JobRoutesOptions) func(mux *http.ServeMux) {
+	h := &jobRoutes{q: q}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Heartbeat <= 0 {
+		h.opts.Heartbeat = 25 * time.Second
+	}
+	if h.opts.Poll <= 0 {
+		h.opts.Poll = time.Second
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
+	}
+	h.up = websocket.Upgrader{CheckOrigin: h.opts.CheckOrigin}
+	return func(mux *http.ServeMux) {
+		mux.Handle("GET /v1/jobs/{id}", callers(http.HandlerFunc(h.get)))
+		mux.Handle("POST /v1/jobs/{id}/cancel", callers(http.HandlerFunc(h.cancel)))
+		mux.Handle("GET /v1/events", callers(http.HandlerFunc(h.events)))
+		mux.Handle("POST /v1/admin/jobs/{id}/approve", Require(http.HandlerFunc(h.approve), auth.RoleOperator))
+		mux.Handle("POST /v1/admin/jobs/{id}/reject", Require(http.HandlerFunc(h.reject), auth.RoleOperator))
+	}
+}
+
+type jobRoutes struct {
+	q    *jobs.Queue
+	opts JobRoutesOptions
+	up   websocket.Upgrader
+}
+
+// jobError answers a store error with its code.
+func jobError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, map[string]any{"error": ErrorBody{Code: codeNotFound, Message: err.Error()}})
+	case errors.Is(err, jobs.ErrConflict):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": ErrorBody{Code: codeConflict, Message: err.Error()}})
+	default:
+		writeError(w, err, "")
+	}
+}
+
+// tenantJob returns the job if it belongs to the request's tenant; another
+// tenant's job is answered as missing, so ids cannot be probed.
+func (h *jobRoutes) tenantJob(w http.ResponseWriter, r *http.Request) *jobs.Job {
+	id := r.PathValue("id")
+	j, err := h.q.Get(r.Context(), id)
+	if err == nil && j.Tenant != TenantFrom(r.Context()) {
+		err = &notFound{id}
+	}
+	if err != nil {
+		jobError(w, err)
+		return nil
+	}
+	return j
+}
+
+type notFound struct{ id string }
+
+func (e *notFound) Error() string { return "jobs: no such job: " + e.id }
+func (e *notFound) Unwrap() error { return jobs.ErrNotFound }
+
+func (h *jobRoutes) get(w http.ResponseWriter, r *http.Request) {
+	if j := h.tenantJob(w, r); j != nil {
+		writeJSON(w, http.StatusOK, j)
+	}
+}
+
+func (h *jobRoutes) cancel(w http.ResponseWriter, r *http.Request) {
+	j := h.tenantJob(w, r)
+	if j == nil {
+		return
+	}
+	j, err := h.q.Cancel(r.Context(), j.ID, "canceled by the caller")
+	if err != nil {
+		jobError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (h *jobRoutes) approve(w http.ResponseWriter, r *http.Request) {
+	j, err := h.q.Approve(r.Context(), r.PathValue("id"))
+	if err != nil {
+		jobError(w, err)
+		return
+	}
+	h.opts.Logger.Info("jobs: approved by operator", "job", j.ID, "tenant", j.Tenant, "tool", j.Tool, "key", PrincipalFrom(r.Context()).KeyID)
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (h *jobRoutes) reject(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10)); len(b) > 0 {
+		if err := json.Unmarshal(b, &body); err != nil {
+			writeError(w, hub.Errorf(hub.CodeInvalidRequest, "reject body: want {\"reason\": \"…\"}: %w", err), "")
+			return
+		}
+	}
+	j, err := h.q.Reject(r.Context(), r.PathValue("id"), body.Reason)
+	if err != nil {
+		jobError(w, err)
+		return
+	}
+	h.opts.Logger.Info("jobs: rejected by operator", "job", j.ID, "tenant", j.Tenant, "tool", j.Tool, "reason", j.LastError, "key", PrincipalFrom(r.Context()).KeyID)
+	writeJSON(w, http.StatusOK, j)
+}
+
+// events streams the tenant's job events over a WebSocket.
+func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
+	tenant := TenantFrom(r.Context())
+	var after int64
+	last := r.URL.Query().Get("last_event_id")
+	if last == "" {
+		last = r.Header.Get("Last-Event-ID")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, hub.Errorf(hub.CodeInvalidRequest, "last_event_id %q: want the id of the last event received", last), "")
+			return
+		}
+		after = n
+	}
+	conn, err := h.up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	if h.opts.Done != nil {
+		go func() {
+			select {
+			case <-h.opts.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	hb := h.opts.Heartbeat
+	conn.SetReadLimit(4 << 10)
+	_ = conn.SetReadDeadline(time.Now().Add(3 * hb))
+	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(3 * hb)) })
+	go func() { // reads (pongs, close) until the client goes
+		defer cancel()
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	go func() { // heartbeats
+		t := time.NewTicker(hb)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err = h.q.Follow(ctx, tenant, after, h.opts.Poll, func(e jobs.Event) error {
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return conn.WriteJSON(e)
+	})
+	select {
+	case <-h.opts.Done: // nil: never
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(time.Second))
+		return
+	default:
+	}
+	if err != nil && ctx.Err() == nil {
+		h.opts.Logger.Warn("jobs: event stream ended", "tenant", tenant, "err", err)
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, "event stream failed"), time.Now().Add(time.Second))
+	}
+}

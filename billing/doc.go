@@ -1,0 +1,29 @@
+// Package billing meters tool calls and turns them into money: usage
+// events, a versioned price book, an append-only ledger, budgets, and
+// reports (usage, invoices, payouts, reconciliation, CloudEvents export).
+//
+// Every call through the [hub.Gateway] produces one call-outcome [Event]
+// (key "<call id>/call", carrying the tenant charge) and one event per
+// vendor attempt (key "<call id>/<n>", carrying the vendor payout). The
+// keys make every write idempotent: replays never double count.
+//
+// Wiring, in the order of a call:
+//
+//	book, _ := billing.NewPriceBook(cfg.Billing)          // prices, versioned by effective date
+//	pricer := billing.NewPricer(book)                     // monthly volume tiers
+//	ledger, _ := sqlledger.Open(ctx, "data/ledger.db", nil) // or pgledger.Open
+//	meter, _ := billing.NewMeter(ledger, &billing.MeterOptions{Pricer: pricer, SpillDir: "data/spill/usage"})
+//	budgets, _ := billing.NewBudgets(cfg.Billing.Budgets, &billing.BudgetOptions{Pricer: pricer}) // Store: redisbudget.New(rdb, nil) to share
+//	gw := hub.NewGateway(cat, ups, &hub.Options{
+//		Outer: []hub.Middleware{gov.OuterMiddleware(), meter.Middleware()},
+//		Call:  []hub.Middleware{budgets.Middleware()},
+//	})
+//	mux.Handle("GET /v1/reports/", billing.NewHandler(ledger, nil))
+//	defer meter.Close() // flushes; then ledger.Close()
+//
+// [Meter.Record] never waits for the database: a bounded buffer feeds a
+// background writer that appends batches; when the buffer is full or the
+// ledger fails, events go to a checksummed, fsynced spill replayed later.
+//
+// Money is [Micros] (int64 millionths), never a float. See docs/finance.md.
+package billing

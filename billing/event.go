@@ -1,0 +1,126 @@
+package billing
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Outcome is what happened to a call or to one vendor attempt.
+type Outcome string
+
+// The outcomes an [Event] can carry.
+const (
+	OutcomeOK       Outcome = "ok"
+	OutcomeError    Outcome = "error"
+	OutcomeTimeout  Outcome = "timeout"
+	OutcomeCached   Outcome = "cached"
+	OutcomeStale    Outcome = "stale"
+	OutcomeFallback Outcome = "fallback"
+	OutcomeQueued   Outcome = "queued"
+	OutcomeRejected Outcome = "rejected"
+)
+
+// Unit names. "calls" is always present; the others are read from the top
+// level of a result's structured content when the vendor reports them.
+const (
+	UnitCalls   = "calls"
+	UnitImages  = "images"
+	UnitTokens  = "tokens"
+	UnitSeconds = "seconds"
+)
+
+// ReportedUnits are the vendor-reported units read from structured content.
+var ReportedUnits = []string{UnitImages, UnitTokens, UnitSeconds}
+
+// Units counts what a call used, by unit name. Quantities are whole numbers:
+// fractional vendor-reported values are rounded up (a 2.1 s job bills 3 s).
+type Units map[string]int64
+
+// Kind tells a call-outcome event from a vendor-attempt event.
+type Kind string
+
+const (
+	KindCall    Kind = "call"    // one per call: carries the tenant charge
+	KindAttempt Kind = "attempt" // one per vendor attempt: carries the vendor payout
+	// KindAdjust corrects an earlier event (named by Adjusts): its units
+	// and amounts are added to the totals, it counts no call or attempt.
+	KindAdjust Kind = "adjust"
+)
+
+// Event is one usage record. Events are append-only: a correction is a new
+// event whose Adjusts names the key of the event it corrects, with the
+// difference in its amounts.
+//
+// The tenant charge of a call is on its call event (Kind call); the payout
+// to a vendor is on its attempt events. Summing TenantCost over any set of
+// events gives what tenants owe; summing VendorCost gives what toolhub owes
+// vendors; the two never double count.
+type Event struct {
+	Key        string        `json:"key"`     // idempotency key: CallID + "/call" or CallID + "/" + attempt index
+	CallID     string        `json:"call_id"` //
+	Kind       Kind          `json:"kind"`
+	Attempt    int           `json:"attempt"` // 1-based index in the call's attempts; 0 for the call event
+	Time       time.Time     `json:"time"`    // when the call started (its attempts too)
+	Ingested   time.Time     `json:"ingested"`
+	Tenant     string        `json:"tenant"`
+	Vendor     string        `json:"vendor,omitempty"`
+	Tool       string        `json:"tool,omitempty"` // the vendor's own tool name
+	Capability string        `json:"capability,omitempty"`
+	Outcome    Outcome       `json:"outcome"`
+	Reason     string        `json:"reason,omitempty"` // error code and message for error, timeout, rejected
+	Latency    time.Duration `json:"latency_ns"`
+	Units      Units         `json:"units"`
+
+	TenantUnitPrice Micros `json:"tenant_unit_price"` // per-call price applied (after tiers)
+	TenantCost      Micros `json:"tenant_cost"`
+	VendorUnitPrice Micros `json:"vendor_unit_price"`
+	VendorCost      Micros `json:"vendor_cost"`
+	Currency        string `json:"currency"`
+	PriceVersion    string `json:"price_version,omitempty"`
+	Adjusts         string `json:"adjusts,omitempty"` // key of the event this one corrects
+}
+
+// CallKey is the idempotency key of a call's outcome event.
+func CallKey(callID string) string { return callID + "/call" }
+
+// AttemptKey is the idempotency key of a call's attempt (1-based).
+func AttemptKey(callID string, attempt int) string {
+	return callID + "/" + strconv.Itoa(attempt)
+}
+
+// UnitsFrom reads the vendor-reported units (images, tokens, seconds) from
+// the top level of structured content: numbers, rounded up; anything else is
+// ignored. calls is always 1.
+func UnitsFrom(structured any) Units {
+	u := Units{UnitCalls: 1}
+	m, ok := structured.(map[string]any)
+	if !ok {
+		return u
+	}
+	for _, name := range ReportedUnits {
+		var f float64
+		switch v := m[name].(type) {
+		case float64:
+			f = v
+		case int:
+			f = float64(v)
+		case int64:
+			f = float64(v)
+		case jsonNumber:
+			x, err := v.Float64()
+			if err != nil {
+				continue
+			}
+			f = x
+		default:
+			continue
+		}
+		if f > 0 && !math.IsInf(f, 0) && !math.IsNaN(f) && f < 1<<53 {
+			u[name] = int64(math.Ceil(f))
+		}
+	}
+	return u
+}
+
+type jsonNumber interface{ Float64() (float64, error) }

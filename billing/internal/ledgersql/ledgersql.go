@@ -1,0 +1,200 @@
+// Package ledgersql is the SQL the SQLite and PostgreSQL ledgers share:
+// column list, filters, rollups and row scanning. Times are stored as
+// int64 microseconds since the Unix epoch (UTC) in both, so periods are
+// computed the same way and rollups agree to the micro-unit.
+package ledgersql
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolhub/toolhub/billing"
+)
+
+// Columns in insert and select order.
+const Columns = `key, call_id, kind, attempt, time_us, ingested_us, tenant, vendor, tool, capability, outcome, reason, latency_ns, units, images, tokens, seconds, tenant_unit_price, tenant_cost, vendor_unit_price, vendor_cost, currency, price_version, adjusts, month_us`
+
+// NumColumns is the number of Columns.
+const NumColumns = 25
+
+// Values returns ev's column values in Columns order.
+func Values(ev *billing.Event) []any { return AppendValues(make([]any, 0, NumColumns), ev) }
+
+// AppendValues appends ev's column values in Columns order to args.
+func AppendValues(args []any, ev *billing.Event) []any {
+	return append(args, ev.Key, ev.CallID, string(ev.Kind), int64(ev.Attempt), ev.Time.UnixMicro(), ev.Ingested.UnixMicro(),
+		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, string(ev.Outcome), ev.Reason, int64(ev.Latency), UnitsJSON(ev.Units),
+		ev.Units[billing.UnitImages], ev.Units[billing.UnitTokens], ev.Units[billing.UnitSeconds],
+		int64(ev.TenantUnitPrice), int64(ev.TenantCost), int64(ev.VendorUnitPrice), int64(ev.VendorCost),
+		ev.Currency, ev.PriceVersion, ev.Adjusts, MonthStart(ev.Time))
+}
+
+// MonthStart is the start of t's month (UTC) in µs: stored with each event
+// so monthly rollups group on a column, not a date function per row.
+func MonthStart(t time.Time) int64 {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+}
+
+// UnitsJSON encodes units as a JSON object with sorted keys.
+func UnitsJSON(u billing.Units) string {
+	switch len(u) {
+	case 0:
+		return "{}"
+	case 1:
+		for k, v := range u {
+			if k == billing.UnitCalls {
+				return `{"calls":` + strconv.FormatInt(v, 10) + "}"
+			}
+		}
+	}
+	keys := make([]string, 0, len(u))
+	for k := range u {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 16*len(keys))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kb, _ := json.Marshal(k)
+		b = append(b, kb...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, u[k], 10)
+	}
+	return string(append(b, '}'))
+}
+
+// Scan reads one row selected with Columns.
+func Scan(scan func(dest ...any) error) (billing.Event, error) {
+	var ev billing.Event
+	var kind, outcome, units string
+	var attempt, t, ing, lat, images, tokens, seconds, tup, tc, vup, vc, month int64
+	err := scan(&ev.Key, &ev.CallID, &kind, &attempt, &t, &ing, &ev.Tenant, &ev.Vendor, &ev.Tool, &ev.Capability,
+		&outcome, &ev.Reason, &lat, &units, &images, &tokens, &seconds, &tup, &tc, &vup, &vc, &ev.Currency, &ev.PriceVersion, &ev.Adjusts, &month)
+	if err != nil {
+		return ev, err
+	}
+	ev.Kind, ev.Outcome, ev.Attempt = billing.Kind(kind), billing.Outcome(outcome), int(attempt)
+	ev.Time, ev.Ingested, ev.Latency = time.UnixMicro(t).UTC(), time.UnixMicro(ing).UTC(), time.Duration(lat)
+	ev.TenantUnitPrice, ev.TenantCost, ev.VendorUnitPrice, ev.VendorCost = billing.Micros(tup), billing.Micros(tc), billing.Micros(vup), billing.Micros(vc)
+	if err := json.Unmarshal([]byte(units), &ev.Units); err != nil {
+		return ev, fmt.Errorf("event %s: units: %w", ev.Key, err)
+	}
+	return ev, nil
+}
+
+// Dialect is what differs between the databases.
+type Dialect struct {
+	Placeholder func(n int) string // 1-based
+}
+
+// Where builds a WHERE clause for f, numbering placeholders from 1.
+func (d Dialect) Where(f billing.Filter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.ReplaceAll(cond, "?", d.Placeholder(len(args))))
+	}
+	if !f.From.IsZero() {
+		add("time_us >= ?", f.From.UnixMicro())
+	}
+	if !f.To.IsZero() {
+		add("time_us < ?", f.To.UnixMicro())
+	}
+	if f.Tenant != "" {
+		add("tenant = ?", f.Tenant)
+	}
+	if f.Vendor != "" {
+		add("vendor = ?", f.Vendor)
+	}
+	if f.Kind != "" {
+		add("kind = ?", string(f.Kind))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// Select is the query for Ledger.Query.
+func (d Dialect) Select(table string, f billing.Filter) (string, []any) {
+	w, args := d.Where(f)
+	return "SELECT " + Columns + " FROM " + table + w + " ORDER BY time_us, key", args
+}
+
+// Rollup is the query for Ledger.Rollup; scan its rows with ScanRow.
+func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
+	period := "0"
+	switch q.Period() {
+	case billing.ByHour:
+		period = "(time_us / 3600000000) * 3600000000"
+	case billing.ByDay:
+		period = "(time_us / 86400000000) * 86400000000"
+	case billing.ByMonth:
+		period = "month_us"
+	}
+	dim := func(g, col string) string {
+		if q.Has(g) {
+			return col
+		}
+		return "''"
+	}
+	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
+	w, args := d.Where(q.Filter)
+	sel := strings.Join(dims, ", ") + `,
+	CAST(SUM(CASE WHEN kind = 'call' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind = 'call' AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind = 'call' AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind = 'call' AND outcome IN ('cached', 'stale') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind = 'attempt' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind = 'attempt' AND outcome = 'ok' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind <> 'attempt' THEN images ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind <> 'attempt' THEN tokens ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN kind <> 'attempt' THEN seconds ELSE 0 END) AS BIGINT),
+	CAST(SUM(tenant_cost) AS BIGINT), CAST(SUM(vendor_cost) AS BIGINT)`
+	var group []string
+	for i := range dims {
+		if dims[i] != "''" && dims[i] != "0" {
+			group = append(group, dims[i])
+		}
+	}
+	return "SELECT " + sel + " FROM " + table + w + " GROUP BY " + strings.Join(group, ", "), args
+}
+
+// ScanRow reads one row of a Rollup query.
+func ScanRow(scan func(dest ...any) error) (billing.Row, error) {
+	var r billing.Row
+	var period int64
+	var tc, vc int64
+	err := scan(&r.Tenant, &r.Vendor, &r.Tool, &period, &r.Currency, &r.Calls, &r.Rejected, &r.Failed, &r.Cached,
+		&r.Attempts, &r.Paid, &r.Images, &r.Tokens, &r.Seconds, &tc, &vc)
+	if period != 0 {
+		r.Period = time.UnixMicro(period).UTC()
+	}
+	r.TenantCost, r.VendorCost = billing.Micros(tc), billing.Micros(vc)
+	return r, err
+}
+
+// SortRows orders rows by period, tenant, vendor, tool, currency (byte
+// order, the same for every database).
+func SortRows(rows []billing.Row) {
+	slices.SortFunc(rows, func(a, b billing.Row) int {
+		if c := a.Period.Compare(b.Period); c != 0 {
+			return c
+		}
+		for _, p := range [][2]string{{a.Tenant, b.Tenant}, {a.Vendor, b.Vendor}, {a.Tool, b.Tool}, {a.Currency, b.Currency}} {
+			if c := strings.Compare(p[0], p[1]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+}

@@ -1,0 +1,175 @@
+package ledgersql
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolhub/toolhub/billing"
+)
+
+// Both ledgers keep an hourly rollup table next to the events, updated in
+// the same transaction as each Append with the events that were new (never
+// the duplicates), so monthly reports read a few thousand rows instead of
+// scanning millions of events.
+
+// RollupTableColumns in insert order.
+const RollupTableColumns = `hour_us, month_us, tenant, vendor, tool, currency, calls, rejected, failed, cached, attempts, paid, images, tokens, seconds, tenant_cost, vendor_cost`
+
+// NumRollupColumns is the number of RollupTableColumns.
+const NumRollupColumns = 17
+
+// RollupUpdate is the ON CONFLICT clause adding new sums to a stored row.
+const RollupUpdate = ` ON CONFLICT (hour_us, tenant, vendor, tool, currency) DO UPDATE SET
+	calls = %[1]s.calls + excluded.calls, rejected = %[1]s.rejected + excluded.rejected,
+	failed = %[1]s.failed + excluded.failed, cached = %[1]s.cached + excluded.cached,
+	attempts = %[1]s.attempts + excluded.attempts, paid = %[1]s.paid + excluded.paid,
+	images = %[1]s.images + excluded.images, tokens = %[1]s.tokens + excluded.tokens,
+	seconds = %[1]s.seconds + excluded.seconds, tenant_cost = %[1]s.tenant_cost + excluded.tenant_cost,
+	vendor_cost = %[1]s.vendor_cost + excluded.vendor_cost`
+
+// HourRow is one row of the hourly rollup table.
+type HourRow struct {
+	Hour, Month int64 // µs
+	billing.Row
+}
+
+// Values returns the row's values in RollupTableColumns order.
+func (h *HourRow) Values() []any {
+	r := &h.Row
+	return []any{h.Hour, h.Month, r.Tenant, r.Vendor, r.Tool, r.Currency, r.Calls, r.Rejected, r.Failed, r.Cached,
+		r.Attempts, r.Paid, r.Images, r.Tokens, r.Seconds, int64(r.TenantCost), int64(r.VendorCost)}
+}
+
+// Add counts ev into r, the way reports count (see billing.Row).
+func Add(r *billing.Row, ev *billing.Event) {
+	r.TenantCost += ev.TenantCost
+	r.VendorCost += ev.VendorCost
+	switch ev.Kind {
+	case billing.KindCall:
+		r.Calls++
+		switch ev.Outcome {
+		case billing.OutcomeRejected:
+			r.Rejected++
+		case billing.OutcomeError, billing.OutcomeTimeout:
+			r.Failed++
+		case billing.OutcomeCached, billing.OutcomeStale:
+			r.Cached++
+		}
+	case billing.KindAttempt:
+		r.Attempts++
+		if ev.Outcome == billing.OutcomeOK {
+			r.Paid++
+		}
+	}
+	if ev.Kind != billing.KindAttempt {
+		r.Images += ev.Units[billing.UnitImages]
+		r.Tokens += ev.Units[billing.UnitTokens]
+		r.Seconds += ev.Units[billing.UnitSeconds]
+	}
+}
+
+// Aggregate sums the events whose keys are in inserted into hourly rows,
+// sorted by key (so concurrent writers lock rows in one order).
+func Aggregate(evs []billing.Event, inserted map[string]bool) []HourRow {
+	type k struct {
+		hour                           int64
+		tenant, vendor, tool, currency string
+	}
+	m := map[k]*HourRow{}
+	for i := range evs {
+		ev := &evs[i]
+		if !inserted[ev.Key] {
+			continue
+		}
+		us := ev.Time.UnixMicro()
+		key := k{us - mod(us, 3_600_000_000), ev.Tenant, ev.Vendor, ev.Tool, ev.Currency}
+		h := m[key]
+		if h == nil {
+			h = &HourRow{Hour: key.hour, Month: MonthStart(ev.Time), Row: billing.Row{Tenant: ev.Tenant, Vendor: ev.Vendor, Tool: ev.Tool, Currency: ev.Currency}}
+			m[key] = h
+		}
+		inserted[ev.Key] = false // a key twice in one batch was inserted once
+		Add(&h.Row, ev)
+	}
+	out := make([]HourRow, 0, len(m))
+	for _, h := range m {
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b HourRow) int {
+		if a.Hour != b.Hour {
+			return int(min(max(a.Hour-b.Hour, -1), 1))
+		}
+		return strings.Compare(a.Tenant+"\x00"+a.Vendor+"\x00"+a.Tool+"\x00"+a.Currency, b.Tenant+"\x00"+b.Vendor+"\x00"+b.Tool+"\x00"+b.Currency)
+	})
+	return out
+}
+
+func mod(a, b int64) int64 {
+	m := a % b
+	if m < 0 {
+		m += b
+	}
+	return m
+}
+
+// UsesRollups reports whether q can be answered from the hourly rollup
+// table: no kind filter, and from/to on whole hours.
+func UsesRollups(q billing.Filter) bool {
+	aligned := func(t time.Time) bool { return t.IsZero() || mod(t.UnixMicro(), 3_600_000_000) == 0 }
+	return q.Kind == "" && aligned(q.From) && aligned(q.To)
+}
+
+// RollupFromHours is the query for Ledger.Rollup on the hourly table; scan
+// its rows with ScanRow.
+func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, []any) {
+	period := "0"
+	switch q.Period() {
+	case billing.ByHour:
+		period = "hour_us"
+	case billing.ByDay:
+		period = "(hour_us / 86400000000) * 86400000000"
+	case billing.ByMonth:
+		period = "month_us"
+	}
+	dim := func(g, col string) string {
+		if q.Has(g) {
+			return col
+		}
+		return "''"
+	}
+	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.ReplaceAll(cond, "?", d.Placeholder(len(args))))
+	}
+	if !q.From.IsZero() {
+		add("hour_us >= ?", q.From.UnixMicro())
+	}
+	if !q.To.IsZero() {
+		add("hour_us < ?", q.To.UnixMicro())
+	}
+	if q.Tenant != "" {
+		add("tenant = ?", q.Tenant)
+	}
+	if q.Vendor != "" {
+		add("vendor = ?", q.Vendor)
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	var sums []string
+	for _, c := range []string{"calls", "rejected", "failed", "cached", "attempts", "paid", "images", "tokens", "seconds", "tenant_cost", "vendor_cost"} {
+		sums = append(sums, "CAST(SUM("+c+") AS BIGINT)")
+	}
+	var group []string
+	for _, d := range dims {
+		if d != "''" && d != "0" {
+			group = append(group, d)
+		}
+	}
+	return "SELECT " + strings.Join(dims, ", ") + ", " + strings.Join(sums, ", ") + " FROM " + table + where + " GROUP BY " + strings.Join(group, ", "), args
+}

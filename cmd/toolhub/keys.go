@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/internal/config"
+)
+
+// keys manages API keys directly in the data folder's key store, so the
+// first operator key can be made before authentication is switched on.
+func keys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	verb := "list"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		verb, args = args[0], args[1:]
+	}
+	fs := flags("keys "+verb, "[create|list|rotate|revoke] [flags]", "Manage API keys in the data folder (the running hub sees changes at once).\n  create --role tenant|vendor|operator|finance [--tenant T | --vendor V] [--name N] [--ttl 720h]\n  list\n  rotate --id ID\n  revoke --id ID\nA new token is printed once; only its hash is stored.", stderr)
+	cfgPath := fs.String("config", os.Getenv("TOOLHUB_CONFIG"), "config file; its data folder holds the keys")
+	data := fs.String("data", "", "data folder, overrides the config's")
+	role := fs.String("role", "", "create: tenant, vendor, operator or finance")
+	tenant := fs.String("tenant", "", "create: the tenant of a tenant key")
+	vendor := fs.String("vendor", "", "create: the vendor of a vendor key")
+	name := fs.String("name", "", "create: a name to recognise the key by")
+	ttl := fs.Duration("ttl", 0, "create: lifetime (e.g. 720h); 0: no expiry")
+	id := fs.String("id", "", "rotate, revoke: the key id")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *data != "" {
+		cfg.Data = *data
+	}
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return err
+	}
+	s, err := auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db"))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	show := func(tok string, k auth.Key) error {
+		fmt.Fprintf(stdout, "key %s (%s", k.ID, k.Role)
+		if k.Tenant+k.Vendor != "" {
+			fmt.Fprintf(stdout, " %s%s", k.Tenant, k.Vendor)
+		}
+		fmt.Fprintln(stdout, ")")
+		fmt.Fprintln(stdout, tok)
+		fmt.Fprintln(stderr, "This token is shown once; store it now. Send it as: Authorization: Bearer <token>")
+		return nil
+	}
+	switch verb {
+	case "create":
+		tok, k, err := auth.Issue(ctx, s, auth.Key{Role: *role, Tenant: *tenant, Vendor: *vendor, Name: *name}, *ttl)
+		if err != nil {
+			return err
+		}
+		return show(tok, k)
+	case "rotate":
+		tok, k, err := auth.Rotate(ctx, s, *id)
+		if err != nil {
+			return err
+		}
+		return show(tok, k)
+	case "revoke":
+		return auth.Revoke(ctx, s, *id)
+	case "list":
+		ks, err := s.ListKeys(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tROLE\tSUBJECT\tNAME\tCREATED\tEXPIRES\tSTATE")
+		for _, k := range ks {
+			state, exp := "active", "-"
+			if k.ExpiresAt != nil {
+				exp = k.ExpiresAt.Format(time.RFC3339)
+				if !time.Now().Before(*k.ExpiresAt) {
+					state = "expired"
+				}
+			}
+			if k.RevokedAt != nil {
+				state = "revoked"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Role, orDash(k.Tenant+k.Vendor), orDash(k.Name), k.CreatedAt.Format(time.RFC3339), exp, state)
+		}
+		return tw.Flush()
+	}
+	fs.Usage()
+	return errUsage
+}

@@ -1,0 +1,32 @@
+// Package jobs is toolhub's durable async queue: a call that nothing can
+// answer now becomes a [Job], workers run it later through the gateway,
+// retrying with backoff, and every status change is an [Event] pushed to
+// the caller (WebSocket in package api, or a signed [Webhooks] POST).
+//
+// A job goes queued → running → succeeded | failed (with the reason after
+// its last try); a retry goes running → queued (NextAt later) → running.
+// A parked job starts as needs_review and an operator approves it (→ queued)
+// or rejects it (→ rejected); a queued job can be canceled.
+//
+// Two [Store]s pass one contract suite: [SQLite] (embedded; claims are one
+// UPDATE … RETURNING with a lease) and [Redis] (shared; Redis Streams with a
+// consumer group, XAUTOCLAIM to take over a dead worker's job, state and
+// events changed together by Lua scripts). Event ids grow monotonically over
+// a store, so a subscriber resumes after the last id it saw.
+//
+// Exactly-once completion, at-least-once execution: a worker holds a lease
+// it renews while the call runs; a dead worker's lease expires and another
+// worker claims the job; finishing is a compare-and-set on the lease owner,
+// so a late finisher changes nothing ([ErrLeaseLost]). The vendor call may
+// still run twice (the worker died after the vendor answered, before it
+// finished the job), so the call carries Meta[MetaIdempotencyKey] = job id.
+//
+// Wiring:
+//
+//	store, _ := jobs.OpenSQLite(ctx, filepath.Join(data, "jobs.db"), nil) // or jobs.NewRedis(ctx, rdb, nil)
+//	q := jobs.NewQueue(store, &jobs.Options{ResultTTL: 24 * time.Hour})
+//	pool := &jobs.Pool{Store: q, Run: gw.Call, Concurrency: 8}
+//	pool.Start(ctx)
+//	defer pool.Stop(shutdownCtx)
+//	// q.Enqueue and q.Park are the fallback chain's Enqueuer and Parker.
+package jobs

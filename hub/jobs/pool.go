@@ -1,0 +1,361 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/retry"
+)
+
+// Pool runs jobs: Concurrency workers claim jobs from Store, run them with
+// Run (the gateway), retry failures with exponential backoff, and finish
+// them. Zero fields mean the defaults.
+//
+// A job completes exactly once: a worker holds a lease it renews while Run
+// runs; if it dies, the lease expires and another worker (here or on
+// another instance) claims the job again, and completing is a
+// compare-and-set on the lease owner, so a late finisher gets
+// [ErrLeaseLost] and changes nothing. The vendor call itself is
+// at-least-once: a worker that dies after the vendor answered but before
+// it finished the job leaves the job to be run again. So the call carries
+// the job id in Meta[MetaIdempotencyKey] for vendors that deduplicate.
+type Pool struct {
+	// Store holds the jobs; give a [*Queue] so local subscribers hear of
+	// changes at once.
+	Store Store
+	// Run runs one call: the gateway's Call.
+	Run func(ctx context.Context, c *hub.Call) (*hub.Result, error)
+	// Concurrency is the number of workers; zero means 4.
+	Concurrency int
+	// MaxAttempts is the number of tries before a job fails; zero means 3.
+	MaxAttempts int
+	// Backoff spaces the tries: Backoff.Backoff(n) before try n+2, or a
+	// longer Retry-After from the error. Zero means 1s doubling to 30s.
+	Backoff retry.Policy
+	// Retryable says whether an error is worth another try; nil means
+	// every error except the caller's mistakes and refusals
+	// (invalid_arguments, unknown_tool, forbidden, budget_exceeded, …).
+	Retryable func(error) bool
+	// Lease is how long a claim lasts without renewal; zero means 30s.
+	// Workers renew at a third of it.
+	Lease time.Duration
+	// Timeout bounds one run; zero means no bound beyond the lease renewals.
+	Timeout time.Duration
+	// Poll is how often an idle worker looks for work; zero means 500ms.
+	Poll time.Duration
+	// ResultTTL is how long a final job is kept; zero means 24h.
+	ResultTTL time.Duration
+	// PurgeEvery is how often final jobs past their TTL are purged; zero
+	// means 1m, negative never.
+	PurgeEvery time.Duration
+	// Owner names this pool in leases; empty means a random id.
+	Owner string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+
+	mu      sync.Mutex
+	started bool
+	stop    context.CancelFunc // stops claiming
+	kill    context.CancelFunc // cancels running jobs
+	wg      sync.WaitGroup
+	wake    chan struct{}
+}
+
+// Start starts the workers. Canceling ctx kills the pool the way a crash
+// would: running jobs are abandoned, unfinished, to lease expiry and
+// another worker. Stop is the graceful way.
+func (p *Pool) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return errors.New("jobs: pool already started")
+	}
+	if p.Store == nil || p.Run == nil {
+		return errors.New("jobs: pool needs a Store and a Run func")
+	}
+	p.started = true
+	if p.Concurrency <= 0 {
+		p.Concurrency = 4
+	}
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 3
+	}
+	if p.Lease <= 0 {
+		p.Lease = 30 * time.Second
+	}
+	if p.Poll <= 0 {
+		p.Poll = 500 * time.Millisecond
+	}
+	if p.ResultTTL <= 0 {
+		p.ResultTTL = 24 * time.Hour
+	}
+	if p.PurgeEvery == 0 {
+		p.PurgeEvery = time.Minute
+	}
+	if p.Owner == "" {
+		p.Owner = "pool-" + NewID()[4:16]
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	if p.Retryable == nil {
+		p.Retryable = DefaultRetryable
+	}
+	p.wake = make(chan struct{}, p.Concurrency)
+	runCtx, kill := context.WithCancel(ctx)
+	claimCtx, stop := context.WithCancel(runCtx)
+	p.stop, p.kill = stop, kill
+	for i := range p.Concurrency {
+		p.wg.Add(1)
+		go p.worker(claimCtx, runCtx, fmt.Sprintf("%s/%d", p.Owner, i))
+	}
+	if p.PurgeEvery > 0 {
+		p.wg.Add(1)
+		go p.purger(claimCtx)
+	}
+	if q, ok := p.Store.(*Queue); ok {
+		p.wg.Add(1)
+		go p.listen(claimCtx, q)
+	}
+	return nil
+}
+
+// Stop stops claiming jobs and waits for running ones to finish. When ctx
+// ends first, it cancels them: their jobs are left to lease expiry.
+func (p *Pool) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	stop, kill := p.stop, p.kill
+	p.mu.Unlock()
+	if stop == nil {
+		return nil
+	}
+	stop()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		kill()
+		if f, ok := p.Store.(ownerForgetter); ok {
+			for i := range p.Concurrency {
+				if err := f.ForgetOwner(ctx, fmt.Sprintf("%s/%d", p.Owner, i)); err != nil {
+					p.Logger.Warn("jobs: forget worker", "err", err)
+				}
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		kill()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// listen wakes idle workers when the local queue changes.
+func (p *Pool) listen(ctx context.Context, q *Queue) {
+	defer p.wg.Done()
+	changed := q.Changed()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			// Subscribe again before waking the workers: a change made
+			// meanwhile is either seen by them or wakes them again.
+			changed = q.Changed()
+			for range p.Concurrency {
+				select {
+				case p.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+func (p *Pool) purger(ctx context.Context) {
+	defer p.wg.Done()
+	t := time.NewTicker(p.PurgeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := p.Store.Purge(ctx); err != nil && ctx.Err() == nil {
+				p.Logger.Warn("jobs: purge", "err", err)
+			} else if n > 0 {
+				p.Logger.Debug("jobs: purged", "jobs", n)
+			}
+		}
+	}
+}
+
+func (p *Pool) worker(claimCtx, runCtx context.Context, owner string) {
+	defer p.wg.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		j, err := p.Store.Claim(claimCtx, owner, p.Lease)
+		if err != nil && claimCtx.Err() == nil {
+			p.Logger.Warn("jobs: claim", "owner", owner, "err", err)
+		}
+		if j != nil {
+			p.handle(runCtx, owner, j)
+			continue
+		}
+		t.Reset(p.Poll)
+		select {
+		case <-claimCtx.Done():
+			return
+		case <-p.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// handle runs one claimed job and finishes it.
+func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
+	log := p.Logger.With("job", j.ID, "tool", j.Tool, "tenant", j.Tenant, "attempt", j.Attempts)
+	// Finishing uses a context that outlives a graceful stop but not a kill.
+	finish := func(out Outcome) {
+		if ctx.Err() != nil {
+			return // killed: as if the process died; the lease expires
+		}
+		if err := p.Store.Finish(ctx, j.ID, owner, out); err != nil {
+			if errors.Is(err, ErrLeaseLost) {
+				log.Warn("jobs: lease lost before finishing; another worker owns the job", "outcome", out.Status)
+				return
+			}
+			log.Error("jobs: finish", "err", err)
+		}
+	}
+	if j.Attempts > p.MaxAttempts {
+		finish(Outcome{Status: Failed, Error: fmt.Sprintf("gave up after %d attempts (workers lost the job); last error: %s", p.MaxAttempts, j.LastError),
+			KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	c, err := callOf(j)
+	if err != nil {
+		finish(Outcome{Status: Failed, Error: err.Error(), KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	res, err := p.runLeased(ctx, owner, j, c)
+	if ctx.Err() != nil {
+		return
+	}
+	if err == nil && res.Provenance.Queued {
+		// Run queued or parked the call instead of answering it (a
+		// fallback chain that does not know it runs a job): not an answer.
+		err = &hub.Error{Code: hub.CodeUnavailable, Message: "the call was queued again (as job " + res.Provenance.JobID + ") instead of answered"}
+	}
+	if err == nil {
+		b, encErr := EncodeResult(res)
+		if encErr != nil {
+			finish(Outcome{Status: Failed, Error: encErr.Error(), KeepUntil: p.Now().Add(p.ResultTTL)})
+			return
+		}
+		finish(Outcome{Status: Succeeded, Result: b, KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		log.Warn("jobs: lease lost while running; another worker owns the job")
+		return
+	}
+	msg := err.Error()
+	if !p.Retryable(err) || j.Attempts >= p.MaxAttempts {
+		if j.Attempts > 1 {
+			msg = fmt.Sprintf("failed after %d attempts: %s", j.Attempts, msg)
+		}
+		finish(Outcome{Status: Failed, Error: msg, KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	wait := p.Backoff.Backoff(j.Attempts - 1)
+	var he *hub.Error
+	if errors.As(err, &he) && he.RetryAfter > wait {
+		wait = he.RetryAfter
+	}
+	log.Info("jobs: retry", "err", msg, "wait", wait)
+	finish(Outcome{Status: Queued, Error: msg, NextAt: p.Now().Add(wait)})
+}
+
+// runLeased runs c while renewing the lease; it returns ErrLeaseLost if
+// the lease could not be renewed (the run is then canceled).
+func (p *Pool) runLeased(ctx context.Context, owner string, j *Job, c *hub.Call) (*hub.Result, error) {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if p.Timeout > 0 {
+		var c2 context.CancelFunc
+		runCtx, c2 = context.WithTimeout(runCtx, p.Timeout)
+		defer c2()
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(max(p.Lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if err := p.Store.Renew(runCtx, j.ID, owner, p.Lease); errors.Is(err, ErrLeaseLost) {
+					cancel(ErrLeaseLost)
+					return
+				}
+			}
+		}
+	}()
+	res, err := p.Run(runCtx, c)
+	if errors.Is(context.Cause(runCtx), ErrLeaseLost) {
+		return nil, ErrLeaseLost
+	}
+	if err == nil && res == nil {
+		res = &hub.Result{}
+	}
+	return res, err
+}
+
+// callOf rebuilds the call of a job, with the job id as idempotency key.
+func callOf(j *Job) (*hub.Call, error) {
+	c := &hub.Call{Tenant: j.Tenant, Name: j.Tool, Priority: hub.Priority(j.Priority)}
+	if len(j.Arguments) > 0 {
+		if err := json.Unmarshal(j.Arguments, &c.Arguments); err != nil {
+			return nil, fmt.Errorf("jobs: job %s: arguments: %w", j.ID, err)
+		}
+	}
+	if len(j.Meta) > 0 {
+		if err := json.Unmarshal(j.Meta, &c.Meta); err != nil {
+			return nil, fmt.Errorf("jobs: job %s: meta: %w", j.ID, err)
+		}
+	}
+	if c.Meta == nil {
+		c.Meta = map[string]any{}
+	}
+	c.Meta[MetaJobID] = j.ID
+	c.Meta[MetaIdempotencyKey] = j.ID
+	return c, nil
+}
+
+// DefaultRetryable retries every error except the caller's own mistakes
+// and toolhub's refusals, which another try would not change.
+func DefaultRetryable(err error) bool {
+	switch hub.CodeOf(err) {
+	case hub.CodeInvalidRequest, hub.CodeInvalidArguments, hub.CodeUnknownTool, hub.CodeUnauthenticated,
+		hub.CodeForbidden, hub.CodeTooLarge, hub.CodeBudgetExceeded, hub.CodePrivacy:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,426 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisOptions configure [NewRedis]. Nil means the defaults.
+type RedisOptions struct {
+	// Prefix starts every key; empty means "toolhub:jobs:". Instances that
+	// share a queue use the same prefix.
+	Prefix string
+	// Now is the clock; nil means time.Now. Instances sharing a queue must
+	// have clocks in step (leases and NextAt are compared to it).
+	Now func() time.Time
+	// EventsMaxLen bounds the event streams (approximately); zero means
+	// 100000 for all tenants together and a tenth of that per tenant.
+	EventsMaxLen int64
+	// ReclaimIdle is how long a claimed job's stream entry must sit idle
+	// (Redis's own clock) before another worker may take it over, if its
+	// lease (the Now clock) has also expired; zero means the claimer's lease.
+	ReclaimIdle time.Duration
+}
+
+// Redis is the shared [Store]: several toolhub instances on one Redis are
+// one queue. Work is two streams (prefix+"q" for interactive calls,
+// prefix+"qb" for batch ones, read second) read by the consumer group
+// "workers" (XREADGROUP); a job whose worker died stays pending and is
+// taken over with XAUTOCLAIM once it has been idle for a lease. The job's
+// state is a hash (prefix+"job:"+id) changed only by Lua scripts that also
+// append the event, so a state change and its event are one atomic step.
+// Retries wait in a sorted set (prefix+"delayed") until due.
+//
+// Keys are built inside the scripts, so this store needs a single Redis
+// (or one hash slot), not a Redis Cluster.
+type Redis struct {
+	rdb    redis.UniversalClient
+	p      string
+	now    func() time.Time
+	maxLen int64
+	idle   time.Duration
+}
+
+var _ Store = (*Redis)(nil)
+
+const redisGroup = "workers"
+
+// NewRedis returns a Redis store and creates the consumer group if needed.
+// Close does not close rdb.
+func NewRedis(ctx context.Context, rdb redis.UniversalClient, opts *RedisOptions) (*Redis, error) {
+	s := &Redis{rdb: rdb, p: "toolhub:jobs:", now: time.Now, maxLen: 100000}
+	if opts != nil {
+		if opts.Prefix != "" {
+			s.p = opts.Prefix
+		}
+		if opts.Now != nil {
+			s.now = opts.Now
+		}
+		s.idle = opts.ReclaimIdle
+		if opts.EventsMaxLen > 0 {
+			s.maxLen = opts.EventsMaxLen
+		}
+	}
+	for _, q := range s.streams() {
+		err := rdb.XGroupCreateMkStream(ctx, q, redisGroup, "0").Err()
+		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+			return nil, fmt.Errorf("jobs: redis: create consumer group on %s: %w", q, err)
+		}
+	}
+	return s, nil
+}
+
+// streams are the work streams, most urgent first: interactive calls
+// (priority 0), then the rest.
+func (s *Redis) streams() []string { return []string{s.p + "q", s.p + "qb"} }
+
+func (s *Redis) Close() error { return nil }
+
+// luaLib is prepended to every script. ARGV[1] is always the key prefix.
+const luaLib = `
+local P = ARGV[1]
+local function emit(k, result, now)
+	local f = redis.call('HMGET', k, 'id', 'tenant', 'tool', 'status', 'attempts', 'err')
+	local seq = redis.call('INCR', P .. 'evseq')
+	local id = seq .. '-0'
+	local fields = {'job_id', f[1], 'tenant', f[2], 'tool', f[3], 'status', f[4], 'attempts', f[5], 'error', f[6], 'result', result, 'at', now}
+	redis.call('XADD', P .. 'ev', 'MAXLEN', '~', ARGV[2], id, unpack(fields))
+	redis.call('XADD', P .. 'ev:' .. f[2], 'MAXLEN', '~', math.floor(tonumber(ARGV[2]) / 10) + 100, id, unpack(fields))
+end
+local function qkey(id)
+	if (tonumber(redis.call('HGET', P .. 'job:' .. id, 'prio') or '0') or 0) > 0 then return P .. 'qb' end
+	return P .. 'q'
+end
+local function schedule(id, nextAt, now)
+	if tonumber(nextAt) <= tonumber(now) then
+		redis.call('XADD', qkey(id), '*', 'id', id)
+	else
+		redis.call('ZADD', P .. 'delayed', nextAt, id)
+	end
+end
+local function final(st)
+	return st == 'succeeded' or st == 'failed' or st == 'rejected' or st == 'canceled'
+end
+local function drop(q, msg)
+	if msg and msg ~= '' then
+		redis.call('XACK', q, 'workers', msg)
+		redis.call('XDEL', q, msg)
+	end
+end
+`
+
+// ARGV: P, maxlen, id, tenant, tool, args, meta, prio, status, attempts, next_at, err, created, now
+var redisAdd = redis.NewScript(luaLib + `
+local k = P .. 'job:' .. ARGV[3]
+if redis.call('EXISTS', k) == 1 then return redis.error_reply('job exists') end
+redis.call('HSET', k, 'id', ARGV[3], 'tenant', ARGV[4], 'tool', ARGV[5], 'args', ARGV[6], 'meta', ARGV[7],
+	'prio', ARGV[8], 'status', ARGV[9], 'attempts', ARGV[10], 'next_at', ARGV[11], 'err', ARGV[12],
+	'result', '', 'owner', '', 'lease', 0, 'msg', '', 'created', ARGV[13], 'updated', ARGV[14], 'keep', 0)
+if ARGV[9] == 'queued' then schedule(ARGV[3], ARGV[11], ARGV[14]) end
+emit(k, '', ARGV[14])
+return 1
+`)
+
+// ARGV: P, maxlen, now
+var redisPromote = redis.NewScript(luaLib + `
+local ids = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', ARGV[3], 'LIMIT', 0, 100)
+for _, id in ipairs(ids) do
+	redis.call('ZREM', P .. 'delayed', id)
+	if redis.call('HGET', P .. 'job:' .. id, 'status') == 'queued' then
+		redis.call('XADD', qkey(id), '*', 'id', id)
+	end
+end
+return #ids
+`)
+
+// ARGV: P, maxlen, msg, id, owner, now, lease_until, stream
+var redisClaim = redis.NewScript(luaLib + `
+local k = P .. 'job:' .. ARGV[4]
+local st = redis.call('HGET', k, 'status')
+if not st then drop(ARGV[8], ARGV[3]) return false end
+if st == 'running' then
+	if tonumber(redis.call('HGET', k, 'lease')) >= tonumber(ARGV[6]) then return false end
+	local cur = redis.call('HGET', k, 'msg')
+	if cur ~= ARGV[3] then drop(ARGV[8], ARGV[3]) return false end
+elseif st == 'queued' then
+	if tonumber(redis.call('HGET', k, 'next_at')) > tonumber(ARGV[6]) then
+		drop(ARGV[8], ARGV[3])
+		redis.call('ZADD', P .. 'delayed', redis.call('HGET', k, 'next_at'), ARGV[4])
+		return false
+	end
+else
+	drop(ARGV[8], ARGV[3])
+	return false
+end
+redis.call('HINCRBY', k, 'attempts', 1)
+redis.call('HSET', k, 'status', 'running', 'owner', ARGV[5], 'lease', ARGV[7], 'msg', ARGV[3], 'updated', ARGV[6])
+emit(k, '', ARGV[6])
+return redis.call('HGETALL', k)
+`)
+
+// ARGV: P, maxlen, id, owner, lease_until
+var redisRenew = redis.NewScript(luaLib + `
+local k = P .. 'job:' .. ARGV[3]
+local f = redis.call('HMGET', k, 'status', 'owner')
+if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
+redis.call('HSET', k, 'lease', ARGV[5])
+return 1
+`)
+
+// ARGV: P, maxlen, id, owner, status, result, err, next_at, keep, now
+var redisFinish = redis.NewScript(luaLib + `
+local k = P .. 'job:' .. ARGV[3]
+local f = redis.call('HMGET', k, 'status', 'owner', 'msg')
+if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
+drop(qkey(ARGV[3]), f[3])
+redis.call('HSET', k, 'status', ARGV[5], 'result', ARGV[6], 'err', ARGV[7], 'next_at', ARGV[8], 'keep', ARGV[9],
+	'owner', '', 'lease', 0, 'msg', '', 'updated', ARGV[10])
+if ARGV[5] == 'queued' then
+	schedule(ARGV[3], ARGV[8], ARGV[10])
+elseif tonumber(ARGV[9]) > 0 then
+	redis.call('ZADD', P .. 'keep', ARGV[9], ARGV[3])
+end
+emit(k, ARGV[6], ARGV[10])
+return 1
+`)
+
+// ARGV: P, maxlen, id, from, to, reason, keep, now
+var redisTransition = redis.NewScript(luaLib + `
+local k = P .. 'job:' .. ARGV[3]
+local st = redis.call('HGET', k, 'status')
+if not st then return {0, ''} end
+if st ~= ARGV[4] then return {1, st} end
+redis.call('HSET', k, 'status', ARGV[5], 'err', ARGV[6], 'next_at', ARGV[8], 'keep', ARGV[7], 'updated', ARGV[8])
+if ARGV[5] == 'queued' then schedule(ARGV[3], ARGV[8], ARGV[8]) end
+if final(ARGV[5]) and tonumber(ARGV[7]) > 0 then redis.call('ZADD', P .. 'keep', ARGV[7], ARGV[3]) end
+emit(k, '', ARGV[8])
+return {2, redis.call('HGETALL', k)}
+`)
+
+// ARGV: P, maxlen, now
+var redisPurge = redis.NewScript(luaLib + `
+local ids = redis.call('ZRANGEBYSCORE', P .. 'keep', '-inf', ARGV[3], 'LIMIT', 0, 1000)
+local n = 0
+for _, id in ipairs(ids) do
+	redis.call('ZREM', P .. 'keep', id)
+	local k = P .. 'job:' .. id
+	if final(redis.call('HGET', k, 'status') or '') then
+		redis.call('DEL', k)
+		n = n + 1
+	end
+end
+return n
+`)
+
+func (s *Redis) argv(rest ...any) []any {
+	return append([]any{s.p, s.maxLen}, rest...)
+}
+
+func (s *Redis) Add(ctx context.Context, j *Job) error {
+	if j.Status != Queued && j.Status != NeedsReview {
+		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
+	}
+	now := s.now()
+	if j.Created.IsZero() {
+		j.Created = now
+	}
+	j.Updated = now
+	err := redisAdd.Run(ctx, s.rdb, nil, s.argv(j.ID, j.Tenant, j.Tool, nullJSON(j.Arguments), nullJSON(j.Meta), j.Priority,
+		string(j.Status), j.Attempts, ms(j.NextAt), j.LastError, ms(j.Created), ms(now))...).Err()
+	if err != nil {
+		return fmt.Errorf("jobs: add %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+func (s *Redis) Get(ctx context.Context, id string) (*Job, error) {
+	m, err := s.rdb.HGetAll(ctx, s.p+"job:"+id).Result()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: get %s: %w", id, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return jobFromHash(m), nil
+}
+
+func jobFromHash(m map[string]string) *Job {
+	n := func(k string) int64 { v, _ := strconv.ParseInt(m[k], 10, 64); return v }
+	return &Job{
+		ID: m["id"], Tenant: m["tenant"], Tool: m["tool"],
+		Arguments: rawOrNil(m["args"]), Meta: rawOrNil(m["meta"]), Result: rawOrNil(m["result"]),
+		Priority: int(n("prio")), Status: Status(m["status"]), Attempts: int(n("attempts")),
+		NextAt: fromMS(n("next_at")), LastError: m["err"], Owner: m["owner"], LeaseTil: fromMS(n("lease")),
+		Created: fromMS(n("created")), Updated: fromMS(n("updated")), KeepUntil: fromMS(n("keep")),
+	}
+}
+
+func jobFromFlat(v any) *Job {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil
+	}
+	m := make(map[string]string, len(arr)/2)
+	for i := 0; i+1 < len(arr); i += 2 {
+		k, _ := arr[i].(string)
+		val, _ := arr[i+1].(string)
+		m[k] = val
+	}
+	return jobFromHash(m)
+}
+
+func (s *Redis) claimMsg(ctx context.Context, stream string, msg redis.XMessage, owner string, lease time.Duration) (*Job, error) {
+	id, _ := msg.Values["id"].(string)
+	now := s.now() // after the read: the job may be younger than the Claim call
+	v, err := redisClaim.Run(ctx, s.rdb, nil, s.argv(msg.ID, id, owner, ms(now), ms(now.Add(lease)), stream)...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: claim %s: %w", id, err)
+	}
+	return jobFromFlat(v), nil
+}
+
+func (s *Redis) Claim(ctx context.Context, owner string, lease time.Duration) (*Job, error) {
+	if err := redisPromote.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Err(); err != nil {
+		return nil, fmt.Errorf("jobs: promote due retries: %w", err)
+	}
+	// Jobs of dead workers first: pending messages idle for a lease.
+	idle := s.idle
+	if idle <= 0 {
+		idle = lease
+	}
+	for _, q := range s.streams() {
+		msgs, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+			Stream: q, Group: redisGroup, Consumer: owner, MinIdle: idle, Start: "0-0", Count: 10,
+		}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("jobs: xautoclaim %s: %w", q, err)
+		}
+		for _, m := range msgs {
+			if j, err := s.claimMsg(ctx, q, m, owner, lease); j != nil || err != nil {
+				return j, err
+			}
+		}
+	}
+	for _, q := range s.streams() {
+		for range 16 { // skip messages of canceled or finished jobs
+			streams, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+				Group: redisGroup, Consumer: owner, Streams: []string{q, ">"}, Count: 1, Block: -1,
+			}).Result()
+			if errors.Is(err, redis.Nil) || err == nil && (len(streams) == 0 || len(streams[0].Messages) == 0) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("jobs: xreadgroup %s: %w", q, err)
+			}
+			if j, err := s.claimMsg(ctx, q, streams[0].Messages[0], owner, lease); j != nil || err != nil {
+				return j, err
+			}
+		}
+	}
+	return nil, nil
+}
+
+func (s *Redis) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
+	n, err := redisRenew.Run(ctx, s.rdb, nil, s.argv(id, owner, ms(s.now().Add(lease)))...).Int()
+	if err != nil {
+		return fmt.Errorf("jobs: renew %s: %w", id, err)
+	}
+	if n == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (s *Redis) Finish(ctx context.Context, id, owner string, out Outcome) error {
+	switch out.Status {
+	case Succeeded, Failed, Queued:
+	default:
+		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed or queued", id, out.Status)
+	}
+	n, err := redisFinish.Run(ctx, s.rdb, nil, s.argv(id, owner, string(out.Status), nullJSON(out.Result), out.Error,
+		ms(out.NextAt), ms(out.KeepUntil), ms(s.now()))...).Int()
+	if err != nil {
+		return fmt.Errorf("jobs: finish %s: %w", id, err)
+	}
+	if n == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (s *Redis) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {
+	v, err := redisTransition.Run(ctx, s.rdb, nil, s.argv(id, string(from), string(to), reason, ms(keepUntil), ms(s.now()))...).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
+	}
+	switch v[0].(int64) {
+	case 0:
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	case 1:
+		return nil, fmt.Errorf("%w: job %s is %s, not %s", ErrConflict, id, v[1], from)
+	}
+	return jobFromFlat(v[1]), nil
+}
+
+func (s *Redis) Events(ctx context.Context, tenant string, after int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	key := s.p + "ev"
+	if tenant != "" {
+		key += ":" + tenant
+	}
+	msgs, err := s.rdb.XRangeN(ctx, key, "("+strconv.FormatInt(after, 10)+"-0", "+", int64(limit)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: events: %w", err)
+	}
+	evs := make([]Event, 0, len(msgs))
+	for _, m := range msgs {
+		seq, _, _ := strings.Cut(m.ID, "-")
+		str := func(k string) string { v, _ := m.Values[k].(string); return v }
+		e := Event{JobID: str("job_id"), Tenant: str("tenant"), Tool: str("tool"), Status: Status(str("status")),
+			Error: str("error"), Result: rawOrNil(str("result"))}
+		e.ID, _ = strconv.ParseInt(seq, 10, 64)
+		e.Attempts, _ = strconv.Atoi(str("attempts"))
+		at, _ := strconv.ParseInt(str("at"), 10, 64)
+		e.At = fromMS(at)
+		evs = append(evs, e)
+	}
+	return evs, nil
+}
+
+func (s *Redis) Purge(ctx context.Context) (int, error) {
+	n, err := redisPurge.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: purge: %w", err)
+	}
+	return n, nil
+}
+
+// ForgetOwner removes owner's consumers from the group when they hold no
+// pending entries (a pool that stopped cleanly), so consumers of past
+// processes do not pile up. A [Pool] calls it on a graceful Stop.
+func (s *Redis) ForgetOwner(ctx context.Context, owner string) error {
+	for _, q := range s.streams() {
+		pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q, Group: redisGroup, Consumer: owner, Start: "-", End: "+", Count: 1}).Result()
+		if err != nil {
+			return fmt.Errorf("jobs: xpending %s: %w", q, err)
+		}
+		if len(pend) > 0 {
+			continue
+		}
+		if err := s.rdb.XGroupDelConsumer(ctx, q, redisGroup, owner).Err(); err != nil {
+			return fmt.Errorf("jobs: forget consumer %s: %w", owner, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver
+)
+
+// SQLiteOptions configure [OpenSQLite]. Nil means the defaults.
+type SQLiteOptions struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// SQLite is the embedded [Store]: one database file in WAL mode. Claims are
+// one UPDATE … WHERE (status='queued' AND next_at<=now) OR (status='running'
+// AND lease_until<now), so a dead worker's job is claimed again once its
+// lease has expired.
+type SQLite struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var _ Store = (*SQLite)(nil)
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS jobs (
+	id          TEXT PRIMARY KEY,
+	tenant      TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	arguments   TEXT NOT NULL DEFAULT '',
+	meta        TEXT NOT NULL DEFAULT '',
+	priority    INTEGER NOT NULL DEFAULT 0,
+	status      TEXT NOT NULL,
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	next_at     INTEGER NOT NULL DEFAULT 0,
+	last_error  TEXT NOT NULL DEFAULT '',
+	result      TEXT NOT NULL DEFAULT '',
+	owner       TEXT NOT NULL DEFAULT '',
+	lease_until INTEGER NOT NULL DEFAULT 0,
+	created     INTEGER NOT NULL,
+	updated     INTEGER NOT NULL,
+	keep_until  INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_due ON jobs (status, priority, next_at);
+CREATE INDEX IF NOT EXISTS jobs_lease ON jobs (status, lease_until);
+CREATE INDEX IF NOT EXISTS jobs_keep ON jobs (keep_until) WHERE keep_until > 0;
+CREATE TABLE IF NOT EXISTS job_events (
+	id       INTEGER PRIMARY KEY AUTOINCREMENT,
+	job_id   TEXT NOT NULL,
+	tenant   TEXT NOT NULL,
+	tool     TEXT NOT NULL,
+	status   TEXT NOT NULL,
+	attempts INTEGER NOT NULL,
+	error    TEXT NOT NULL DEFAULT '',
+	result   TEXT NOT NULL DEFAULT '',
+	at       INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS job_events_tenant ON job_events (tenant, id);
+CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id);
+`
+
+// OpenSQLite opens (creating if needed) the job database at path.
+func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("jobs: open sqlite %q: %w", path, err)
+	}
+	// One connection: writes serialize anyway, and event ids then become
+	// visible in order.
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, sqliteSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("jobs: sqlite schema in %q: %w", path, err)
+	}
+	s := &SQLite{db: db, now: time.Now}
+	if opts != nil && opts.Now != nil {
+		s.now = opts.Now
+	}
+	return s, nil
+}
+
+func (s *SQLite) Close() error { return s.db.Close() }
+
+const jobCols = `id, tenant, tool, arguments, meta, priority, status, attempts, next_at, last_error, result, owner, lease_until, created, updated, keep_until`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(r scanner) (*Job, error) {
+	var j Job
+	var args, meta, result, status string
+	var next, lease, created, updated, keep int64
+	if err := r.Scan(&j.ID, &j.Tenant, &j.Tool, &args, &meta, &j.Priority, &status, &j.Attempts, &next,
+		&j.LastError, &result, &j.Owner, &lease, &created, &updated, &keep); err != nil {
+		return nil, err
+	}
+	j.Arguments, j.Meta, j.Result = rawOrNil(args), rawOrNil(meta), rawOrNil(result)
+	j.Status = Status(status)
+	j.NextAt, j.LeaseTil, j.Created, j.Updated, j.KeepUntil = fromMS(next), fromMS(lease), fromMS(created), fromMS(updated), fromMS(keep)
+	return &j, nil
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, j *Job, result string, at int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO job_events (job_id, tenant, tool, status, attempts, error, result, at) VALUES (?,?,?,?,?,?,?,?)`,
+		j.ID, j.Tenant, j.Tool, string(j.Status), j.Attempts, j.LastError, result, at)
+	return err
+}
+
+func (s *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("jobs: sqlite: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("jobs: sqlite commit: %w", err)
+	}
+	return nil
+}
+
+func (s *SQLite) Add(ctx context.Context, j *Job) error {
+	if j.Status != Queued && j.Status != NeedsReview {
+		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
+	}
+	now := s.now()
+	if j.Created.IsZero() {
+		j.Created = now
+	}
+	j.Updated = now
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			j.ID, j.Tenant, j.Tool, nullJSON(j.Arguments), nullJSON(j.Meta), j.Priority, string(j.Status), j.Attempts,
+			ms(j.NextAt), j.LastError, nullJSON(j.Result), "", 0, ms(j.Created), ms(j.Updated), ms(j.KeepUntil))
+		if err != nil {
+			return fmt.Errorf("jobs: add %s: %w", j.ID, err)
+		}
+		return insertEvent(ctx, tx, j, "", ms(now))
+	})
+}
+
+func (s *SQLite) Get(ctx context.Context, id string) (*Job, error) {
+	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: get %s: %w", id, err)
+	}
+	return j, nil
+}
+
+func (s *SQLite) Claim(ctx context.Context, owner string, lease time.Duration) (*Job, error) {
+	now := s.now()
+	var j *Job
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		// A dead worker's job first, then the most urgent due one; each
+		// query walks an index and stops at the first row.
+		var id string
+		err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? ORDER BY lease_until LIMIT 1`, ms(now)).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE status = 'queued' AND next_at <= ? ORDER BY priority, next_at LIMIT 1`, ms(now)).Scan(&id)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("jobs: claim: %w", err)
+		}
+		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = 'running', owner = ?, lease_until = ?, attempts = attempts + 1, updated = ?
+			WHERE id = ? RETURNING `+jobCols, owner, ms(now.Add(lease)), ms(now), id))
+		if err != nil {
+			return fmt.Errorf("jobs: claim %s: %w", id, err)
+		}
+		return insertEvent(ctx, tx, j, "", ms(now))
+	})
+	return j, err
+}
+
+func (s *SQLite) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
+	now := s.now()
+	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET lease_until = ? WHERE id = ? AND owner = ? AND status = 'running'`, ms(now.Add(lease)), id, owner)
+	if err != nil {
+		return fmt.Errorf("jobs: renew %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (s *SQLite) Finish(ctx context.Context, id, owner string, out Outcome) error {
+	switch out.Status {
+	case Succeeded, Failed, Queued:
+	default:
+		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed or queued", id, out.Status)
+	}
+	now := s.now()
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, result = ?, last_error = ?, next_at = ?, keep_until = ?, owner = '', lease_until = 0, updated = ?
+			WHERE id = ? AND owner = ? AND status = 'running'
+			RETURNING `+jobCols, string(out.Status), nullJSON(out.Result), out.Error, ms(out.NextAt), ms(out.KeepUntil), ms(now), id, owner))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLeaseLost
+		}
+		if err != nil {
+			return fmt.Errorf("jobs: finish %s: %w", id, err)
+		}
+		return insertEvent(ctx, tx, j, nullJSON(out.Result), ms(now))
+	})
+}
+
+func (s *SQLite) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {
+	now := s.now()
+	var j *Job
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, next_at = ?, keep_until = ?, updated = ?
+			WHERE id = ? AND status = ?
+			RETURNING `+jobCols, string(to), reason, ms(now), ms(keepUntil), ms(now), id, string(from)))
+		if errors.Is(err, sql.ErrNoRows) {
+			var st string
+			if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&st); errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("%w: %s", ErrNotFound, id)
+			}
+			return fmt.Errorf("%w: job %s is %s, not %s", ErrConflict, id, st, from)
+		}
+		if err != nil {
+			return fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
+		}
+		return insertEvent(ctx, tx, j, "", ms(now))
+	})
+	return j, err
+}
+
+func (s *SQLite) Events(ctx context.Context, tenant string, after int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	q := `SELECT id, job_id, tenant, tool, status, attempts, error, result, at FROM job_events WHERE id > ? `
+	args := []any{after}
+	if tenant != "" {
+		q += `AND tenant = ? `
+		args = append(args, tenant)
+	}
+	q += `ORDER BY id LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: events: %w", err)
+	}
+	defer rows.Close()
+	var evs []Event
+	for rows.Next() {
+		var e Event
+		var st, result string
+		var at int64
+		if err := rows.Scan(&e.ID, &e.JobID, &e.Tenant, &e.Tool, &st, &e.Attempts, &e.Error, &result, &at); err != nil {
+			return nil, fmt.Errorf("jobs: events: %w", err)
+		}
+		e.Status, e.Result, e.At = Status(st), rawOrNil(result), fromMS(at)
+		evs = append(evs, e)
+	}
+	return evs, rows.Err()
+}
+
+func (s *SQLite) Purge(ctx context.Context) (int, error) {
+	now := ms(s.now())
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE keep_until > 0 AND keep_until <= ? AND status IN ('succeeded','failed','rejected','canceled'))`, now); err != nil {
+			return fmt.Errorf("jobs: purge events: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE keep_until > 0 AND keep_until <= ? AND status IN ('succeeded','failed','rejected','canceled')`, now)
+		if err != nil {
+			return fmt.Errorf("jobs: purge: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
+}

@@ -1,0 +1,156 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const redisAddr = "127.0.0.1:6379"
+
+// redisClient connects to the machine's Redis, or skips the test.
+func redisClient(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: redisAddr})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		t.Skipf("redis at %s not reachable (%v): start it with `redis-server --daemonize yes --port 6379`", redisAddr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+var prefixSeq atomic.Int64
+
+// testPrefix returns a key prefix no other test uses, and deletes its keys when the test ends.
+func testPrefix(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	p := fmt.Sprintf("test:hub/jobs:%s:%d:%d:", t.Name(), time.Now().UnixNano(), prefixSeq.Add(1))
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, p+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return p
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{t: time.Now().Truncate(time.Millisecond)} }
+
+func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// opener opens a store on the same data each time it is called (to test
+// durability across a close and reopen).
+type opener func(t testing.TB, now func() time.Time) Store
+
+type impl struct {
+	name string
+	// newOpener returns an opener bound to fresh, empty data.
+	newOpener func(t testing.TB) opener
+}
+
+func impls() []impl {
+	return []impl{
+		{"sqlite", func(t testing.TB) opener {
+			path := filepath.Join(t.TempDir(), "jobs.db")
+			return func(t testing.TB, now func() time.Time) Store {
+				s, err := OpenSQLite(context.Background(), path, &SQLiteOptions{Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { s.Close() })
+				return s
+			}
+		}},
+		{"redis", func(t testing.TB) opener {
+			c := redisClient(t)
+			p := testPrefix(t, c)
+			return func(t testing.TB, now func() time.Time) Store {
+				s, err := NewRedis(context.Background(), c, &RedisOptions{Prefix: p, Now: now, ReclaimIdle: time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+		}},
+	}
+}
+
+// forEach runs a contract test against every Store implementation.
+func forEach(t *testing.T, fn func(t *testing.T, open opener)) {
+	for _, im := range impls() {
+		t.Run(im.name, func(t *testing.T) { fn(t, im.newOpener(t)) })
+	}
+}
+
+func newJob(tenant, tool string, st Status, nextAt time.Time) *Job {
+	return &Job{ID: NewID(), Tenant: tenant, Tool: tool, Arguments: json.RawMessage(`{"city":"Paris"}`),
+		Meta: json.RawMessage(`{"k":"v"}`), Status: st, NextAt: nextAt}
+}
+
+// claimWithin claims until a job comes or the deadline passes (for the
+// Redis store, whose takeover also waits for the stream entry to be idle
+// by Redis's own clock).
+func claimWithin(t testing.TB, s Store, owner string, lease time.Duration) *Job {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		j, err := s.Claim(context.Background(), owner, lease)
+		if err != nil {
+			t.Fatalf("Claim: %v", err)
+		}
+		if j != nil {
+			return j
+		}
+		time.Sleep(2 * time.Millisecond) // polling a condition, with a deadline
+	}
+	t.Fatalf("%s claimed nothing within 5s", owner)
+	return nil
+}
+
+func mustClaimNone(t testing.TB, s Store, owner string) {
+	t.Helper()
+	j, err := s.Claim(context.Background(), owner, time.Minute)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	if j != nil {
+		t.Fatalf("Claim by %s = job %s (%s), want none", owner, j.ID, j.Status)
+	}
+}
+
+func statuses(evs []Event, job string) []Status {
+	var out []Status
+	for _, e := range evs {
+		if job == "" || e.JobID == job {
+			out = append(out, e.Status)
+		}
+	}
+	return out
+}
+
+func allEvents(t testing.TB, s Store, tenant string) []Event {
+	t.Helper()
+	evs, err := s.Events(context.Background(), tenant, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}

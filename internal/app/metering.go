@@ -1,0 +1,46 @@
+package app
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/billing/pgledger"
+	"github.com/toolhub/toolhub/billing/redisbudget"
+	"github.com/toolhub/toolhub/billing/sqlledger"
+	"github.com/toolhub/toolhub/internal/config"
+)
+
+// metering opens the ledger and builds the meter (usage events off the
+// call path, spilled to disk when the database is away) and the budgets
+// (shared through Redis when redis is set).
+func (a *App) metering(ctx context.Context, cfg *config.Config) error {
+	book, err := billing.NewPriceBook(cfg.Billing)
+	if err != nil {
+		return err
+	}
+	pricer := billing.NewPricer(book)
+	if cfg.Postgres != "" {
+		a.Ledger, err = pgledger.Open(ctx, cfg.Postgres, nil)
+	} else {
+		a.Ledger, err = sqlledger.Open(ctx, filepath.Join(cfg.Data, "ledger.db"), nil)
+	}
+	if err != nil {
+		return err
+	}
+	if err := pricer.Seed(ctx, a.Ledger, time.Now()); err != nil {
+		a.log.Warn("billing: tier volumes not seeded from the ledger", "err", err)
+	}
+	if a.Meter, err = billing.NewMeter(a.Ledger, &billing.MeterOptions{Pricer: pricer,
+		SpillDir: filepath.Join(cfg.Data, "spill", "usage"), Buffer: cfg.Billing.Buffer, Logger: a.log}); err != nil {
+		return err
+	}
+	var store billing.BudgetStore // nil: in process
+	if a.redis != nil {
+		store = redisbudget.New(a.redis, nil)
+	}
+	a.Budgets, err = billing.NewBudgets(cfg.Billing.Budgets, &billing.BudgetOptions{Pricer: pricer, Store: store,
+		SoftPercent: cfg.Billing.SoftPercent, FailOpen: cfg.Billing.BudgetsFailOpen, Logger: a.log})
+	return err
+}
