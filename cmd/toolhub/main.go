@@ -3,7 +3,11 @@
 //	toolhub serve [--config toolhub.yaml] [--addr 127.0.0.1:8080] [--data ./data] [--stdio]
 //	toolhub tools [--format openai]
 //	toolhub call NAME [JSON]
-//	toolhub vendors
+//	toolhub vendors [add|update|remove|versions|rollback]
+//	toolhub keys [create|list|rotate|revoke]
+//	toolhub plan "GOAL"
+//	toolhub report [usage|invoice|payout|reconcile|export]
+//	toolhub bench [--failover RATE]
 //	toolhub version
 //
 // main wires; the decisions live in the packages.
@@ -37,6 +41,7 @@ func init() {
 		{"call", "NAME [JSON] [flags]", "call a tool or capability through a running hub", call},
 		{"vendors", "[list|add|update|remove|versions|rollback]", "list vendors with their status, or register and change one", vendorsCmd},
 		{"keys", "[create|list|rotate|revoke]", "manage API keys in the data folder", keys},
+		{"plan", `"GOAL" [flags]`, "reach a goal through a running hub's planner, step by step", plan},
 		{"report", "[usage|invoice|payout|reconcile|export] [flags]", "usage, invoices, payouts, reconciliation, CloudEvents export from the ledger", report},
 		{"bench", "[flags]", "measure HTTP throughput and latency, direct vs through toolhub", bench},
 		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {

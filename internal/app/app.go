@@ -35,6 +35,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/netguard"
+	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"
@@ -57,6 +58,7 @@ type App struct {
 	Manager *servers.Manager
 	A2A     *a2a.Manager // A2A agents as vendors
 	Agent   *a2a.Server  // toolhub as an A2A agent
+	Planner *orchestrator.Planner
 	Gateway *hub.Gateway
 	Gov     *govern.Governor
 	API     *api.Server
@@ -164,6 +166,11 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
 	}
 	a.Agent = a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
+	llmKey, _ := a.opts.LookupEnv("TOOLHUB_LLM_API_KEY")
+	if a.Planner, err = orchestrator.New(cfg.Planner, a.Gateway, a.Catalog, llmKey); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("planner: %w", err)
+	}
 	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -173,6 +180,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Routes: func(mux *http.ServeMux) {
 			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
 			mux.Handle("GET /v1/capabilities", a.Modes.Handler())
+			mux.Handle("POST /v1/plan", &orchestrator.Handler{Planner: a.Planner, MaxBody: cfg.MaxBodyBytes,
+				Tenant: func(r *http.Request) string { return api.TenantFrom(r.Context()) }})
 			// Finance and operators see all usage; a tenant its own; a vendor its own.
 			mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope}),
 				auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))

@@ -1,0 +1,45 @@
+package orchestrator
+
+import (
+	"time"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Config is the planner's section of toolhub.yaml ("planner:"). The zero
+// Config plans with [DefaultRules] and no LLM.
+type Config struct {
+	// LLM; no base_url means none (mode auto uses the rules). The API key
+	// is not here: the caller passes it to [New] (cmd reads TOOLHUB_LLM_API_KEY).
+	LLM Options `yaml:"llm" json:"llm"`
+	// Rules; nil means DefaultRules().
+	Rules *Rules `yaml:"rules" json:"rules,omitempty"`
+	// MaxSteps, Timeout, MaxTools, Parallel: see [Planner]; zero means the default.
+	MaxSteps int      `yaml:"max_steps" json:"max_steps,omitempty"`
+	Timeout  Duration `yaml:"timeout" json:"timeout,omitempty"`
+	MaxTools int      `yaml:"max_tools" json:"max_tools,omitempty"`
+	Parallel int      `yaml:"parallel" json:"parallel,omitempty"`
+}
+
+// New builds a planner from cfg over gw and cat, with apiKey for the LLM.
+func New(cfg Config, gw Gateway, cat *registry.Catalog, apiKey string) (*Planner, error) {
+	p := &Planner{Gateway: gw, Catalog: cat, MaxSteps: cfg.MaxSteps, Timeout: time.Duration(cfg.Timeout), MaxTools: cfg.MaxTools, Parallel: cfg.Parallel}
+	if cfg.Rules != nil {
+		p.Rules = *cfg.Rules
+	} else {
+		p.Rules = DefaultRules()
+	}
+	if cfg.LLM.BaseURL != "" {
+		o := cfg.LLM
+		o.APIKey = apiKey
+		c, err := NewClient(o)
+		if err != nil {
+			return nil, err
+		}
+		p.Model = c
+	}
+	if err := p.Init(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -1,0 +1,292 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Planning modes of a [Request].
+const (
+	ModeAuto  = "auto"  // the LLM tool loop when a model is configured, else rules
+	ModeRules = "rules" // the offline rule planner, run as a DAG
+	ModeLLM   = "llm"   // the LLM tool loop
+	ModePlan  = "plan"  // ask the LLM for an explicit JSON plan, then run it as a DAG
+)
+
+// Request asks the planner to reach a goal.
+type Request struct {
+	Goal     string `json:"goal"`
+	Mode     string `json:"mode,omitempty"`      // ModeAuto when empty
+	MaxSteps int    `json:"max_steps,omitempty"` // model turns (llm) or plan steps (plan); zero means the planner's default
+}
+
+// Outcome is what a planner run produced.
+type Outcome struct {
+	PlanID string       `json:"plan_id"`
+	Goal   string       `json:"goal"`
+	Mode   string       `json:"mode"`   // the mode that ran: rules, llm or plan
+	Status string       `json:"status"` // ok, degraded (some step failed) or failed
+	Answer string       `json:"answer"` // the model's final answer, or the integrate step's summary
+	Plan   *Plan        `json:"plan,omitempty"`
+	Steps  []StepResult `json:"steps"`
+	Turns  int          `json:"turns,omitempty"` // model turns (llm, plan)
+	Error  *ErrorBody   `json:"error,omitempty"` // why it failed
+}
+
+// Planner turns goals into gateway calls: an LLM tool loop, an LLM-written
+// plan, or the offline rule planner; plans run as DAGs by an [Executor].
+type Planner struct {
+	Gateway Gateway
+	// Catalog lists the tools offered to the model; required for llm and plan.
+	Catalog *registry.Catalog
+	// Model; nil means no LLM (auto uses the rules).
+	Model Model
+	// Rules for the rule planner; see [DefaultRules].
+	Rules Rules
+	// MaxSteps is the default step budget: model turns, or plan steps; zero means 8.
+	MaxSteps int
+	// Timeout is the time budget of one run; zero means 2 minutes.
+	Timeout time.Duration
+	// MaxTools offers the model only the N tools most relevant to the goal;
+	// zero offers all.
+	MaxTools int
+	// Parallel bounds concurrent tool calls; zero means 8.
+	Parallel int
+	// Backoff before a plan step's first retry; zero means 100ms.
+	Backoff time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	once    sync.Once
+	initErr error
+	rules   *compiledRules
+}
+
+// Init checks the configuration and fills in defaults. [New] calls it; Run
+// calls it once, before its first run, if it was not called. Do not change
+// the fields once runs have started.
+func (p *Planner) Init() error {
+	if p.Gateway == nil {
+		return errors.New("orchestrator: planner: Gateway is required")
+	}
+	r, err := compileRules(p.Rules)
+	if err != nil {
+		return err
+	}
+	p.rules = r
+	if p.MaxSteps <= 0 {
+		p.MaxSteps = 8
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = 2 * time.Minute
+	}
+	if p.Parallel <= 0 {
+		p.Parallel = 8
+	}
+	return nil
+}
+
+// ErrNoModel is wrapped when a mode needs an LLM and none is configured.
+var ErrNoModel = errors.New("orchestrator: no LLM configured")
+
+func (p *Planner) visibility() Visibility {
+	if v, ok := p.Gateway.(Visibility); ok {
+		return v
+	}
+	return nil
+}
+
+func (p *Planner) executor() *Executor {
+	return &Executor{Gateway: p.Gateway, Parallel: p.Parallel, Backoff: p.Backoff, Now: p.Now}
+}
+
+// Run reaches req.Goal for tenant, reporting progress to events (may be
+// nil). The outcome is returned even with an error, saying what ran.
+func (p *Planner) Run(ctx context.Context, tenant string, req Request, events EventFunc) (*Outcome, error) {
+	p.once.Do(func() {
+		if p.rules == nil {
+			p.initErr = p.Init()
+		}
+	})
+	if p.initErr != nil {
+		return nil, p.initErr
+	}
+	out := &Outcome{PlanID: hub.NewCallID(), Goal: req.Goal, Mode: req.Mode, Steps: []StepResult{}}
+	if strings.TrimSpace(req.Goal) == "" {
+		return out, fail(out, hub.Errorf(hub.CodeInvalidRequest, "goal is empty; say what you want, e.g. \"weather in Paris\""))
+	}
+	switch out.Mode {
+	case "", ModeAuto:
+		out.Mode = ModeRules
+		if p.Model != nil {
+			out.Mode = ModeLLM
+		}
+	case ModeRules, ModeLLM, ModePlan:
+		if out.Mode != ModeRules && p.Model == nil {
+			return out, fail(out, hub.Errorf(hub.CodeInvalidRequest, "mode %q: %w; use mode rules, or configure planner.llm", out.Mode, ErrNoModel))
+		}
+	default:
+		return out, fail(out, hub.Errorf(hub.CodeInvalidRequest, "mode %q: want auto, rules, llm or plan", req.Mode))
+	}
+	maxSteps := req.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = p.MaxSteps
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	var mu = make(chan struct{}, 1)
+	emit := func(e Event) {
+		if events == nil {
+			return
+		}
+		mu <- struct{}{}
+		defer func() { <-mu }()
+		e.PlanID = out.PlanID
+		events(e)
+	}
+	var err error
+	switch out.Mode {
+	case ModeLLM:
+		err = p.loop(ctx, tenant, out.PlanID, req.Goal, maxSteps, out, emit)
+	case ModeRules:
+		var plan *Plan
+		if plan, err = p.rules.plan(req.Goal); err == nil {
+			err = p.runPlan(ctx, tenant, plan, out, emit)
+		} else {
+			err = hub.Errorf(hub.CodeInvalidRequest, "%w", err)
+		}
+	case ModePlan:
+		var plan *Plan
+		if plan, err = p.askPlan(ctx, tenant, req.Goal, maxSteps, out); err == nil {
+			err = p.runPlan(ctx, tenant, plan, out, emit)
+		}
+	}
+	if err != nil {
+		return out, fail(out, err)
+	}
+	out.Status = StatusOK
+	for _, s := range out.Steps {
+		if s.Status != StatusOK {
+			out.Status = "degraded"
+		}
+	}
+	return out, nil
+}
+
+func fail(out *Outcome, err error) error {
+	out.Status = StatusFailed
+	out.Error = errorBody(err)
+	if out.Error.Code == string(hub.CodeInternal) {
+		// Budget and model errors keep their words but get a useful code.
+		switch {
+		case errors.Is(err, ErrTimeBudget), errors.Is(err, context.DeadlineExceeded):
+			out.Error.Code = string(hub.CodeTimeout)
+		case errors.Is(err, ErrStepBudget):
+			out.Error.Code = string(hub.CodeBudgetExceeded)
+		case errors.Is(err, ErrInvalidPlan):
+			out.Error.Code = string(hub.CodeInvalidRequest)
+		case errors.Is(err, ErrPlanStopped):
+			out.Error.Code = string(hub.CodeUnavailable)
+		default:
+			var ae *APIError
+			if errors.As(err, &ae) || strings.HasPrefix(err.Error(), "orchestrator: llm") {
+				out.Error.Code = string(hub.CodeUpstream)
+			}
+		}
+	}
+	return err
+}
+
+func (p *Planner) runPlan(ctx context.Context, tenant string, plan *Plan, out *Outcome, emit EventFunc) error {
+	plan.ID = out.PlanID
+	out.Plan = plan
+	res, err := p.executor().Run(ctx, tenant, plan, emit)
+	out.Steps = append(out.Steps, res...)
+	for _, r := range res {
+		if r.Tool == IntegrateTool && r.Status == StatusOK {
+			out.Answer = r.Text
+		}
+	}
+	if out.Answer == "" && len(res) == 1 && res[0].Status == StatusOK {
+		out.Answer = res[0].Text
+	}
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: the plan did not finish in time: %w", ErrTimeBudget, err)
+	}
+	return err
+}
+
+// PlanPrompt asks the model for an explicit plan.
+const PlanPrompt = `You are toolhub's planner. Write a plan that reaches the user's goal with the tools you are given, ` +
+	`as one JSON object and nothing else: {"steps": [{"id": "weather", "tool": "<tool name>", "arguments": {...}, "depends_on": ["<step id>"]}]}. ` +
+	`Steps without dependencies run in parallel. A string argument may be exactly "{{steps.<id>.structured.<field>}}" to use a field of a step it depends on. ` +
+	`End with {"id": "integrate", "tool": "integrate", "depends_on": [...]} to merge results. Use at most %d steps.`
+
+// askPlan asks the model for a JSON plan (response_format json_object,
+// retried without it when the server refuses it) and validates it.
+func (p *Planner) askPlan(ctx context.Context, tenant, goal string, maxSteps int, out *Outcome) (*Plan, error) {
+	tools := Functions(p.Catalog, p.visibility(), tenant, goal, p.MaxTools)
+	var spec strings.Builder
+	for _, t := range tools {
+		fmt.Fprintf(&spec, "- %s: %s; parameters %s\n", t.Function.Name, t.Function.Description, t.Function.Parameters)
+	}
+	req := &ChatRequest{
+		Messages: []Message{
+			{Role: "system", Content: fmt.Sprintf(PlanPrompt, maxSteps) + "\nTools:\n" + spec.String()},
+			{Role: "user", Content: goal},
+		},
+		ResponseFormat: &ResponseFormat{Type: "json_object"},
+	}
+	var lastErr error
+	for attempt := 1; attempt <= 2; attempt++ {
+		resp, err := p.Model.Chat(ctx, req)
+		var ae *APIError
+		if err != nil && req.ResponseFormat != nil && errors.As(err, &ae) && ae.Status == 400 && strings.Contains(strings.ToLower(ae.Message), "response_format") {
+			req.ResponseFormat = nil // the server does not support it: ask in words only
+			resp, err = p.Model.Chat(ctx, req)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.Turns++
+		msg := resp.Choices[0].Message
+		plan, err := decodePlan(msg.Content)
+		if err == nil {
+			if len(plan.Steps) > maxSteps {
+				err = fmt.Errorf("%w: %d steps, over the budget of %d", ErrInvalidPlan, len(plan.Steps), maxSteps)
+			} else {
+				err = plan.Validate(tenant, p.Gateway.Lookup)
+			}
+		}
+		if err == nil {
+			plan.Goal = goal
+			return plan, nil
+		}
+		// Tell the model what was wrong once, then give up.
+		lastErr = err
+		req.Messages = append(req.Messages, Message{Role: "assistant", Content: msg.Content},
+			Message{Role: "user", Content: "That plan is not valid: " + err.Error() + ". Answer with the corrected JSON plan only."})
+	}
+	return nil, fmt.Errorf("the model wrote no valid plan: %w", lastErr)
+}
+
+// decodePlan reads a plan from a model's reply, tolerating a fenced code block.
+func decodePlan(s string) (*Plan, error) {
+	s = strings.TrimSpace(s)
+	if i, j := strings.Index(s, "{"), strings.LastIndex(s, "}"); i >= 0 && j > i {
+		s = s[i : j+1]
+	}
+	var plan Plan
+	if err := json.Unmarshal([]byte(s), &plan); err != nil {
+		return nil, fmt.Errorf("%w: the reply is not a JSON plan: %v", ErrInvalidPlan, err)
+	}
+	return &plan, nil
+}
