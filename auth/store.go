@@ -102,7 +102,9 @@ func (s *SQLiteStore) GetKey(ctx context.Context, id string) (Key, error) {
 	return ks[0], nil
 }
 
-func (s *SQLiteStore) ListKeys(ctx context.Context) ([]Key, error) { return s.query(ctx, `ORDER BY id`) }
+func (s *SQLiteStore) ListKeys(ctx context.Context) ([]Key, error) {
+	return s.query(ctx, `ORDER BY id`)
+}
 
 func (s *SQLiteStore) query(ctx context.Context, where string, args ...any) ([]Key, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, name, role, tenant, vendor, secret_hash, created_at, expires_at, revoked_at FROM api_keys `+where, args...)

@@ -1,4 +1,4 @@
-package orchestrator
+package orchestrator_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/internal/drill"
+	. "github.com/toolhub/toolhub/orchestrator"
 )
 
 // labConfig is the embedded default config pointed at the lab's vendors:
@@ -116,7 +117,7 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 
 	// The LLM tool loop over the same hub: the model calls capabilities by
 	// the names it was given.
-	m := newScriptedModel(t, func(i int, req map[string]any) (int, string) {
+	m := NewScriptedModel(t, func(i int, req map[string]any) (int, string) {
 		if i == 1 {
 			var names []string
 			for _, tl := range req["tools"].([]any) {
@@ -125,11 +126,11 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 			if len(names) != 3 || !slices.Contains(names[:2], "weather_current") || !slices.Contains(names[:2], "places_restaurants") {
 				t.Errorf("tools offered %v, want the two most relevant capabilities first", names)
 			}
-			return 200, toolCalls(call{"c1", "weather_current", `{"city":"Oslo"}`}, call{"c2", "places_restaurants", `{"near":"Oslo","limit":2}`})
+			return 200, ToolCalls(NewCall("c1", "weather_current", `{"city":"Oslo"}`), NewCall("c2", "places_restaurants", `{"near":"Oslo","limit":2}`))
 		}
-		return 200, final("Cold in Oslo; try the two restaurants.")
+		return 200, Final("Cold in Oslo; try the two restaurants.")
 	})
-	p.Model, p.MaxTools = m.client(t), 3
+	p.Model, p.MaxTools = m.Client(t), 3
 	llm, err := p.Run(t.Context(), "default", Request{Goal: "weather and restaurants in Oslo", Mode: ModeLLM}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 	if llm.Status != StatusOK || len(llm.Steps) != 2 || llm.Steps[0].Provenance.Capability == "" {
 		t.Errorf("outcome %+v", llm)
 	}
-	if got := toolMessages(m.requests()[1])["c1"]; !strings.Contains(got, `"temp_c"`) {
+	if got := ToolMessages(m.Requests()[1])["c1"]; !strings.Contains(got, `"temp_c"`) {
 		t.Errorf("weather result sent to the model: %s", got)
 	}
 
