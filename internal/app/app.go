@@ -201,6 +201,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		a.Close()
 		return nil, err
 	}
+	if ps, ok := a.Store.(*pgstore.Store); ok {
+		go a.followRegistry(ps)
+	}
 	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
 		ResultTTL: cfg.Jobs.ResultTTL.D(), Logger: a.log}
 	a.pool.Start(a.ctx)
@@ -212,9 +215,36 @@ func openStore(ctx context.Context, cfg *config.Config) (registry.Store, error) 
 		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
 	}
 	if cfg.Postgres != "" {
-		return pgstore.Open(ctx, cfg.Postgres, nil)
+		return pgstore.Open(ctx, cfg.Postgres, &pgstore.Options{Schema: cfg.Schema})
 	}
 	return sqlstore.Open(ctx, filepath.Join(cfg.Data, "registry.db"), nil)
+}
+
+// followRegistry applies vendors registered on other instances sharing the
+// PostgreSQL registry: every change is NOTIFYed; a burst of them is applied
+// once.
+func (a *App) followRegistry(ps *pgstore.Store) {
+	kick := make(chan struct{}, 1)
+	go func() {
+		_ = ps.Listen(a.ctx, func(kind, id string) {
+			if kind == pgstore.KindVendor || kind == pgstore.KindResync {
+				select {
+				case kick <- struct{}{}:
+				default:
+				}
+			}
+		})
+	}()
+	for {
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-kick:
+		}
+		if err := a.applyStored(a.ctx); err != nil && a.ctx.Err() == nil {
+			a.log.Error("applying a registry change from another instance failed", "err", err)
+		}
+	}
 }
 
 // Config returns the config in force.

@@ -19,8 +19,8 @@ func (a *App) degradation(ctx context.Context, cfg *config.Config) error {
 	var jstore jobs.Store
 	var err error
 	if a.redis != nil {
-		cstore = cache.NewRedis(a.redis, nil)
-		jstore, err = jobs.NewRedis(ctx, a.redis, &jobs.RedisOptions{Prefix: "toolhub:jobs:"})
+		cstore = cache.NewRedis(a.redis, &cache.RedisOptions{Prefix: cfg.RedisPrefix + "cache:"})
+		jstore, err = jobs.NewRedis(ctx, a.redis, &jobs.RedisOptions{Prefix: cfg.RedisPrefix + "jobs:"})
 	} else {
 		jstore, err = jobs.OpenSQLite(ctx, filepath.Join(cfg.Data, "jobs.db"), nil)
 	}

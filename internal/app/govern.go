@@ -37,7 +37,7 @@ func (a *App) limiter(cfg *config.Config) (limit.Limiter, error) {
 	if cfg.FailOpen {
 		mode = limit.FailOpen
 	}
-	return limit.NewFallback(limit.NewRedis(a.redis, nil), &limit.FallbackOptions{
+	return limit.NewFallback(limit.NewRedis(a.redis, &limit.RedisOptions{Prefix: cfg.RedisPrefix + "limit:"}), &limit.FallbackOptions{
 		Mode: mode, Instances: cfg.Instances, Logger: a.log,
 	}), nil
 }

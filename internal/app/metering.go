@@ -22,7 +22,7 @@ func (a *App) metering(ctx context.Context, cfg *config.Config) error {
 	}
 	pricer := billing.NewPricer(book)
 	if cfg.Postgres != "" {
-		a.Ledger, err = pgledger.Open(ctx, cfg.Postgres, nil)
+		a.Ledger, err = pgledger.Open(ctx, cfg.Postgres, &pgledger.Options{Schema: cfg.Schema})
 	} else {
 		a.Ledger, err = sqlledger.Open(ctx, filepath.Join(cfg.Data, "ledger.db"), nil)
 	}
@@ -38,7 +38,7 @@ func (a *App) metering(ctx context.Context, cfg *config.Config) error {
 	}
 	var store billing.BudgetStore // nil: in process
 	if a.redis != nil {
-		store = redisbudget.New(a.redis, nil)
+		store = redisbudget.New(a.redis, &redisbudget.Options{Prefix: cfg.RedisPrefix + "budget:"})
 	}
 	a.Budgets, err = billing.NewBudgets(cfg.Billing.Budgets, &billing.BudgetOptions{Pricer: pricer, Store: store,
 		SoftPercent: cfg.Billing.SoftPercent, FailOpen: cfg.Billing.BudgetsFailOpen, Logger: a.log})

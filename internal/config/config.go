@@ -33,16 +33,18 @@ func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
 
 // Config is toolhub.yaml.
 type Config struct {
-	Addr         string              `yaml:"addr"`           // listen address; default 127.0.0.1:8080
-	Data         string              `yaml:"data"`           // data folder; default ./data
-	Redis        string              `yaml:"redis"`          // "" = embedded limits, cache, jobs
-	Postgres     string              `yaml:"postgres"`       // "" = embedded registry and ledger (SQLite)
-	MaxBodyBytes int64               `yaml:"max_body_bytes"` // default 4 MiB
-	Timeout      registry.Duration   `yaml:"timeout"`        // default vendor timeout; default 5s
-	LogLevel     string              `yaml:"log_level"`      // debug, info (default), warn, error
-	Examples     *Examples           `yaml:"examples"`       // serve the example vendors in process
-	Instances    int                 `yaml:"instances"`      // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
-	FailOpen     bool                `yaml:"fail_open"`      // Redis down: admit every call instead of local rate/instances limits
+	Addr         string              `yaml:"addr"`            // listen address; default 127.0.0.1:8080
+	Data         string              `yaml:"data"`            // data folder; default ./data
+	Redis        string              `yaml:"redis"`           // "" = embedded limits, cache, jobs
+	Postgres     string              `yaml:"postgres"`        // "" = embedded registry and ledger (SQLite)
+	Schema       string              `yaml:"postgres_schema"` // PostgreSQL schema of the registry and ledger; default "toolhub"
+	RedisPrefix  string              `yaml:"redis_prefix"`    // prefix of every Redis key; default "toolhub:" (one per hub cluster)
+	MaxBodyBytes int64               `yaml:"max_body_bytes"`  // default 4 MiB
+	Timeout      registry.Duration   `yaml:"timeout"`         // default vendor timeout; default 5s
+	LogLevel     string              `yaml:"log_level"`       // debug, info (default), warn, error
+	Examples     *Examples           `yaml:"examples"`        // serve the example vendors in process
+	Instances    int                 `yaml:"instances"`       // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
+	FailOpen     bool                `yaml:"fail_open"`       // Redis down: admit every call instead of local rate/instances limits
 	Governance   Governance          `yaml:"governance"`
 	Cache        cache.Config        `yaml:"cache"`    // result cache policies per tool / capability
 	Fallback     fallback.Config     `yaml:"fallback"` // chain policies, queue, high-risk, degradation thresholds
@@ -183,6 +185,12 @@ func Parse(data []byte) (*Config, error) {
 	}
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 4 << 20
+	}
+	if c.RedisPrefix == "" {
+		c.RedisPrefix = "toolhub:"
+	}
+	if c.Schema == "" {
+		c.Schema = "toolhub"
 	}
 	if c.Instances == 0 {
 		c.Instances = 1

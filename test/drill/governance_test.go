@@ -143,6 +143,7 @@ func TestRedisStoppedMidRunCallsKeepFlowing(t *testing.T) {
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Config: fmt.Sprintf(`
 redis: redis://%s/0
+redis_prefix: "test-`+id+`:"
 instances: 2
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
@@ -180,6 +181,7 @@ func TestThreeHubsShareOneRedisLimit(t *testing.T) {
 	id := uniqueID("w")
 	cfg := fmt.Sprintf(`
 redis: redis://127.0.0.1:6379/0
+redis_prefix: "test-`+id+`:"
 instances: 3
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
