@@ -32,13 +32,13 @@ trap 'rm -f "$out" "$out.go"' EXIT
     ./bin/toolhub bench --concurrency "$c" --duration "${BENCH_DURATION:-5s}" 2>/dev/null
     echo '```'
   done
-  echo "## Failover: weather-a fails under load, weather-b takes over"
+  echo "## Fault drills: weather-a breaks under load, weather-b takes over (\`toolhub drill\`)"
   echo
   echo "Breaker defaults (open on 5 failures in a row or ≥50% of ≥20 calls in 10 s); the drill shortens the"
   echo "cool-down to 500 ms and the ramp steps to 200 ms so recovery fits in the run."
   echo
   echo '```'
-  ./bin/toolhub bench --failover 200 2>/dev/null
+  ./bin/toolhub drill --rate 200 2>/dev/null
   echo '```'
 } | tee "$out"
 mkdir -p docs

@@ -35,7 +35,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer l.Close()
-		rep, err := drill.Failover(ctx, l, *failover, time.Second)
+		rep, err := drill.Failover(ctx, l, *failover, time.Second, vendors.ModeFail)
 		if err != nil {
 			return err
 		}

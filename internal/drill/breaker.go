@@ -1,12 +1,15 @@
 package drill
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
 )
@@ -19,6 +22,7 @@ outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: weather-a
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
+    timeout: 300ms
     probe: {disabled: true}
   - id: weather-b
     mcp: {transport: http, url: "{{vendors}}/weather-b/mcp"}
@@ -34,10 +38,12 @@ capabilities:
 governance:
   breaker: {cool_down: 500ms, max_cool_down: 2s}
   ramp_interval: 200ms
+  retry: {max: 0}
 `
 
 // FailoverReport is what the failover drill measured.
 type FailoverReport struct {
+	Fault         vendors.Mode  // what happened to the primary
 	Rate          float64       // offered calls/s
 	Calls         int64         // calls made
 	ClientErrors  int64         // calls that failed at the client
@@ -47,21 +53,26 @@ type FailoverReport struct {
 	FallbackAfter time.Duration // primary down → first answer from the secondary
 	PrimaryCalls  int64         // calls that reached the primary while its breaker was open
 	RecoverAfter  time.Duration // primary back → breaker closed and ramp at 100%
+	EventsLost    int64         // answered calls missing from the ledger (must be 0)
+	EventsExtra   int64         // ledger call events beyond the calls made (must be 0)
 }
 
 func (r FailoverReport) String() string {
-	return fmt.Sprintf("failover at %.0f calls/s: %d calls, %d client errors; success during the fault %d/%d (%.1f%%); "+
-		"breaker open %v after the primary went down; first fallback answer after %v; %d calls reached the primary while open; "+
-		"recovered to 100%% %v after the primary came back",
-		r.Rate, r.Calls, r.ClientErrors, r.FaultOK, r.DuringFault, 100*float64(r.FaultOK)/float64(max(r.DuringFault, 1)),
-		r.DetectAfter.Round(time.Millisecond), r.FallbackAfter.Round(time.Millisecond), r.PrimaryCalls, r.RecoverAfter.Round(time.Millisecond))
+	return fmt.Sprintf("primary %s at %.0f calls/s: %d calls, %d client errors; success during the fault %d/%d (%.1f%%); "+
+		"breaker open %v after the fault; first fallback answer after %v; %d calls reached the primary while open; "+
+		"recovered to 100%% %v after the primary came back; usage events lost %d, duplicated %d",
+		r.Fault, r.Rate, r.Calls, r.ClientErrors, r.FaultOK, r.DuringFault, 100*float64(r.FaultOK)/float64(max(r.DuringFault, 1)),
+		r.DetectAfter.Round(time.Millisecond), r.FallbackAfter.Round(time.Millisecond), r.PrimaryCalls, r.RecoverAfter.Round(time.Millisecond),
+		r.EventsLost, r.EventsExtra)
 }
 
-// Failover drives weather.current at rate calls/s, takes weather-a down
-// (every call a tool error), waits for its breaker to open, holds the fault
-// for hold, brings weather-a back and waits for full recovery.
-func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration) (FailoverReport, error) {
-	rep := FailoverReport{Rate: rate}
+// Failover drives weather.current at rate calls/s, injects fault into
+// weather-a (fail: tool errors; slow: answers after its timeout; garbage:
+// output that breaks its schema; http500 …), waits for its breaker to
+// open, holds the fault for hold, heals weather-a and waits for full
+// recovery. Then it counts the ledger's call events against the calls made.
+func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fault vendors.Mode) (FailoverReport, error) {
+	rep := FailoverReport{Rate: rate, Fault: fault}
 	var (
 		faultAt      atomic.Int64 // unix nanos; 0 before the fault
 		faultOver    atomic.Bool
@@ -121,7 +132,7 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration) (Fa
 	sleep(ctx, time.Second) // healthy traffic first
 	start := time.Now()
 	faultAt.Store(start.UnixNano())
-	if err := l.SetMode("weather-a", vendors.ModeFail); err != nil {
+	if err := l.SetMode("weather-a", fault); err != nil {
 		return rep, err
 	}
 	opened, err := waitFor(ctx, 30*time.Second, func() bool { return l.App.Gov.Status("weather-a").Breaker.State == "open" })
@@ -149,6 +160,15 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration) (Fa
 	close(stopTraffic)
 	<-trafficEnded
 	rep.Calls, rep.ClientErrors, rep.DuringFault, rep.FaultOK = calls.Load(), errs.Load(), during.Load(), dOK.Load()
+	inLedger, err := l.LedgerCalls(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if d := rep.Calls - inLedger; d > 0 {
+		rep.EventsLost = d
+	} else {
+		rep.EventsExtra = -d
+	}
 	if f := firstFallbk.Load(); f != 0 {
 		rep.FallbackAfter = time.Unix(0, f).Sub(start)
 	}
@@ -178,4 +198,29 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// LedgerCalls flushes the meter and counts the call events in the ledger.
+func (l *Lab) LedgerCalls(ctx context.Context) (int64, error) {
+	if err := l.App.Meter.Flush(ctx); err != nil {
+		return 0, err
+	}
+	var buf bytes.Buffer
+	q := billing.ReportQuery{From: time.Now().Add(-24 * time.Hour), To: time.Now().Add(time.Hour), GroupBy: []string{"tenant"}, Format: "json"}
+	if err := billing.Report(ctx, l.App.Ledger, &buf, q); err != nil {
+		return 0, err
+	}
+	var rep struct {
+		Rows []struct {
+			Calls int64 `json:"calls"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &rep); err != nil {
+		return 0, fmt.Errorf("ledger report: %v", err)
+	}
+	var n int64
+	for _, r := range rep.Rows {
+		n += r.Calls
+	}
+	return n, nil
 }

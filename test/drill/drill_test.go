@@ -7,30 +7,37 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
 func TestFailoverDrill(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: drill.FailoverConfig})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	rep, err := drill.Failover(t.Context(), l, 200, 500*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Log(rep)
-	if rep.ClientErrors != 0 {
-		t.Errorf("%d calls failed at the client although weather-b could answer", rep.ClientErrors)
-	}
-	if rep.DuringFault == 0 || rep.FaultOK != rep.DuringFault {
-		t.Errorf("during the fault %d of %d calls were answered", rep.FaultOK, rep.DuringFault)
-	}
-	// While open the breaker lets through only half-open trial calls (3 per
-	// cool-down of 500ms, at most a few cool-downs in the hold).
-	if rep.PrimaryCalls > 12 {
-		t.Errorf("%d calls reached weather-a while its breaker was open", rep.PrimaryCalls)
+	for _, fault := range []vendors.Mode{vendors.ModeFail, vendors.ModeSlow, vendors.ModeGarbage, vendors.ModeHTTP500} {
+		t.Run(string(fault), func(t *testing.T) {
+			l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: drill.FailoverConfig})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			rep, err := drill.Failover(t.Context(), l, 200, 300*time.Millisecond, fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(rep)
+			if rep.ClientErrors != 0 {
+				t.Errorf("%d calls failed at the client although weather-b could answer", rep.ClientErrors)
+			}
+			if rep.DuringFault == 0 || rep.FaultOK != rep.DuringFault {
+				t.Errorf("during the fault %d of %d calls were answered", rep.FaultOK, rep.DuringFault)
+			}
+			// While open the breaker lets through only half-open trial calls.
+			if rep.PrimaryCalls > 12 {
+				t.Errorf("%d calls reached weather-a while its breaker was open", rep.PrimaryCalls)
+			}
+			if rep.EventsLost != 0 || rep.EventsExtra != 0 {
+				t.Errorf("usage events lost %d, extra %d", rep.EventsLost, rep.EventsExtra)
+			}
+		})
 	}
 }
 
