@@ -68,6 +68,10 @@ type ServerOptions struct {
 	PushNotifications bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Planner, when set, adds the skill PlanSkill ("plan and run a goal"):
+	// a text part (or a data part {"goal": …}) is the goal; progress lines
+	// become working status updates, the outcome the artifact.
+	Planner GoalRunner
 }
 
 // Server is toolhub as an A2A agent: its card lists the catalog's
@@ -224,6 +228,13 @@ func (s *Server) Card(ctx context.Context, base string) *sdk.AgentCard {
 			Tags: []string{"capability"}, InputModes: []string{"application/json"}, OutputModes: []string{"application/json", "text/plain"},
 		})
 	}
+	if s.opts.Planner != nil {
+		card.Skills = append(card.Skills, sdk.AgentSkill{
+			ID: PlanSkill, Name: "Plan and run a goal",
+			Description: "Turns a goal in plain words (a text part) into governed tool calls run as a plan, e.g. \"plan a trip from Paris to Lyon: weather, route and restaurants\".",
+			Tags:        []string{"planner"}, InputModes: []string{"text/plain"}, OutputModes: []string{"text/plain", "application/json"},
+		})
+	}
 	if s.opts.VendorTools {
 		for _, t := range s.cat.Tools() {
 			e := registry.Entry{Name: t.Catalog, Tool: t}
@@ -237,6 +248,16 @@ func (s *Server) Card(ctx context.Context, base string) *sdk.AgentCard {
 		}
 	}
 	return card
+}
+
+// PlanSkill is the skill id of the planner, when there is one.
+const PlanSkill = "toolhub.plan"
+
+// GoalRunner runs a goal for a tenant (the planner, adapted by the app):
+// progress gets one human line per step; it returns the answer and a
+// JSON-able outcome.
+type GoalRunner interface {
+	RunGoal(ctx context.Context, tenant, goal string, progress func(line string)) (answer string, outcome any, err error)
 }
 
 // skillDescription appends the input schema, since A2A skills have no
@@ -261,6 +282,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	return func(yield func(sdk.Event, error) bool) {
 		s := e.s
 		tenant := s.opts.Tenant(ctx)
+		if skill, _ := ec.Message.Metadata["skill"].(string); skill == PlanSkill && s.opts.Planner != nil {
+			e.runGoal(ctx, ec, tenant, yield)
+			return
+		}
 		name, args, err := callOf(ec)
 		if err == nil {
 			err = s.gw.Precheck(tenant, name, args)
@@ -313,6 +338,66 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		yield(sdk.NewStatusUpdateEvent(ec, state, nil), nil)
 	}
+}
+
+// runGoal runs the planner skill as a task: working updates per step, the
+// answer and the outcome as the artifact.
+func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tenant string, yield func(sdk.Event, error) bool) {
+	s := e.s
+	goal := strings.TrimSpace(textOf(ec.Message))
+	for _, p := range ec.Message.Parts {
+		if d, ok := p.Content.(sdk.Data); ok {
+			if m, ok := d.Value.(map[string]any); ok {
+				if g, ok := m["goal"].(string); ok {
+					goal = g
+				}
+			}
+		}
+	}
+	if goal == "" {
+		yield(nil, sdk.NewError(sdk.ErrInvalidParams, "say the goal in a text part (or a data part {\"goal\": …})"))
+		return
+	}
+	if ec.StoredTask == nil {
+		if !yield(sdk.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+	}
+	if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+		return
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.running[ec.TaskID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, ec.TaskID)
+		s.mu.Unlock()
+		cancel()
+	}()
+	stopped := false
+	answer, outcome, err := s.opts.Planner.RunGoal(cctx, tenant, goal, func(line string) {
+		if !stopped && !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(line))), nil) {
+			stopped = true
+		}
+	})
+	if stopped || cctx.Err() != nil && ctx.Err() == nil {
+		return
+	}
+	if err != nil {
+		he := hub.AsError(err)
+		msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(he.Error()))
+		msg.Metadata = map[string]any{"toolhub/error": errorJSON(he)}
+		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+		return
+	}
+	art := sdk.NewArtifactEvent(ec, sdk.NewTextPart(answer), sdk.NewDataPart(plainJSON(outcome)))
+	art.Artifact.Name = "plan"
+	if !yield(art, nil) {
+		return
+	}
+	yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateCompleted, nil), nil)
 }
 
 // Cancel stops the task's gateway call and reports the task canceled.

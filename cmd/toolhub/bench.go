@@ -107,6 +107,20 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if p := os.Getenv("TOOLHUB_BENCH_BLOCKPROFILE"); p != "" {
+		runtime.SetBlockProfileRate(10000)
+		runtime.SetMutexProfileFraction(10)
+		defer func() {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("block").WriteTo(f, 0)
+				f.Close()
+			}
+			if f, err := os.Create(p + ".mutex"); err == nil {
+				_ = pprof.Lookup("mutex").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	through, err := loadgen.Run(ctx, "through toolhub /mcp", o)
 	if err != nil {
 		return err

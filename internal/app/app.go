@@ -160,7 +160,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
-	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log}
+	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log, Planner: goalRunner{a}}
 	if cfg.Auth.Enabled {
 		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
@@ -525,4 +525,22 @@ func reportScope(r *http.Request) (tenant, vendor string, err error) {
 		return "", p.Vendor, nil
 	}
 	return "", "", nil
+}
+
+// goalRunner offers the planner as toolhub's A2A "plan and run a goal" skill.
+type goalRunner struct{ a *App }
+
+func (g goalRunner) RunGoal(ctx context.Context, tenant, goal string, progress func(string)) (string, any, error) {
+	out, err := g.a.Planner.Run(ctx, tenant, orchestrator.Request{Goal: goal}, func(e orchestrator.Event) {
+		switch e.Type {
+		case "step_finished":
+			progress(fmt.Sprintf("✓ %s (%s) %.0fms", e.Step, e.Tool, e.LatencyMS))
+		case "step_failed":
+			progress(fmt.Sprintf("✗ %s (%s): %s", e.Step, e.Tool, e.Message))
+		}
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return out.Answer, out, nil
 }

@@ -1,0 +1,59 @@
+package drill_test
+
+import (
+	"strings"
+	"testing"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/internal/drill"
+)
+
+// TestPlannerAsA2ASkill: an A2A client finds the planner skill on toolhub's
+// card and runs a goal through it, end to end against the example vendors.
+func TestPlannerAsA2ASkill(t *testing.T) {
+	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+outbound: {allow: ["{{vendors_addr}}"]}
+vendors:
+  - {id: weather-a, mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}, probe: {disabled: true}}
+capabilities:
+  - name: weather.current
+    input_schema: {type: object, required: [city], properties: {city: {type: string}}}
+    chain: [{tool: weather-a/current_weather}]
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := t.Context()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, l.HubURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skills []string
+	for _, s := range card.Skills {
+		skills = append(skills, s.ID)
+	}
+	if strings.Join(skills, ",") != "weather.current,"+a2a.PlanSkill {
+		t.Fatalf("skills = %v", skills)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("what is the weather in Oslo"))
+	m.Metadata = map[string]any{"skill": a2a.PlanSkill}
+	res, err := client.SendMessage(ctx, &sdk.SendMessageRequest{Message: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*sdk.Task)
+	if !ok || task.Status.State != sdk.TaskStateCompleted || len(task.Artifacts) == 0 {
+		t.Fatalf("result = %#v", res)
+	}
+	if got := task.Artifacts[0].Parts[0].Text(); !strings.Contains(got, "Oslo") {
+		t.Errorf("answer = %q", got)
+	}
+}
