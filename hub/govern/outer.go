@@ -105,6 +105,11 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	if c.Capability != nil {
 		attrs = append(attrs, slog.String("capability", c.Capability.Name))
 	}
+	if c.PlanID != "" {
+		// Every call of a plan carries its id: grep the log for it to
+		// replay the plan, step by step, with each step's decisions.
+		attrs = append(attrs, slog.String("plan_id", c.PlanID))
+	}
 	attrs = append(attrs,
 		slog.String("vendor", vendor),
 		slog.String("priority", c.Priority.String()),
