@@ -9,7 +9,7 @@ export TOOLHUB_PEERS := $(PEERS)
 FUZZTIME ?= 8000x
 PKGS := ./...
 
-.PHONY: help build run test test-go services peers fuzz-short fuzz bench lint clean
+.PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,7 +26,10 @@ services: ## make sure Redis and PostgreSQL are up (start or install them)
 peers: ## install the pinned npm peers (MCP SDK client, server-everything) once into .cache/peers
 	@bash scripts/peers.sh
 
-test: services peers build ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
+chromium: ## make sure headless Chromium is installed (the dashboard's end-to-end test, test/ui)
+	@bash scripts/chromium.sh
+
+test: services peers chromium build ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 	@$(MAKE) --no-print-directory fuzz-short

@@ -47,6 +47,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Routes adds more handlers (admin, jobs, …) to the mux.
 	Routes func(mux *http.ServeMux)
+	// Public reports requests served without authentication (and without
+	// a principal), besides /healthz, /readyz and the agent card: the
+	// dashboard's static files. Nil means none.
+	Public func(r *http.Request) bool
 }
 
 // Server is toolhub's front door on one HTTP port:
@@ -100,7 +104,8 @@ func (s *Server) Close() error {
 // ServeHTTP authenticates the request and routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The A2A agent card is public (A2A discovery); calls to /a2a are not.
-	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" {
+	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" ||
+		s.opts.Public != nil && s.opts.Public(r) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}

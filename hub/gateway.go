@@ -221,7 +221,7 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	up, ok := g.ups.Upstream(t.Vendor)
 	if !ok {
 		err := &Error{Code: CodeUnavailable, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q is not connected", t.Vendor)}
-		g.record(c, time.Duration(0), err)
+		g.record(c, time.Duration(0), err, false)
 		return nil, err
 	}
 	timeout := g.opts.DefaultTimeout
@@ -239,7 +239,7 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	} else {
 		err = upstreamError(ctx, t.Vendor, timeout, err)
 	}
-	g.record(c, g.opts.Now().Sub(start), err)
+	g.record(c, g.opts.Now().Sub(start), err, err == nil && r.IsError)
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +248,13 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	return r, nil
 }
 
-func (g *Gateway) record(c *Call, d time.Duration, err error) {
+// record notes an attempt in the call's trace. A result the tool itself
+// marked isError is "tool_error", not "ok".
+func (g *Gateway) record(c *Call, d time.Duration, err error, toolError bool) {
 	a := Attempt{Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: "ok", LatencyMS: float64(d.Microseconds()) / 1000}
+	if toolError {
+		a.Outcome = "tool_error"
+	}
 	if err != nil {
 		e := AsError(err)
 		a.Outcome, a.Error = string(e.Code), e.Message

@@ -40,6 +40,7 @@ import (
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"
 	"github.com/toolhub/toolhub/servers"
+	"github.com/toolhub/toolhub/ui"
 )
 
 // Options configure an [App]. A nil *Options means the defaults.
@@ -71,6 +72,8 @@ type App struct {
 	Meter   *billing.Meter   // events off the call path, with a durable spill
 	Budgets *billing.Budgets // reservations that stop spending
 	Guard   *netguard.Policy // where vendor URLs may point
+	// Decisions keeps the last decision-log lines for the dashboard (/ui).
+	Decisions *ui.Recorder
 
 	metrics   *prometheus.Registry
 	pool      *jobs.Pool
@@ -137,6 +140,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	}
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// The decision log goes to the app's logger and into the dashboard's ring.
+	a.Decisions = ui.NewRecorder(a.log.Handler(), 0)
 	gopts := a.governOptions(cfg, limiter)
 	gopts.Registerer = a.metrics
 	a.Gov = govern.New(gopts)
@@ -191,7 +196,13 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 			// toolhub as an A2A agent: a public card, calls as a tenant.
 			mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
 			mux.Handle(a2a.RPCPath, api.Require(a.Agent.Handler(), auth.RoleTenant, auth.RoleOperator))
+			// The dashboard: public static files (the page asks for a key and
+			// calls the APIs above with it); its decision log is operators'.
+			dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
+			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
+			mux.Handle("/ui/", dash)
 		},
+		Public: func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) },
 	}
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate

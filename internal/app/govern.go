@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -47,7 +48,7 @@ func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options
 	ramp := &breaker.RampOptions{Interval: g.RampInterval.D()}
 	return &govern.Options{
 		Limiter:      l,
-		Logger:       a.log,
+		Logger:       slog.New(a.Decisions), // the decision log, also kept for /ui
 		VendorLimits: a.vendorLimits,
 		Retry:        retry.Policy{Max: g.Retry.Max, Base: g.Retry.Base.D(), Cap: g.Retry.Cap.D()},
 		Breaker: func(string) *breaker.Options {
