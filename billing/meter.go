@@ -2,8 +2,10 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,9 +18,10 @@ import (
 type MeterOptions struct {
 	// Pricer prices the events the middleware builds; nil prices nothing.
 	Pricer *Pricer
-	// SpillDir holds the spill segments; "" means no spill: events that
-	// find the buffer full, or that the ledger refuses, are dropped and
-	// counted in Stats().Dropped. Use "<data>/spill/usage".
+	// SpillDir holds the spill segments and the write-ahead log; "" means
+	// neither: events that find the buffer full, or that the ledger
+	// refuses, are dropped and counted in Stats().Dropped, and a killed
+	// process loses the events still buffered. Use "<data>/spill/usage".
 	SpillDir string
 	// Buffer is the in-memory queue between Record and the writer; zero
 	// means 65536 events.
@@ -28,6 +31,11 @@ type MeterOptions struct {
 	// RetryInterval is how often spilled events are retried while the
 	// ledger is down; zero means 5s.
 	RetryInterval time.Duration
+	// Linger is how long the writer waits for more events after the first
+	// of a batch, so a quiet hub writes one transaction per Linger rather
+	// than one per call (events are already safe in the WAL); zero means
+	// 20ms, negative means no wait.
+	Linger time.Duration
 	// WriteTimeout bounds one ledger Append; zero means 10s.
 	WriteTimeout time.Duration
 	// Logger; nil means slog.Default(). Now is the clock; nil means time.Now.
@@ -42,19 +50,34 @@ type MeterStats struct {
 	Spilled  int64 // events written to the spill (buffer full or ledger down)
 	Replayed int64 // spilled events later appended to the ledger
 	Dropped  int64 // events lost: no spill configured, spill unwritable, or recorded after Close
-	Corrupt  int64 // spill lines skipped because their checksum did not match
+	Corrupt  int64 // spill or WAL lines skipped because their checksum did not match
+	// Recovered counts events found at start in the write-ahead log an
+	// earlier process left, handed again to the ledger (duplicates ignored).
+	Recovered int64
+	// Unknown counts attempt intents found at start without an outcome,
+	// turned into attempt events with outcome unknown.
+	Unknown int64
+	// Open is the number of attempt intents now waiting for their attempt's
+	// event (calls at a vendor); it stays near the calls in flight.
+	Open int64
 }
 
-// Meter records usage events without blocking calls: Record puts an event
-// in a bounded buffer; a background writer appends batches to the ledger.
-// When the buffer is full or the ledger fails, events go to a durable
-// spill, replayed when the ledger is back, at start, and at Close; the
-// ledger's unique keys make replays harmless.
+// Meter records usage events without blocking calls: Record appends the
+// event to a write-ahead log (one write(2), no fsync: it survives a kill of
+// the process, not of the machine) and puts it in a bounded buffer; a
+// background writer appends batches to the ledger and then drops the WAL
+// segments it has committed. When the buffer is full or the ledger fails,
+// events go to a durable spill, replayed when the ledger is back, at
+// start, and at Close. At start, the WAL an earlier process left is handed
+// to the ledger again; the ledger's unique keys make replays harmless.
 type Meter struct {
-	l    Ledger
-	opts MeterOptions
-	log  *slog.Logger
-	sp   *spill
+	l     Ledger
+	opts  MeterOptions
+	log   *slog.Logger
+	sp    *spill
+	w     *wal
+	bufs  sync.Pool // *[]byte line buffers for the WAL
+	batch []Event   // the writer's
 
 	ch     chan Event
 	flush  chan chan error
@@ -64,11 +87,15 @@ type Meter struct {
 	once   sync.Once
 
 	recorded, written, spilled, replayed, dropped, corrupt atomic.Int64
+	recovered, unknown                                     atomic.Int64
 	down                                                   atomic.Bool
 }
 
-// NewMeter starts a meter writing to l. It replays any spill left by an
-// earlier process (in the background).
+// NewMeter starts a meter writing to l. Before it returns, it hands the
+// write-ahead log an earlier process left to the ledger (or the spill when
+// the ledger fails), turning attempt intents without an outcome into
+// attempt events with outcome [OutcomeUnknown]; it replays any other spill
+// in the background.
 func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 	m := &Meter{l: l}
 	if opts != nil {
@@ -82,6 +109,9 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 	}
 	if m.opts.RetryInterval <= 0 {
 		m.opts.RetryInterval = 5 * time.Second
+	}
+	if m.opts.Linger == 0 {
+		m.opts.Linger = 20 * time.Millisecond
 	}
 	if m.opts.WriteTimeout <= 0 {
 		m.opts.WriteTimeout = 10 * time.Second
@@ -102,7 +132,12 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 			return nil, err
 		}
 		m.sp = sp
+		m.w = &wal{dir: m.opts.SpillDir, open: map[string]openIntent{}}
+		if err := m.recoverWAL(); err != nil {
+			return nil, err
+		}
 	}
+	m.batch = make([]Event, 0, m.opts.Batch)
 	m.ch = make(chan Event, m.opts.Buffer)
 	m.flush = make(chan chan error)
 	m.quit = make(chan struct{})
@@ -111,9 +146,9 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 	return m, nil
 }
 
-// Record queues ev for the ledger. It never waits for the ledger: when the
-// buffer is full the event goes to the spill file instead. Ingested is set
-// when zero.
+// Record logs ev in the write-ahead log and queues it for the ledger. It
+// never waits for the ledger: when the buffer is full the event goes to the
+// spill file instead. Ingested is set when zero.
 func (m *Meter) Record(ev Event) {
 	m.recorded.Add(1)
 	if ev.Ingested.IsZero() {
@@ -123,11 +158,58 @@ func (m *Meter) Record(ev Event) {
 		m.dropped.Add(1)
 		return
 	}
+	if m.w != nil && m.logged(&ev, false) {
+		return
+	}
+	m.enqueue(ev)
+}
+
+func (m *Meter) enqueue(ev Event) {
 	select {
 	case m.ch <- ev:
 	default:
 		m.toSpill([]Event{ev})
 	}
+}
+
+// logged appends ev to the WAL and, for an event, queues it while holding
+// the WAL's lock, so that a rotation sees every event of the old segment
+// queued or spilled. An intent is only logged and remembered as open; an
+// attempt event resolves the open intent with its key. It reports false
+// when the WAL is unwritable (the caller queues the event without it).
+func (m *Meter) logged(ev *Event, intent bool) bool {
+	bp, _ := m.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	line := appendLine((*bp)[:0], ev)
+	w := m.w
+	w.mu.Lock()
+	if err := w.appendLocked(line); err != nil {
+		first := w.err == nil
+		w.err = err
+		w.mu.Unlock()
+		*bp = line
+		m.bufs.Put(bp)
+		if first {
+			m.log.Error("usage write-ahead log unwritable: events are only buffered until it works again", "err", err)
+		}
+		return false
+	}
+	w.err = nil
+	switch {
+	case intent:
+		w.open[ev.Key] = openIntent{line: slices.Clone(line), seq: w.seq}
+	default:
+		if ev.Kind == KindAttempt && len(w.open) > 0 {
+			delete(w.open, ev.Key)
+		}
+		m.enqueue(*ev)
+	}
+	w.mu.Unlock()
+	*bp = line
+	m.bufs.Put(bp)
+	return true
 }
 
 func (m *Meter) toSpill(evs []Event) {
@@ -187,82 +269,245 @@ func (m *Meter) Close() error {
 		if m.sp != nil {
 			err = m.sp.close()
 		}
+		if m.w != nil {
+			err = errors.Join(err, m.w.close())
+		}
 	})
 	return err
 }
 
 // Stats returns the meter's counters.
 func (m *Meter) Stats() MeterStats {
-	return MeterStats{
+	var open int64
+	if m.w != nil {
+		m.w.mu.Lock()
+		open = int64(len(m.w.open))
+		m.w.mu.Unlock()
+	}
+	return MeterStats{Open: open,
 		Recorded: m.recorded.Load(), Written: m.written.Load(), Spilled: m.spilled.Load(),
 		Replayed: m.replayed.Load(), Dropped: m.dropped.Load(), Corrupt: m.corrupt.Load(),
+		Recovered: m.recovered.Load(), Unknown: m.unknown.Load(),
 	}
+}
+
+// collect adds queued events to batch until it is full or Linger has
+// passed since the first.
+func (m *Meter) collect(batch []Event) []Event {
+	if m.opts.Linger < 0 {
+		for len(batch) < cap(batch) {
+			select {
+			case ev := <-m.ch:
+				batch = append(batch, ev)
+			default:
+				return batch
+			}
+		}
+		return batch
+	}
+	linger := time.NewTimer(m.opts.Linger)
+	defer linger.Stop()
+	for len(batch) < cap(batch) {
+		select {
+		case ev := <-m.ch:
+			batch = append(batch, ev)
+		case <-linger.C:
+			return batch
+		}
+	}
+	return batch
 }
 
 func (m *Meter) run() {
 	defer close(m.done)
 	tick := time.NewTicker(m.opts.RetryInterval)
 	defer tick.Stop()
-	batch := make([]Event, 0, m.opts.Batch)
 	var lastErr error
-	// drain writes out what the buffer holds now.
-	drain := func() {
-		for {
-			batch = batch[:0]
-		fill:
-			for len(batch) < cap(batch) {
-				select {
-				case ev := <-m.ch:
-					batch = append(batch, ev)
-				default:
-					break fill
-				}
-			}
-			if len(batch) == 0 {
-				return
-			}
-			lastErr = m.write(batch)
-			if len(batch) < cap(batch) {
-				return
-			}
-		}
-	}
 	m.replay() // what an earlier process left
 	for {
 		select {
 		case ev := <-m.ch:
-			batch = append(batch[:0], ev)
-			for len(batch) < cap(batch) {
-				select {
-				case ev := <-m.ch:
-					batch = append(batch, ev)
-					continue
-				default:
-				}
-				break
-			}
+			batch := m.collect(append(m.batch[:0], ev))
 			lastErr = m.write(batch)
 			m.syncSpill()
+			if m.walFull() {
+				m.checkpoint()
+			}
 		case reply := <-m.flush:
-			drain()
+			if err, wrote := m.drain(); wrote {
+				lastErr = err
+			}
 			m.syncSpill()
 			if m.sp != nil && m.sp.pending() {
 				lastErr = m.replay()
 			}
+			m.checkpoint()
 			reply <- lastErr
 		case <-tick.C:
 			m.syncSpill()
 			if m.sp != nil && (m.down.Load() || m.sp.pending()) {
 				m.replay()
 			}
+			m.checkpoint()
 		case <-m.quit:
-			drain()
+			m.drain()
 			m.syncSpill()
 			if m.sp != nil && m.sp.pending() {
 				m.replay()
 			}
+			m.checkpoint()
 			return
 		}
+	}
+}
+
+// drain writes out what the buffer holds now; it returns the error of the
+// last ledger write and whether there was one.
+func (m *Meter) drain() (lastErr error, wrote bool) {
+	for {
+		batch := m.batch[:0]
+	fill:
+		for len(batch) < cap(batch) {
+			select {
+			case ev := <-m.ch:
+				batch = append(batch, ev)
+			default:
+				break fill
+			}
+		}
+		if len(batch) == 0 {
+			return lastErr, wrote
+		}
+		lastErr, wrote = m.write(batch), true
+		if len(batch) < cap(batch) {
+			return lastErr, true
+		}
+	}
+}
+
+func (m *Meter) walFull() bool {
+	if m.w == nil {
+		return false
+	}
+	m.w.mu.Lock()
+	defer m.w.mu.Unlock()
+	return m.w.size >= walSegmentBytes
+}
+
+// checkpoint retires the current WAL segment: it rotates, writes out the
+// buffer (every event of the old segment is in it, or already in the
+// ledger or the spill), fsyncs the spill and the new segment (which holds
+// the intents still open), and removes the old segment.
+func (m *Meter) checkpoint() {
+	if m.w == nil {
+		return
+	}
+	m.w.mu.Lock()
+	old, err := m.w.rotateLocked()
+	m.w.mu.Unlock()
+	if old < 0 {
+		return
+	}
+	if err != nil {
+		m.log.Error("usage write-ahead log: rotation failed; the old segment is kept for the next start", "err", err)
+		return
+	}
+	m.drain()
+	m.syncSpill()
+	if err := m.w.sync(); err != nil {
+		m.log.Error("usage write-ahead log: fsync failed", "err", err)
+	}
+	if err := m.w.remove(old); err != nil {
+		m.log.Error("usage write-ahead log: segment not removed", "err", err)
+	}
+}
+
+// recoverWAL hands the WAL segments an earlier process left to the ledger:
+// its spill first, then the events, then — for each attempt intent with no
+// attempt event of the same key — the intent itself, outcome unknown. An
+// attempt event that reached the ledger or the spill earlier wins: the
+// unknown event with its key is a duplicate the ledger ignores.
+func (m *Meter) recoverWAL() error {
+	segs, err := walSegments(m.w.dir)
+	if err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	m.w.seq = segs[len(segs)-1] + 1
+	if m.sp.pending() {
+		_ = m.replay() // on failure m.down is set: what follows goes to the spill, after it
+	}
+	var evs, intents []Event
+	resolved := map[string]bool{}
+	for _, seq := range segs {
+		got, corrupt, err := readWAL(m.w.name(seq))
+		if err != nil {
+			return err
+		}
+		if corrupt > 0 {
+			m.corrupt.Add(int64(corrupt))
+			m.log.Warn("usage write-ahead log: corrupt lines skipped", "segment", seq, "lines", corrupt)
+		}
+		for _, ev := range got {
+			switch {
+			case ev.Kind == KindAttempt && ev.Outcome == OutcomeUnknown:
+				intents = append(intents, ev)
+			default:
+				if ev.Kind == KindAttempt {
+					resolved[ev.Key] = true
+				}
+				evs = append(evs, ev)
+			}
+		}
+	}
+	now := m.opts.Now()
+	var unknown []Event
+	for _, ev := range intents {
+		if resolved[ev.Key] {
+			continue
+		}
+		resolved[ev.Key] = true // an intent carried into a later segment too
+		ev.Ingested = now
+		unknown = append(unknown, ev)
+	}
+	m.appendOrSpill(evs)
+	m.appendOrSpill(unknown)
+	m.syncSpill()
+	m.recovered.Add(int64(len(evs)))
+	m.unknown.Add(int64(len(unknown)))
+	if len(evs)+len(unknown) > 0 {
+		m.log.Info("usage write-ahead log recovered", "events", len(evs), "unknown_attempts", len(unknown))
+	}
+	for _, seq := range segs {
+		if err := m.w.remove(seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendOrSpill appends evs to the ledger in batches, in order; once the
+// ledger fails (or is known down) the rest goes to the spill, in order.
+func (m *Meter) appendOrSpill(evs []Event) {
+	for len(evs) > 0 {
+		n := min(len(evs), m.opts.Batch)
+		if m.down.Load() {
+			m.toSpill(evs)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.opts.WriteTimeout)
+		err := m.l.Append(ctx, evs[:n])
+		cancel()
+		if err != nil {
+			m.down.Store(true)
+			m.log.Warn("usage ledger unwritable: spilling recovered events", "events", len(evs), "err", err)
+			m.toSpill(evs)
+			return
+		}
+		m.written.Add(int64(n))
+		evs = evs[n:]
 	}
 }
 
@@ -339,6 +584,13 @@ type noteKey struct{}
 type callNote struct {
 	charged bool
 	charge  Charge
+
+	// The attempt intents logged for the call; once ended (the call's
+	// events are recorded) no more are logged: a later attempt with the
+	// call's context (a cache's background refresh) is not metered.
+	mu      sync.Mutex
+	ended   bool
+	intents []string
 }
 
 // Facts is what the meter and budgets read from a finished call.
@@ -417,6 +669,7 @@ func (m *Meter) Middleware() hub.Middleware {
 			note := &callNote{}
 			r, err := next.Invoke(context.WithValue(ctx, noteKey{}, note), c)
 			m.recordCall(c, r, err, note)
+			m.endIntents(note)
 			return r, err
 		})
 	}
@@ -472,4 +725,85 @@ func (m *Meter) recordCall(c *hub.Call, r *hub.Result, err error, note *callNote
 			VendorUnitPrice: pay.UnitPrice, VendorCost: pay.Cost, Currency: pay.Currency, PriceVersion: pay.Version,
 		})
 	}
+}
+
+// AttemptMiddleware writes an attempt intent to the write-ahead log before
+// each vendor attempt: an attempt event with the key the attempt's real
+// event will have (AttemptKey(c.ID, n), n counting the call's attempts
+// across its chain), outcome [OutcomeUnknown] and tenant charge 0. The
+// real event, recorded by [Meter.Middleware] when the call ends, resolves
+// it. If toolhub dies before that, the next meter on the same SpillDir
+// turns the intent into the attempt's ledger event: the vendor received a
+// call toolhub never heard back from.
+//
+// Its vendor payout follows the price book's rule for attempts that did
+// not answer ok (as error and timeout): zero, priced with the book's
+// version and currency, units {calls: 1}. toolhub does not pay for work it
+// cannot prove; the attempt is in the ledger for reconciliation against
+// the vendor's own statement.
+//
+// Install it innermost in [hub.Options].Vendor, after the governor's
+// middleware, so that it runs once per try (retries included) and only for
+// tries that reach the vendor:
+//
+//	Vendor: []hub.Middleware{gov.VendorMiddleware(), meter.AttemptMiddleware()},
+//
+// Only calls metered by [Meter.Middleware] get intents, and only until
+// their events are recorded: an attempt made outside the call (a cache's
+// background refresh) gets none, since no event would ever resolve it.
+// Without a SpillDir it does nothing.
+func (m *Meter) AttemptMiddleware() hub.Middleware {
+	return func(next hub.Invoker) hub.Invoker {
+		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			note, _ := ctx.Value(noteKey{}).(*callNote)
+			if m.w != nil && note != nil && c.Tool != nil && c.Trace != nil && !m.closed.Load() {
+				note.mu.Lock()
+				if !note.ended {
+					note.intents = append(note.intents, m.intent(c, len(c.Trace.Attempts)+1))
+				}
+				note.mu.Unlock()
+			}
+			return next.Invoke(ctx, c)
+		})
+	}
+}
+
+// intent logs the intent of attempt n of c and returns its key.
+func (m *Meter) intent(c *hub.Call, n int) string {
+	now := m.opts.Now()
+	start := c.Start
+	if start.IsZero() {
+		start = now
+	}
+	ev := Event{
+		Key: AttemptKey(c.ID, n), CallID: c.ID, Kind: KindAttempt, Attempt: n, Time: start, Ingested: now,
+		Tenant: c.Tenant, Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: OutcomeUnknown,
+		Reason: "unknown: toolhub stopped before the vendor answered (recovered from the write-ahead log)",
+		Units:  Units{UnitCalls: 1},
+	}
+	if c.Capability != nil {
+		ev.Capability = c.Capability.Name
+	}
+	pay := m.opts.Pricer.VendorPayout(ev.Vendor, ev.Tool, start, OutcomeUnknown, ev.Units)
+	ev.VendorUnitPrice, ev.VendorCost, ev.Currency, ev.PriceVersion = pay.UnitPrice, pay.Cost, pay.Currency, pay.Version
+	m.logged(&ev, true)
+	return ev.Key
+}
+
+// endIntents closes a call's intents once its events are recorded: any
+// still open belongs to an attempt outside the call's trace, which no event
+// will resolve, and is forgotten.
+func (m *Meter) endIntents(note *callNote) {
+	note.mu.Lock()
+	note.ended = true
+	keys := note.intents
+	note.mu.Unlock()
+	if m.w == nil || len(keys) == 0 {
+		return
+	}
+	m.w.mu.Lock()
+	for _, k := range keys {
+		delete(m.w.open, k)
+	}
+	m.w.mu.Unlock()
 }

@@ -29,7 +29,8 @@ type spill struct {
 	seq   int
 	f     *os.File
 	w     *bufio.Writer
-	n     int  // events in the current segment
+	n     int // events in the current segment
+	line  []byte
 	dirty bool // written since the last fsync
 }
 
@@ -87,18 +88,9 @@ func (s *spill) write(evs []Event) error {
 		}
 		s.f, s.w, s.n = f, bufio.NewWriterSize(f, 64<<10), 0
 	}
-	var line []byte
 	for i := range evs {
-		b, err := json.Marshal(&evs[i])
-		if err != nil {
-			return fmt.Errorf("billing: spill: event %s: %w", evs[i].Key, err)
-		}
-		c := crc32.Checksum(b, castagnoli)
-		line = hex.AppendEncode(line[:0], []byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)})
-		line = append(line, ' ')
-		line = append(line, b...)
-		line = append(line, '\n')
-		if _, err := s.w.Write(line); err != nil {
+		s.line = appendLine(s.line[:0], &evs[i])
+		if _, err := s.w.Write(s.line); err != nil {
 			return fmt.Errorf("billing: spill: %w", err)
 		}
 		s.n++

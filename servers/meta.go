@@ -45,6 +45,9 @@ func vendorMeta(m map[string]any) *mcp.Meta {
 
 func identifying(key string) bool {
 	k := strings.ToLower(key)
+	if k == "toolhub/idempotency_key" {
+		return false // jobs pass their id so vendors can deduplicate re-runs
+	}
 	if strings.HasPrefix(k, "io.modelcontextprotocol/") || strings.HasPrefix(k, "modelcontextprotocol.io/") {
 		return true
 	}

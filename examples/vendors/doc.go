@@ -57,4 +57,14 @@
 // their argument keys (never values) and the _meta the caller sent ([Call]),
 // so a test can prove a call reached a vendor exactly once, or that some
 // data never reached it.
+//
+// # Idempotency
+//
+// A call whose _meta carries "toolhub/idempotency_key" (toolhub's job
+// workers send the job id) is completed once per key: the vendor remembers
+// the last [RememberedKeys] keys that completed without an error with their
+// results, answers a repeated key from the remembered result without
+// running the tool again, and counts each key once in
+// Counters.UniqueCompleted (repeats in Counters.Replayed). So "a job
+// completes exactly once, counted at the vendor" is checkable.
 package vendors

@@ -24,6 +24,14 @@ var errClosed = errors.New("vendors: vendor closed")
 // recentCalls is how many calls a vendor remembers for [Vendor.Calls].
 const recentCalls = 100
 
+// MetaIdempotencyKey is the _meta key under which toolhub's job workers send
+// a job's idempotency key (hub/jobs.MetaIdempotencyKey).
+const MetaIdempotencyKey = "toolhub/idempotency_key"
+
+// RememberedKeys is how many idempotency keys a vendor remembers, with their
+// results; the oldest is forgotten first.
+const RememberedKeys = 4096
+
 // Options configure a [Vendor]. A nil *Options means all defaults.
 type Options struct {
 	// Knobs are the starting fault settings; the zero value is healthy.
@@ -57,6 +65,13 @@ type Counters struct {
 	// high-water mark since the last reset.
 	InFlight    int64 `json:"in_flight"`
 	MaxInFlight int64 `json:"max_in_flight"`
+	// UniqueCompleted counts the distinct idempotency keys
+	// (_meta["toolhub/idempotency_key"]) whose call completed without an
+	// error: a repeated key is answered from the remembered result and not
+	// counted again. Calls without a key are not counted here.
+	UniqueCompleted int64 `json:"unique_completed"`
+	// Replayed counts calls answered from a remembered idempotency key.
+	Replayed int64 `json:"replayed"`
 }
 
 // Call is what a vendor remembers of one tools/call: never argument values,
@@ -90,6 +105,8 @@ type Vendor struct {
 	faultSeq int64 // calls that went through a fault decision since the last Mode/FailRate change
 	counters Counters
 	calls    []Call
+	done     map[string]*mcp.CallToolResult // completed idempotency keys (at most RememberedKeys)
+	doneFIFO []string                       // their order, oldest first
 }
 
 // New returns the example vendor called name (see [Names]).
@@ -219,6 +236,47 @@ func (v *Vendor) Reset() {
 		MaxInFlight: v.counters.InFlight,
 	}
 	v.calls = nil
+	v.done, v.doneFIFO = nil, nil
+}
+
+// idempotencyKey returns the call's _meta["toolhub/idempotency_key"], or "".
+func idempotencyKey(req mcp.CallToolRequest) string {
+	if req.Params.Meta == nil {
+		return ""
+	}
+	k, _ := req.Params.Meta.AdditionalFields[MetaIdempotencyKey].(string)
+	return k
+}
+
+// remembered returns the result of a completed call with key.
+func (v *Vendor) remembered(key string) (*mcp.CallToolResult, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	res, ok := v.done[key]
+	if ok {
+		v.counters.Replayed++
+	}
+	return res, ok
+}
+
+// remember records that the call with key completed with res, counting the
+// key once.
+func (v *Vendor) remember(key string, res *mcp.CallToolResult) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if _, ok := v.done[key]; ok {
+		return // a concurrent call with the same key completed first
+	}
+	if v.done == nil {
+		v.done = map[string]*mcp.CallToolResult{}
+	}
+	if len(v.doneFIFO) >= RememberedKeys {
+		delete(v.done, v.doneFIFO[0])
+		v.doneFIFO = slices.Delete(v.doneFIFO, 0, 1)
+	}
+	v.done[key] = res
+	v.doneFIFO = append(v.doneFIFO, key)
+	v.counters.UniqueCompleted++
 }
 
 // Close releases calls hanging in ModeHang; later hanging calls return at once.
@@ -329,6 +387,12 @@ func (v *Vendor) faults(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		v.enter()
 		defer v.leave()
+		key := idempotencyKey(req)
+		if key != "" {
+			if res, ok := v.remembered(key); ok {
+				return res, nil
+			}
+		}
 		d, ok := ctx.Value(decidedKey{}).(decision)
 		if !ok {
 			d.mode, d.latency = v.decide()
@@ -355,6 +419,9 @@ func (v *Vendor) faults(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		res, err := next(ctx, req)
 		if d.mode == ModeGarbage && err == nil && res != nil {
 			v.spec(req.Params.Name).lie(res)
+		}
+		if key != "" && err == nil && res != nil && !res.IsError {
+			v.remember(key, res)
 		}
 		return res, err
 	}

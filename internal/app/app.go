@@ -161,7 +161,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Outer:          []hub.Middleware{a.Gov.OuterMiddleware(), a.Meter.Middleware()},
 		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
 		Route:          a.Router.Route,
-		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},
+		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()},
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
@@ -216,7 +216,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		go a.followRegistry(ps)
 	}
 	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
-		ResultTTL: cfg.Jobs.ResultTTL.D(), Logger: a.log}
+		ResultTTL: cfg.Jobs.ResultTTL.D(), Lease: cfg.Jobs.Lease.D(), Logger: a.log}
 	a.pool.Start(a.ctx)
 	return a, nil
 }

@@ -66,6 +66,7 @@ type Jobs struct {
 	Workers     int               `yaml:"workers"`      // concurrent jobs per instance; default 4
 	MaxAttempts int               `yaml:"max_attempts"` // tries before a job fails; default 3
 	ResultTTL   registry.Duration `yaml:"result_ttl"`   // how long a finished job's result is kept; default 24h
+	Lease       registry.Duration `yaml:"lease"`        // a running job returns to the queue this long after its worker died; default 30s
 }
 
 // Auth switches API keys on. Off, toolhub serves loopback only and every

@@ -1,0 +1,347 @@
+package billing
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// OutcomeUnknown is the outcome of a vendor attempt that started (its
+// intent is in the meter's write-ahead log) but whose answer toolhub never
+// recorded, because the process died first. The vendor may or may not have
+// done the work; see [Meter.AttemptMiddleware].
+const OutcomeUnknown Outcome = "unknown"
+
+// walSegmentBytes is the size past which the writer retires the current
+// WAL segment at its next checkpoint.
+const walSegmentBytes = 1 << 20
+
+// wal is the meter's write-ahead log: append-only segments
+// "wal-<seq>.log" in the spill directory, in the spill's line format
+// ("<crc32c, 8 hex> <JSON event>\n"). Record appends each event with one
+// write(2) before it returns, so an event survives a kill -9 of the
+// process (the page cache outlives it); the writer fsyncs now and then.
+//
+// An attempt intent is an attempt event with outcome [OutcomeUnknown],
+// written before the upstream call; the attempt's real event, recorded
+// when the call ends, has the same key and resolves it.
+//
+// The writer retires a segment once every event in it is in the ledger or
+// the spill: it rotates (under mu, so every event of the old segment is
+// already queued or spilled), drains the queue, fsyncs the spill, copies
+// the intents still open into the new segment and removes the old one.
+type wal struct {
+	dir string
+
+	mu   sync.Mutex
+	seq  int      // current segment number (the file may not exist yet)
+	f    *os.File // nil until the first append to segment seq
+	size int64
+	buf  []byte
+	open map[string]openIntent // intents without an outcome, by event key
+	err  error                 // the last append error, reported once
+}
+
+type openIntent struct {
+	line []byte
+	seq  int
+}
+
+func (w *wal) name(seq int) string {
+	return filepath.Join(w.dir, fmt.Sprintf("wal-%09d.log", seq))
+}
+
+// walSegments lists the WAL segment numbers in dir, oldest first.
+func walSegments(dir string) ([]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("billing: wal %s: %w", dir, err)
+	}
+	var out []int
+	for _, e := range ents {
+		n, ok := strings.CutPrefix(e.Name(), "wal-")
+		n, ok2 := strings.CutSuffix(n, ".log")
+		if !ok || !ok2 {
+			continue
+		}
+		if seq, err := strconv.Atoi(n); err == nil {
+			out = append(out, seq)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// appendLocked writes one line to the current segment with one write(2).
+func (w *wal) appendLocked(line []byte) error {
+	if w.f == nil {
+		f, err := os.OpenFile(w.name(w.seq), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			return fmt.Errorf("billing: wal: %w", err)
+		}
+		w.f, w.size = f, 0
+	}
+	n, err := w.f.Write(line)
+	w.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	return nil
+}
+
+// rotate starts a new segment and returns the old one's number (-1 when
+// nothing was written to it), with the open intents of older segments
+// copied into the new segment.
+func (w *wal) rotateLocked() (old int, err error) {
+	if w.f == nil {
+		return -1, nil
+	}
+	old = w.seq
+	f := w.f
+	w.f, w.seq, w.size = nil, w.seq+1, 0
+	f.Close()
+	for k, in := range w.open {
+		if in.seq > old {
+			continue
+		}
+		if err := w.appendLocked(in.line); err != nil {
+			return old, err
+		}
+		in.seq = w.seq
+		w.open[k] = in
+	}
+	return old, nil
+}
+
+// sync fsyncs the current segment. Only the writer goroutine rotates, so
+// it may call sync without holding mu across the fsync.
+func (w *wal) sync() error {
+	w.mu.Lock()
+	f := w.f
+	w.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	return nil
+}
+
+func (w *wal) remove(seq int) error {
+	if err := os.Remove(w.name(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	return nil
+}
+
+// close closes the current segment, removing it when it is empty.
+func (w *wal) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Sync()
+	w.f.Close()
+	w.f = nil
+	if w.size == 0 {
+		return w.remove(w.seq)
+	}
+	return err
+}
+
+// readWAL reads a WAL segment: the events, in order, and the number of
+// lines skipped as corrupt (a torn write at an OS crash).
+func readWAL(path string) (evs []Event, corrupt int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("billing: wal: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 256<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			if ev, ok := decodeSpillLine(line); ok {
+				evs = append(evs, ev)
+			} else {
+				corrupt++
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return evs, corrupt, nil
+		}
+		if err != nil {
+			return evs, corrupt, fmt.Errorf("billing: wal: %w", err)
+		}
+	}
+}
+
+// appendLine appends ev as one spill/WAL line: checksum, space, JSON,
+// newline. The JSON is what encoding/json makes of an Event (same field
+// names and value encodings), written by hand: Record is on the call path.
+func appendLine(dst []byte, ev *Event) []byte {
+	start := len(dst)
+	dst = append(dst, "00000000 "...)
+	body := len(dst)
+	dst = appendEventJSON(dst, ev)
+	c := crc32.Checksum(dst[body:], castagnoli)
+	hex.Encode(dst[start:start+8], []byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)})
+	return append(dst, '\n')
+}
+
+func appendEventJSON(b []byte, ev *Event) []byte {
+	b = append(b, `{"key":`...)
+	b = appendJSONString(b, ev.Key)
+	b = append(b, `,"call_id":`...)
+	b = appendJSONString(b, ev.CallID)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, string(ev.Kind))
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(ev.Attempt), 10)
+	b = append(b, `,"time":`...)
+	b = appendJSONTime(b, ev.Time)
+	b = append(b, `,"ingested":`...)
+	b = appendJSONTime(b, ev.Ingested)
+	b = append(b, `,"tenant":`...)
+	b = appendJSONString(b, ev.Tenant)
+	for _, f := range [...]struct{ name, v string }{{`,"vendor":`, ev.Vendor}, {`,"tool":`, ev.Tool}, {`,"capability":`, ev.Capability}} {
+		if f.v != "" {
+			b = append(b, f.name...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	b = append(b, `,"outcome":`...)
+	b = appendJSONString(b, string(ev.Outcome))
+	if ev.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, ev.Reason)
+	}
+	b = append(b, `,"latency_ns":`...)
+	b = strconv.AppendInt(b, int64(ev.Latency), 10)
+	b = append(b, `,"units":`...)
+	if ev.Units == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		first := true
+		for k, v := range ev.Units {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = strconv.AppendInt(b, v, 10)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"tenant_unit_price":`...)
+	b = appendMicros(b, ev.TenantUnitPrice)
+	b = append(b, `,"tenant_cost":`...)
+	b = appendMicros(b, ev.TenantCost)
+	b = append(b, `,"vendor_unit_price":`...)
+	b = appendMicros(b, ev.VendorUnitPrice)
+	b = append(b, `,"vendor_cost":`...)
+	b = appendMicros(b, ev.VendorCost)
+	b = append(b, `,"currency":`...)
+	b = appendJSONString(b, ev.Currency)
+	if ev.PriceVersion != "" {
+		b = append(b, `,"price_version":`...)
+		b = appendJSONString(b, ev.PriceVersion)
+	}
+	if ev.Adjusts != "" {
+		b = append(b, `,"adjusts":`...)
+		b = appendJSONString(b, ev.Adjusts)
+	}
+	return append(b, '}')
+}
+
+// appendMicros writes m as its MarshalText does, quoted: "-1.000020".
+func appendMicros(b []byte, m Micros) []byte {
+	b = append(b, '"')
+	v := uint64(m)
+	if m < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	b = strconv.AppendUint(b, v/MicrosPerUnit, 10)
+	b = append(b, '.')
+	frac := v % MicrosPerUnit
+	for d := uint64(MicrosPerUnit / 10); d > 0; d /= 10 {
+		b = append(b, byte('0'+frac/d%10))
+	}
+	return append(b, '"')
+}
+
+// appendJSONTime writes t as time.Time.MarshalJSON does (RFC 3339 with
+// nanoseconds).
+func appendJSONTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString writes s as a JSON string; invalid UTF-8 becomes U+FFFD
+// as with encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,34 @@
+package billing
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkWALLine splits Record's write-ahead cost: encoding one event,
+// and the write(2) of its line.
+func BenchmarkWALLine(b *testing.B) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	ev := Event{Key: "bench-1/1", CallID: "bench-1", Kind: KindAttempt, Attempt: 1, Time: at, Ingested: at, Tenant: "acme",
+		Vendor: "doubao", Tool: "generate_image", Outcome: OutcomeOK, Latency: time.Millisecond,
+		Units: Units{UnitCalls: 1, UnitTokens: 12}, VendorUnitPrice: 1000, VendorCost: 1000, Currency: "USD", PriceVersion: "2026-11"}
+	b.Run("encode", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			buf = appendLine(buf[:0], &ev)
+		}
+	})
+	b.Run("write", func(b *testing.B) {
+		f, err := os.OpenFile(filepath.Join(b.TempDir(), "wal"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		line := appendLine(nil, &ev)
+		for b.Loop() {
+			f.Write(line)
+		}
+	})
+}

@@ -1,0 +1,62 @@
+package vendors_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolhub/toolhub/examples/vendors"
+)
+
+// TestIdempotencyKey checks that a vendor completes a keyed call once: a
+// repeated key is answered with the remembered result and not counted
+// again, a failed call is not remembered, and calls without a key are not
+// counted in unique_completed.
+func TestIdempotencyKey(t *testing.T) {
+	v := newVendor(t, vendors.Doubao, nil)
+	c := start(t, newStreamable(t, serve(t, vendors.HTTP, v)+"/mcp", nil))
+	keyed := func(key, prompt string) *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "generate_image"
+		req.Params.Arguments = map[string]any{"prompt": prompt, "size": "512x512"}
+		if key != "" {
+			req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{vendors.MetaIdempotencyKey: key}}
+		}
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		return res
+	}
+
+	if err := v.SetKnobs(vendors.Knobs{Mode: vendors.ModeFail}); err != nil {
+		t.Fatal(err)
+	}
+	if res := keyed("job-1", "a cat"); !res.IsError {
+		t.Fatal("failing vendor answered without an error")
+	}
+	if err := v.SetKnobs(vendors.Knobs{}); err != nil {
+		t.Fatal(err)
+	}
+	first := keyed("job-1", "a cat")
+	again := keyed("job-1", "a different prompt: the key wins")
+	keyed("job-2", "a dog")
+	keyed("", "no key")
+	if first.IsError || again.IsError {
+		t.Fatal("healthy vendor answered with an error")
+	}
+	if diff := cmp.Diff(first.StructuredContent, again.StructuredContent); diff != "" {
+		t.Errorf("repeated key answered differently (-first +again):\n%s", diff)
+	}
+	got := v.Counters()
+	if got.CallsTotal != 5 || got.UniqueCompleted != 2 || got.Replayed != 1 {
+		t.Errorf("counters %+v; want 5 calls, 2 unique completed, 1 replayed", got)
+	}
+	v.Reset()
+	keyed("job-1", "a cat")
+	if got := v.Counters(); got.UniqueCompleted != 1 || got.Replayed != 0 {
+		t.Errorf("after reset %+v; want the key forgotten", got)
+	}
+}
