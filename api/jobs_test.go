@@ -18,11 +18,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/gorilla/websocket"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/retry"
+	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -47,11 +47,7 @@ func newJobsFixture(t *testing.T, opts *JobRoutesOptions) *jobsFixture {
 // newRedisJobsFixture is newJobsFixture on Redis, under a key prefix of its own.
 func newRedisJobsFixture(t *testing.T, opts *JobRoutesOptions) *jobsFixture {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { rdb.Close() })
-	if err := rdb.Ping(context.Background()).Err(); err != nil {
-		t.Skipf("redis not reachable: %v", err)
-	}
+	rdb := redistest.Client(t)
 	prefix := fmt.Sprintf("test:api/jobs:%s:%d:", t.Name(), time.Now().UnixNano())
 	t.Cleanup(func() {
 		ctx := context.Background()

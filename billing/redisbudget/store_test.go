@@ -2,9 +2,7 @@ package redisbudget_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,50 +12,20 @@ import (
 	"github.com/toolhub/toolhub/billing/budgettest"
 	"github.com/toolhub/toolhub/billing/redisbudget"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
 
-const redisAddr = "127.0.0.1:6379"
-
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		t.Fatalf("redis at %s not reachable (%v): start it with `redis-server --daemonize yes --port 6379`", redisAddr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-var seq atomic.Int64
-
-// testPrefix returns a key prefix no other test uses; its keys are deleted when the test ends.
-func testPrefix(t testing.TB, c *redis.Client) string {
-	t.Helper()
-	p := fmt.Sprintf("test:billing:%s:%d:%d:", t.Name(), time.Now().UnixNano(), seq.Add(1))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, p+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-	})
-	return p
-}
-
 func TestContract(t *testing.T) {
-	c := redisClient(t)
+	c := redistest.Client(t)
 	budgettest.Run(t, func(t *testing.T) billing.BudgetStore {
-		return redisbudget.New(c, &redisbudget.Options{Prefix: testPrefix(t, c)})
+		return redisbudget.New(c, &redisbudget.Options{Prefix: redistest.Prefix(t, c)})
 	})
 }
 
 func TestTwoHubsShareABudget(t *testing.T) {
-	c := redisClient(t)
-	p := testPrefix(t, c)
-	a, b := redisbudget.New(c, &redisbudget.Options{Prefix: p}), redisbudget.New(redisClient(t), &redisbudget.Options{Prefix: p})
+	c := redistest.Client(t)
+	p := redistest.Prefix(t, c)
+	a, b := redisbudget.New(c, &redisbudget.Options{Prefix: p}), redisbudget.New(redistest.Client(t), &redisbudget.Options{Prefix: p})
 	ls := []billing.Line{{Key: "k", Limit: 3, TTL: time.Minute}}
 	var ok int
 	for _, s := range []billing.BudgetStore{a, b, a, b, a} {
@@ -79,7 +47,7 @@ func TestTwoHubsShareABudget(t *testing.T) {
 // TestUnreachableStoreFailsClosed: with Redis gone, a budgeted call is
 // refused (budget_exceeded), or let through with FailOpen.
 func TestUnreachableStoreFailsClosed(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 	c.Close()
 	store := redisbudget.New(c, nil)
 	rules := []billing.BudgetRule{{Tenant: "acme", Period: billing.PeriodDay, Limit: 1_000_000}}

@@ -1,7 +1,6 @@
 package cache_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -72,19 +72,8 @@ func answer(temp float64) *hub.Result {
 	return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("sunny")}, Structured: map[string]any{"temp_c": temp}}
 }
 
-// redisClient returns a client to the local Redis, or skips.
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		t.Skipf("redis at 127.0.0.1:6379: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
+// redisClient connects to the test Redis (it fails the test when Redis is down).
+func redisClient(t testing.TB) *redis.Client { return redistest.Client(t) }
 
 // uniquePrefix is a Redis key prefix no other test uses.
 func uniquePrefix(t testing.TB) string {

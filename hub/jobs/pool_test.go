@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/retry"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -334,8 +335,8 @@ func TestEnqueueFromAJobRefused(t *testing.T) {
 }
 
 func TestRedisGracefulStopForgetsConsumers(t *testing.T) {
-	c := redisClient(t)
-	p := testPrefix(t, c)
+	c := redistest.Client(t)
+	p := redistest.Prefix(t, c)
 	s, err := NewRedis(context.Background(), c, &RedisOptions{Prefix: p})
 	if err != nil {
 		t.Fatal(err)

@@ -3,47 +3,13 @@ package jobs
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
-
-const redisAddr = "127.0.0.1:6379"
-
-// redisClient connects to the machine's Redis, or skips the test.
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		t.Skipf("redis at %s not reachable (%v): start it with `redis-server --daemonize yes --port 6379`", redisAddr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-var prefixSeq atomic.Int64
-
-// testPrefix returns a key prefix no other test uses, and deletes its keys when the test ends.
-func testPrefix(t testing.TB, c *redis.Client) string {
-	t.Helper()
-	p := fmt.Sprintf("test:hub/jobs:%s:%d:%d:", t.Name(), time.Now().UnixNano(), prefixSeq.Add(1))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, p+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-	})
-	return p
-}
 
 // fakeClock is a settable clock.
 type fakeClock struct {
@@ -80,8 +46,8 @@ func impls() []impl {
 			}
 		}},
 		{"redis", func(t testing.TB) opener {
-			c := redisClient(t)
-			p := testPrefix(t, c)
+			c := redistest.Client(t)
+			p := redistest.Prefix(t, c)
 			return func(t testing.TB, now func() time.Time) Store {
 				s, err := NewRedis(context.Background(), c, &RedisOptions{Prefix: p, Now: now, ReclaimIdle: time.Millisecond})
 				if err != nil {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolhub/toolhub/internal/redistest"
 )
 
 // BenchmarkLocalAllow measures a decision on the in-process limiter, from all
@@ -35,8 +37,8 @@ func BenchmarkLocalAllow(b *testing.B) {
 // BenchmarkRedisAllow measures one decision's latency on the shared limiter
 // (one round trip to a local Redis), reporting the median and 99th percentile.
 func BenchmarkRedisAllow(b *testing.B) {
-	c := redisClient(b)
-	l := NewRedis(c, &RedisOptions{Prefix: testPrefix(b, c)})
+	c := redistest.Client(b)
+	l := NewRedis(c, &RedisOptions{Prefix: redistest.Prefix(b, c)})
 	rule := Rule{Rate: 1e6, Burst: 1000}
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, 1<<16)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
 
 // newLimiterFunc returns a fresh limiter (with keys no other test uses) and
@@ -222,9 +223,9 @@ func TestLocalContract(t *testing.T) {
 }
 
 func TestRedisContract(t *testing.T) {
-	client := redisClient(t)
+	client := redistest.Client(t)
 	runLimiterContract(t, func(t *testing.T) (Limiter, func(time.Duration)) {
-		l := NewRedis(client, &RedisOptions{Prefix: testPrefix(t, client)})
+		l := NewRedis(client, &RedisOptions{Prefix: redistest.Prefix(t, client)})
 		// Redis's clock cannot be set; the test-only offset moves this limiter's view of it.
 		return l, func(d time.Duration) { l.offset.Add(d.Microseconds()) }
 	})
@@ -233,10 +234,10 @@ func TestRedisContract(t *testing.T) {
 // The fallback wrapper passes the contract both while Redis answers and on
 // its local limits (one instance, so the same rule).
 func TestFallbackContract(t *testing.T) {
-	client := redisClient(t)
+	client := redistest.Client(t)
 	t.Run("redis up", func(t *testing.T) {
 		runLimiterContract(t, func(t *testing.T) (Limiter, func(time.Duration)) {
-			r := NewRedis(client, &RedisOptions{Prefix: testPrefix(t, client)})
+			r := NewRedis(client, &RedisOptions{Prefix: redistest.Prefix(t, client)})
 			return NewFallback(r, &FallbackOptions{Logger: discardLogger()}), func(d time.Duration) { r.offset.Add(d.Microseconds()) }
 		})
 	})

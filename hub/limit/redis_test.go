@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,39 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
-
-const redisAddr = "127.0.0.1:6379"
-
-// redisClient connects to the Redis the machine runs, or skips the test.
-func redisClient(t testing.TB) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		t.Skipf("redis at %s not reachable (%v): start it with `redis-server --daemonize yes --port 6379`", redisAddr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-var prefixSeq atomic.Int64
-
-// testPrefix returns a key prefix no other test uses, and deletes its keys when the test ends.
-func testPrefix(t testing.TB, c *redis.Client) string {
-	t.Helper()
-	p := fmt.Sprintf("test:hub/limit:%s:%d:%d:", t.Name(), time.Now().UnixNano(), prefixSeq.Add(1))
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, p+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-	})
-	return p
-}
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -59,8 +27,8 @@ func serverTime(t testing.TB, c *redis.Client) time.Time {
 }
 
 func TestRedisKeysPrefixedWithTTL(t *testing.T) {
-	c := redisClient(t)
-	prefix := testPrefix(t, c)
+	c := redistest.Client(t)
+	prefix := redistest.Prefix(t, c)
 	l := NewRedis(c, &RedisOptions{Prefix: prefix})
 	ctx := context.Background()
 	if _, err := l.Allow(ctx, "vendor:weather", Rule{Rate: 10, Burst: 5}, 3); err != nil {
@@ -91,11 +59,11 @@ func TestRedisSharedByInstances(t *testing.T) {
 		workers  = 2 // per instance
 		instance = 3
 	)
-	admin := redisClient(t)
-	prefix := testPrefix(t, admin)
+	admin := redistest.Client(t)
+	prefix := redistest.Prefix(t, admin)
 	var limiters []*Redis
 	for range instance {
-		c := redis.NewClient(&redis.Options{Addr: redisAddr})
+		c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 		t.Cleanup(func() { c.Close() })
 		limiters = append(limiters, NewRedis(c, &RedisOptions{Prefix: prefix}))
 	}
@@ -216,7 +184,7 @@ func TestFallbackRedisDown(t *testing.T) {
 
 // A closed client is an outage too.
 func TestFallbackClosedClient(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: redisAddr})
+	c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 	c.Close()
 	f := NewFallback(NewRedis(c, nil), &FallbackOptions{Logger: discardLogger()})
 	d, err := f.Allow(context.Background(), "k", Rule{Rate: 1, Burst: 1}, 1)
