@@ -77,5 +77,41 @@
 // SendMessage, SendStreamingMessage, GetTask, ListTasks (per tenant),
 // CancelTask (which stops the gateway call), SubscribeToTask and, with
 // [ServerOptions].PushNotifications, the push-notification config methods
-// are a2a-go's. Tasks live in a [TaskStore] (in memory by default).
+// are a2a-go's.
+//
+// Tasks live in a [TaskStore]: in memory by default, or where the jobs
+// are, so that they survive a restart: [OpenSQLiteTaskStore] (tables in
+// the job database file) or [NewRedisTaskStore] (shared by instances).
+// Both keep push-notification configs too (PushConfigs), pass the SDK
+// store's contract (versions for optimistic concurrency, ListTasks by
+// tenant, most recently updated first, paged) and list the unfinished
+// tasks that follow a job.
+//
+//	tasks, _ := a2a.OpenSQLiteTaskStore(ctx, filepath.Join(data, "jobs.db"), nil) // or a2a.NewRedisTaskStore(rdb, nil)
+//	srv := a2a.NewServer(gw, cat, &a2a.ServerOptions{Tenant: api.TenantFrom,
+//		TaskStore: tasks, PushConfigStore: tasks.PushConfigs(), Jobs: queue})
+//	_ = srv.Start(ctx) // resume following the jobs of unfinished tasks
+//
+// # Queued calls are tasks
+//
+// With [ServerOptions].Jobs, a call the gateway answers "queued" (every
+// vendor failed and the capability queues) does not complete: SendMessage
+// answers at once with the task working, its metadata "toolhub/job_id"
+// naming the job (a stream stays open instead). The task follows the job
+// through the queue's event feed, so a job run by another instance counts
+// too: working updates while it waits and retries, then completed with
+// the job's result as the artifact, failed (the job failed or was
+// rejected), or canceled. CancelTask cancels a job that has not started
+// (a running one is not cancelable). After a restart, [Server.Start]
+// follows the jobs of the stored unfinished tasks again and writes their
+// outcome to the store (and to their push-notification configs);
+// SubscribeToTask of such a task gives the task now and once it ended.
+//
+// # Headers
+//
+// An A2A vendor's spec may carry headers (registry.A2ASpec.Headers,
+// "Authorization: Bearer ${AGENT_KEY}"), sent with the card fetch and
+// every call, to the card's and the agent interface's hosts only. ${VAR}s
+// are expanded through [Options].LookupEnv; the values never show in
+// status, errors or logs.
 package a2a

@@ -70,6 +70,11 @@ type Options struct {
 	// CancelTimeout bounds the CancelTask sent when a call's context ends
 	// while its task runs; zero means 5 s.
 	CancelTimeout time.Duration
+	// LookupEnv resolves ${VAR} in a vendor's a2a.headers (the app passes
+	// os.LookupEnv; packages never read the environment themselves); nil
+	// knows no variables. Expanded values are secrets: they never appear in
+	// status, errors or logs.
+	LookupEnv func(string) (string, bool)
 	// OnChange, if set, is called with a vendor's status after each change.
 	// It must not block.
 	OnChange func(VendorStatus)
@@ -119,6 +124,7 @@ type Manager struct {
 	opts     Options
 	cardHTTP *http.Client // plain: card fetches read the status themselves
 	callHTTP *http.Client // non-2xx becomes *StatusError
+	base     http.RoundTripper
 	ownHTTP  *http.Transport
 
 	mu      sync.RWMutex
@@ -148,7 +154,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 	}
 	card.Transport = base
 	call.Transport = &statusTransport{base: base, now: m.opts.Now}
-	m.cardHTTP, m.callHTTP = card, call
+	m.cardHTTP, m.callHTTP, m.base = card, call, base
 	return m
 }
 
@@ -332,14 +338,14 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 	if st.State != StateReady {
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is %s: %s", id, st.State, orText(st.LastError, "no card yet"))}
 	}
-	_, err := FetchCard(ctx, m.cardHTTP, st.Card)
+	_, err := FetchCard(ctx, v.cardHTTP, st.Card)
 	if err == nil {
 		return nil
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	he := &hub.Error{Code: hub.CodeUpstream, Vendor: id, Message: fmt.Sprintf("vendor %q: %v", id, err), Err: err}
+	he := &hub.Error{Code: hub.CodeUpstream, Vendor: id, Message: v.hdr.redact(fmt.Sprintf("vendor %q: %v", id, err)), Err: err}
 	var ce *CardError
 	if errors.As(err, &ce) {
 		switch {

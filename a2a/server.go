@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -18,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -28,8 +30,9 @@ const (
 )
 
 // TaskStore keeps the tasks of toolhub's A2A endpoint. It is the a2a-go
-// server's store interface, so any of its implementations fit (the
-// default is in memory); toolhub's job store can back it later.
+// server's store interface, so any of its implementations fit: the
+// default is in memory; [SQLiteTaskStore] and [RedisTaskStore] keep tasks
+// where the jobs are.
 type TaskStore = taskstore.Store
 
 // ServerOptions configure a [Server]. A nil *ServerOptions, and every zero
@@ -58,14 +61,27 @@ type ServerOptions struct {
 	// capabilities; false lists capabilities only. Either way any catalog
 	// name the tenant can see may be called.
 	VendorTools bool
-	// TaskStore keeps tasks; nil means in memory (lost on restart), with
-	// ListTasks scoped by Tenant.
+	// TaskStore keeps tasks; nil means in memory (lost on restart). Use
+	// [OpenSQLiteTaskStore] (embedded, next to the jobs) or
+	// [NewRedisTaskStore] (shared by instances) to keep them. Either way
+	// a tenant sees and lists its own tasks only.
 	TaskStore TaskStore
 	// PushNotifications enables the push-notification config methods with
-	// the SDK's in-memory config store and HTTP sender. Off by default:
-	// the sender POSTs to any URL a client gives, so turn it on only where
-	// outbound requests are allowed.
+	// the SDK's HTTP sender. Off by default: the sender POSTs to any URL a
+	// client gives, so turn it on only where outbound requests are allowed.
 	PushNotifications bool
+	// PushConfigStore keeps push-notification configs; nil means in
+	// memory. The SQLite and Redis task stores give one (PushConfigs).
+	PushConfigStore PushConfigStore
+	// Jobs is the job queue that takes calls no vendor can answer now (the
+	// fallback chain's queue step). With it, a call answered "queued" is a
+	// task that stays working and follows its job to completed, failed or
+	// canceled (CancelTask cancels a job that has not started); nil means
+	// such a task completes at once with the "queued" answer.
+	Jobs *jobs.Queue
+	// JobPoll is how often the job event feed is read for changes made by
+	// other instances; zero means 1 s.
+	JobPoll time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Planner, when set, adds the skill PlanSkill ("plan and run a goal"):
@@ -85,15 +101,31 @@ type Server struct {
 	handler a2asrv.RequestHandler
 	rpc     http.Handler
 
-	mu      sync.Mutex
-	running map[sdk.TaskID]context.CancelFunc
+	store  *tenantStore
+	push   PushConfigStore // nil without PushNotifications
+	sender push.Sender
+
+	ctx        context.Context // ends at Close, or when Start's context ends
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	followOnce sync.Once
+
+	mu        sync.Mutex
+	running   map[sdk.TaskID]context.CancelFunc
+	watchers  map[string][]chan struct{} // job id → tasks following it
+	canceling map[string]int             // job id → CancelTasks canceling it
 }
 
 // NewServer returns toolhub's A2A agent over gw and its catalog cat.
 func NewServer(gw *hub.Gateway, cat *registry.Catalog, opts *ServerOptions) *Server {
-	s := &Server{gw: gw, cat: cat, running: map[sdk.TaskID]context.CancelFunc{}}
+	s := &Server{gw: gw, cat: cat, running: map[sdk.TaskID]context.CancelFunc{},
+		watchers: map[string][]chan struct{}{}, canceling: map[string]int{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		s.opts = *opts
+	}
+	if s.opts.JobPoll <= 0 {
+		s.opts.JobPoll = time.Second
 	}
 	if s.opts.Name == "" {
 		s.opts.Name = "toolhub"
@@ -112,17 +144,21 @@ func NewServer(gw *hub.Gateway, cat *registry.Catalog, opts *ServerOptions) *Ser
 	}
 	store := s.opts.TaskStore
 	if store == nil {
-		tenant := s.opts.Tenant
 		store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{
-			Authenticator: func(ctx context.Context) (string, error) { return tenant(ctx), nil },
+			Authenticator: func(ctx context.Context) (string, error) { return storeTenant(ctx), nil },
 		})
 	}
-	store = &tenantStore{inner: store, tenant: s.opts.Tenant}
-	hopts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(store), a2asrv.WithLogger(s.opts.Logger)}
+	s.store = &tenantStore{inner: store, tenant: s.tenantOf}
+	hopts := []a2asrv.RequestHandlerOption{a2asrv.WithTaskStore(s.store), a2asrv.WithLogger(s.opts.Logger)}
 	if s.opts.PushNotifications {
-		hopts = append(hopts, a2asrv.WithPushNotifications(push.NewInMemoryStore(), push.NewHTTPPushSender(nil)))
+		ps := s.opts.PushConfigStore
+		if ps == nil {
+			ps = push.NewInMemoryStore()
+		}
+		s.push, s.sender = &tenantPushStore{inner: ps, tasks: s.store}, push.NewHTTPPushSender(nil)
+		hopts = append(hopts, a2asrv.WithPushNotifications(s.push, s.sender))
 	}
-	s.handler = a2asrv.NewHandler(&executor{s: s}, hopts...)
+	s.handler = jobHandler{a2asrv.NewHandler(&executor{s: s}, hopts...), s}
 	v1, v0 := a2asrv.NewJSONRPCHandler(s.handler), a2av0.NewJSONRPCHandler(s.handler)
 	s.rpc = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A request without A2A-Version is 0.3 (A2A 1.0, "service parameters").
@@ -281,7 +317,7 @@ var _ a2asrv.AgentExecutor = (*executor)(nil)
 func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
 		s := e.s
-		tenant := s.opts.Tenant(ctx)
+		tenant := s.tenantOf(ctx)
 		if skill, _ := ec.Message.Metadata["skill"].(string); skill == PlanSkill && s.opts.Planner != nil {
 			e.runGoal(ctx, ec, tenant, yield)
 			return
@@ -321,6 +357,10 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(he.Error()))
 			msg.Metadata = map[string]any{"toolhub/error": errorJSON(he)}
 			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+			return
+		}
+		if res.Provenance.Queued && res.Provenance.JobID != "" && s.opts.Jobs != nil {
+			e.followJob(cctx, ec, res, yield)
 			return
 		}
 		art := sdk.NewArtifactEvent(ec, partsFromResult(res)...)
@@ -400,11 +440,29 @@ func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tena
 	yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateCompleted, nil), nil)
 }
 
-// Cancel stops the task's gateway call and reports the task canceled.
+// Cancel stops the task's gateway call and reports the task canceled. A
+// task that follows a job cancels the job first; a job that already runs
+// cannot be canceled (task not cancelable).
 func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
+		var jobID string
+		if ec.StoredTask != nil && e.s.opts.Jobs != nil {
+			jobID, _ = ec.StoredTask.Metadata[jobIDKey].(string)
+			if jobID != "" {
+				if err := e.cancelJob(ctx, jobID); err != nil {
+					yield(nil, err)
+					return
+				}
+			}
+		}
 		e.s.mu.Lock()
 		cancel := e.s.running[ec.TaskID]
+		if cancel != nil {
+			cancel() // with the lock: a task following the job sees this or the mark
+		}
+		if jobID != "" {
+			e.s.unmarkCanceling(jobID)
+		}
 		e.s.mu.Unlock()
 		if cancel != nil {
 			cancel()
@@ -508,6 +566,15 @@ func plainJSON(v any) any {
 	return out
 }
 
+// tenantOf is the tenant of a call: the one the server put in the context
+// itself (following a stored task's job), else ServerOptions.Tenant's.
+func (s *Server) tenantOf(ctx context.Context) string {
+	if t, ok := ctx.Value(storeTenantKey{}).(string); ok {
+		return t
+	}
+	return s.opts.Tenant(ctx)
+}
+
 // tenantKey is the task metadata key naming the tenant that owns a task.
 const tenantKey = "toolhub/tenant"
 
@@ -521,10 +588,11 @@ type tenantStore struct {
 }
 
 func (s *tenantStore) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
+	tenant := s.tenant(ctx)
 	if _, ok := t.Metadata[tenantKey]; !ok {
-		t.SetMeta(tenantKey, s.tenant(ctx))
+		t.SetMeta(tenantKey, tenant)
 	}
-	return s.inner.Create(ctx, t)
+	return s.inner.Create(withStoreTenant(ctx, tenant), t)
 }
 
 func (s *tenantStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
@@ -535,11 +603,11 @@ func (s *tenantStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (t
 			}
 		}
 	}
-	return s.inner.Update(ctx, u)
+	return s.inner.Update(withStoreTenant(ctx, s.tenant(ctx)), u)
 }
 
 func (s *tenantStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
-	st, err := s.inner.Get(ctx, id)
+	st, err := s.inner.Get(withStoreTenant(ctx, s.tenant(ctx)), id)
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +618,7 @@ func (s *tenantStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.Stored
 }
 
 func (s *tenantStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
-	resp, err := s.inner.List(ctx, req)
+	resp, err := s.inner.List(withStoreTenant(ctx, s.tenant(ctx)), req)
 	if err != nil {
 		return nil, err
 	}

@@ -423,6 +423,20 @@ func TestServerTenants(t *testing.T) {
 	if c, err := client.CancelTask(a, &sdk.CancelTaskRequest{ID: slow.ID}); err != nil || c.Status.State != sdk.TaskStateCanceled {
 		t.Errorf("tenant a cancel: %v, %v", c, err)
 	}
+	// Push configs belong to the task's tenant too.
+	if _, err := client.CreateTaskPushConfig(b, &sdk.PushConfig{TaskID: ta.ID, URL: "http://127.0.0.1:1/b"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("tenant b set a push config on a's task: %v", err)
+	}
+	pc, err := client.CreateTaskPushConfig(a, &sdk.PushConfig{TaskID: ta.ID, URL: "http://127.0.0.1:1/a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.GetTaskPushConfig(b, &sdk.GetTaskPushConfigRequest{TaskID: ta.ID, ID: pc.ID}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Errorf("tenant b read a's push config: %v", err)
+	}
+	if l, err := client.ListTaskPushConfigs(a, &sdk.ListTaskPushConfigRequest{TaskID: ta.ID}); err != nil || len(l) != 1 {
+		t.Errorf("tenant a's push configs = %v, %v", l, err)
+	}
 }
 
 // TestServerCardSecurity: the card tells clients how to authenticate.

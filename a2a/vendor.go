@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"time"
 
@@ -31,6 +32,12 @@ type vendor struct {
 
 	refreshMu sync.Mutex // one card fetch at a time
 
+	// The spec's headers (nil: none) and the clients that send them; a
+	// header that could not be expanded (hdrErr) fails every fetch.
+	hdr                *vendorHeaders
+	hdrErr             error
+	cardHTTP, callHTTP *http.Client
+
 	mu        sync.Mutex
 	spec      registry.Vendor
 	state     string
@@ -54,6 +61,13 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 		log: m.opts.Logger.With("vendor", spec.ID), state: StateConnecting, since: m.opts.Now()}
 	if spec.Disabled {
 		v.state = StateDisabled
+	}
+	v.cardHTTP, v.callHTTP = m.cardHTTP, m.callHTTP
+	v.hdr, v.hdrErr = expandHeaders(spec.A2A, m.opts.LookupEnv)
+	if v.hdr != nil {
+		ht := v.hdr.transport(m.base)
+		v.cardHTTP = &http.Client{Transport: ht, CheckRedirect: m.cardHTTP.CheckRedirect, Jar: m.cardHTTP.Jar}
+		v.callHTTP = &http.Client{Transport: &statusTransport{base: ht, now: m.opts.Now}, CheckRedirect: m.callHTTP.CheckRedirect, Jar: m.callHTTP.Jar}
 	}
 	return v
 }
@@ -136,8 +150,13 @@ func (v *vendor) refresh(ctx context.Context) error {
 	if disabled {
 		return nil
 	}
+	if v.hdrErr != nil {
+		err := &CardError{URL: cardURL, Err: v.hdrErr}
+		v.fail(err)
+		return err
+	}
 	fctx, cancel := context.WithTimeout(ctx, o.CardTimeout)
-	card, err := FetchCard(fctx, v.m.cardHTTP, cardURL)
+	card, err := FetchCard(fctx, v.cardHTTP, cardURL)
 	cancel()
 	if err != nil {
 		v.fail(err)
@@ -161,7 +180,8 @@ func (v *vendor) refresh(ctx context.Context) error {
 	}
 	use := *card
 	use.SupportedInterfaces = []*sdk.AgentInterface{&iface}
-	client, err := newClient(ctx, v.m, &use)
+	v.hdr.allow(iface.URL)
+	client, err := newClient(ctx, v.callHTTP, &use)
 	if err != nil {
 		err = &CardError{URL: cardURL, Err: fmt.Errorf("no client for interface %s %s %s: %w", iface.ProtocolBinding, iface.ProtocolVersion, iface.URL, err)}
 		v.fail(err)
@@ -192,13 +212,14 @@ func (v *vendor) refresh(ctx context.Context) error {
 }
 
 func (v *vendor) fail(err error) {
+	msg := v.hdr.redact(err.Error())
 	v.mu.Lock()
-	v.lastErr = err.Error()
+	v.lastErr = msg
 	if v.card == nil {
 		v.setState(StateUnavailable)
 	}
 	v.mu.Unlock()
-	v.log.Warn("a2a agent card fetch failed", "error", err)
+	v.log.Warn("a2a agent card fetch failed", "error", msg)
 	v.changed()
 }
 
@@ -238,8 +259,7 @@ func (v *vendor) specCopy() registry.Vendor {
 // newClient builds an a2a-go client for the card's (one) interface: A2A
 // 1.0 over JSON-RPC or HTTP+JSON, or 0.3 through a2acompat/a2av0. The 1.0
 // client sends A2A-Version: 1.0 on every call.
-func newClient(ctx context.Context, m *Manager, card *sdk.AgentCard) (*a2aclient.Client, error) {
-	hc := m.callHTTP
+func newClient(ctx context.Context, hc *http.Client, card *sdk.AgentCard) (*a2aclient.Client, error) {
 	f := a2aclient.NewFactory(
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []sdk.TransportProtocol{sdk.TransportProtocolJSONRPC, sdk.TransportProtocolHTTPJSON}}),
 		a2aclient.WithJSONRPCTransport(hc),
@@ -257,6 +277,14 @@ func newClient(ctx context.Context, m *Manager, card *sdk.AgentCard) (*a2aclient
 // artifacts to MCP content. When ctx ends while the task runs, the task is
 // canceled at the agent (CancelTask) in the background.
 func (v *vendor) Invoke(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+	res, err := v.invoke(ctx, c)
+	if he := (*hub.Error)(nil); v.hdr != nil && errors.As(err, &he) {
+		he.Message = v.hdr.redact(he.Message)
+	}
+	return res, err
+}
+
+func (v *vendor) invoke(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 	v.mu.Lock()
 	client, card, state, lastErr, next := v.client, v.card, v.state, v.lastErr, v.nextRetry
 	v.mu.Unlock()
@@ -495,7 +523,7 @@ func (r *taskRun) cancelLater(ctx context.Context) {
 		if id == "" {
 			list, err := client.ListTasks(cctx, &sdk.ListTasksRequest{ContextID: contextID})
 			if err != nil {
-				v.log.Warn("a2a ListTasks to cancel a task failed", "context", contextID, "error", err)
+				v.log.Warn("a2a ListTasks to cancel a task failed", "context", contextID, "error", v.hdr.redact(err.Error()))
 				return
 			}
 			ids = ids[:0]
@@ -507,7 +535,7 @@ func (r *taskRun) cancelLater(ctx context.Context) {
 		}
 		for _, id := range ids {
 			if _, err := client.CancelTask(cctx, &sdk.CancelTaskRequest{ID: id}); err != nil && !errors.Is(err, sdk.ErrTaskNotCancelable) {
-				v.log.Warn("a2a CancelTask failed", "task", id, "error", err)
+				v.log.Warn("a2a CancelTask failed", "task", id, "error", v.hdr.redact(err.Error()))
 				continue
 			}
 			v.log.Debug("a2a task canceled", "task", id)

@@ -21,6 +21,10 @@ type VendorChange struct {
 	Breaking []string `json:"breaking,omitempty"` // why an operator must approve
 	Tools    []string `json:"tools,omitempty"`    // the tools the vendor serves
 	Rejected []string `json:"rejected,omitempty"` // tools left out, with why
+	// Pending changes only (GET /v1/admin/vendors/pending): who submitted
+	// the change and when.
+	SubmittedBy *auth.Principal `json:"submitted_by,omitempty"`
+	SubmittedAt *time.Time      `json:"submitted_at,omitempty"`
 }
 
 // KeyRequest asks for a new API key.
@@ -40,7 +44,7 @@ type Admin interface {
 	RemoveVendor(ctx context.Context, id string) error
 	VendorVersions(ctx context.Context, id string) ([]registry.VendorRecord, error)
 	RollbackVendor(ctx context.Context, id string, version int64) (VendorChange, error)
-	PendingVendors(ctx context.Context) []VendorChange
+	PendingVendors(ctx context.Context) ([]VendorChange, error)
 	DecideVendor(ctx context.Context, id string, approve bool) (VendorChange, error)
 	IssueKey(ctx context.Context, req KeyRequest) (string, auth.Key, error)
 	ListKeys(ctx context.Context) ([]auth.Key, error)
@@ -119,7 +123,8 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 			answer(w, c, err)
 		}))
 		mux.Handle("GET /v1/admin/vendors/pending", op(func(w http.ResponseWriter, r *http.Request) {
-			answer(w, map[string]any{"pending": ad.PendingVendors(r.Context())}, nil)
+			p, err := ad.PendingVendors(r.Context())
+			answer(w, map[string]any{"pending": p}, err)
 		}))
 		for _, d := range []struct {
 			path    string

@@ -61,7 +61,9 @@ func (p Principal) Is(roles ...string) bool {
 	return false
 }
 
-// Store keeps keys. Implementations: [NewMemoryStore], [OpenSQLite].
+// Store keeps keys. Implementations: [NewMemoryStore], [OpenSQLite], and
+// PostgreSQL (auth/pgkeys) for hubs that share their keys; all pass the
+// contract in auth/authtest.
 type Store interface {
 	PutKey(ctx context.Context, k Key) error // insert or replace by ID
 	GetKey(ctx context.Context, id string) (Key, error)

@@ -164,7 +164,7 @@ func NewBudgets(rules []BudgetRule, opts *BudgetOptions) (*Budgets, error) {
 		b.opts = *opts
 	}
 	if b.opts.Pricer == nil {
-		b.opts.Pricer = NewPricer(nil)
+		b.opts.Pricer = NewPricer(nil, nil)
 	}
 	if b.opts.Now == nil {
 		b.opts.Now = time.Now
@@ -319,7 +319,7 @@ func (b *Budgets) Middleware() hub.Middleware {
 							scope, l.rule.Period, l.Limit, b.opts.Pricer.Currency(), spent[i], est, l.rule.Period),
 							Details: map[string]any{"period": l.rule.Period, "limit": l.Limit.String(), "spent": spent[i].String(), "estimate": est.String()}}
 						if b.opts.Meter != nil {
-							b.opts.Meter.recordCall(c, nil, e, &callNote{charged: true})
+							b.opts.Meter.recordCall(ctx, c, nil, e, &callNote{charged: true})
 						}
 						return nil, e
 					}
@@ -330,7 +330,7 @@ func (b *Budgets) Middleware() hub.Middleware {
 			}
 			r, err := next.Invoke(ctx, c)
 			f := CallFacts(c, r, err)
-			ch := b.opts.Pricer.TenantCharge(c.Tenant, f.Vendor, f.Tool, at, f.Outcome, f.Units)
+			ch := b.opts.Pricer.TenantCharge(context.WithoutCancel(ctx), c.Tenant, f.Vendor, f.Tool, at, f.Outcome, f.Units)
 			if note, _ := ctx.Value(noteKey{}).(*callNote); note != nil {
 				note.charged, note.charge = true, ch
 			}

@@ -5,12 +5,16 @@
 // Every call through the [hub.Gateway] produces one call-outcome [Event]
 // (key "<call id>/call", carrying the tenant charge) and one event per
 // vendor attempt (key "<call id>/<n>", carrying the vendor payout). The
-// keys make every write idempotent: replays never double count.
+// keys make every write idempotent: replays never double count. A queued
+// call is charged nothing; its job is charged once, when a run produces
+// its result (key "<job id>/call", see [Meter.Middleware]). Tiered prices
+// count monthly volumes in a [VolumeCounter] (billing/redisvolume shares
+// them between hubs).
 //
 // Wiring, in the order of a call:
 //
 //	book, _ := billing.NewPriceBook(cfg.Billing)          // prices, versioned by effective date
-//	pricer := billing.NewPricer(book)                     // monthly volume tiers
+//	pricer := billing.NewPricer(book, nil)                // monthly volume tiers; Volumes: redisvolume.New(rdb, nil) to share
 //	ledger, _ := sqlledger.Open(ctx, "data/ledger.db", nil) // or pgledger.Open
 //	meter, _ := billing.NewMeter(ledger, &billing.MeterOptions{Pricer: pricer, SpillDir: "data/spill/usage"})
 //	budgets, _ := billing.NewBudgets(cfg.Billing.Budgets, &billing.BudgetOptions{Pricer: pricer}) // Store: redisbudget.New(rdb, nil) to share

@@ -57,8 +57,8 @@ const (
 // events gives what tenants owe; summing VendorCost gives what toolhub owes
 // vendors; the two never double count.
 type Event struct {
-	Key        string        `json:"key"`     // idempotency key: CallID + "/call" or CallID + "/" + attempt index
-	CallID     string        `json:"call_id"` //
+	Key        string        `json:"key"`     // idempotency key: CallID + "/call" or CallID + "/" + attempt index (a job's runs: see Meter.Middleware)
+	CallID     string        `json:"call_id"` // the call's id; the job's id for the runs of a job
 	Kind       Kind          `json:"kind"`
 	Attempt    int           `json:"attempt"` // 1-based index in the call's attempts; 0 for the call event
 	Time       time.Time     `json:"time"`    // when the call started (its attempts too)

@@ -40,7 +40,7 @@ func TestThroughGateway(t *testing.T) {
 	}
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	now := func() time.Time { return at }
-	pricer := billing.NewPricer(book(t))
+	pricer := billing.NewPricer(book(t), nil)
 	l := openLedger(t, t.TempDir())
 	m := newMeter(t, l, &billing.MeterOptions{Pricer: pricer, Now: now})
 	b, err := billing.NewBudgets([]billing.BudgetRule{{Tenant: "acme", Period: billing.PeriodDay, Limit: 500_000}},

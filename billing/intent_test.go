@@ -46,7 +46,7 @@ func TestAttemptIntentsResolveThroughGateway(t *testing.T) {
 	dir := t.TempDir()
 	spill := dir + "/spill"
 	l := openLedger(t, dir)
-	m := newMeter(t, l, &billing.MeterOptions{Pricer: billing.NewPricer(book(t)), SpillDir: spill})
+	m := newMeter(t, l, &billing.MeterOptions{Pricer: billing.NewPricer(book(t), nil), SpillDir: spill})
 	doubaoFails := 0
 	var openDuring []int64
 	gw := hub.NewGateway(cat, upstreams{

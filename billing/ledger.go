@@ -28,6 +28,15 @@ type Ledger interface {
 	Close() error
 }
 
+// Syncer is a [Ledger] that commits durably against a process crash but
+// not against a power loss until it is asked (SQLite in WAL mode with
+// synchronous=NORMAL). The meter calls Sync before it deletes a segment of
+// its write-ahead log or spill whose events the ledger holds, so a machine
+// crash loses no event either; a segment is kept when Sync fails.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
 // LedgerStats counts appends since the ledger was opened.
 type LedgerStats struct {
 	Appended   int64 // new events stored

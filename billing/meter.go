@@ -120,7 +120,7 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 		m.opts.Now = time.Now
 	}
 	if m.opts.Pricer == nil {
-		m.opts.Pricer = NewPricer(nil)
+		m.opts.Pricer = NewPricer(nil, nil)
 	}
 	m.log = m.opts.Logger
 	if m.log == nil {
@@ -417,9 +417,29 @@ func (m *Meter) checkpoint() {
 	if err := m.w.sync(); err != nil {
 		m.log.Error("usage write-ahead log: fsync failed", "err", err)
 	}
+	if !m.syncLedger() {
+		return // the old segment is replayed at the next start; its keys dedupe
+	}
 	if err := m.w.remove(old); err != nil {
 		m.log.Error("usage write-ahead log: segment not removed", "err", err)
 	}
+}
+
+// syncLedger makes what the ledger committed survive a power loss before a
+// segment holding the same events is deleted (see [Syncer]); false when it
+// could not, and the segment must stay.
+func (m *Meter) syncLedger() bool {
+	s, ok := m.l.(Syncer)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.WriteTimeout)
+	defer cancel()
+	if err := s.Sync(ctx); err != nil {
+		m.log.Error("usage ledger: sync failed; the write-ahead log segment is kept", "err", err)
+		return false
+	}
+	return true
 }
 
 // recoverWAL hands the WAL segments an earlier process left to the ledger:
@@ -479,6 +499,9 @@ func (m *Meter) recoverWAL() error {
 	m.unknown.Add(int64(len(unknown)))
 	if len(evs)+len(unknown) > 0 {
 		m.log.Info("usage write-ahead log recovered", "events", len(evs), "unknown_attempts", len(unknown))
+	}
+	if len(segs) > 0 && !m.syncLedger() {
+		return nil // kept for the next start; their keys dedupe
 	}
 	for _, seq := range segs {
 		if err := m.w.remove(seq); err != nil {
@@ -566,6 +589,9 @@ func (m *Meter) replay() error {
 		}
 		m.corrupt.Add(int64(corrupt))
 		m.replayed.Add(n)
+		if !m.syncLedger() {
+			return fmt.Errorf("billing: replay spill: ledger sync failed; segment %d kept", seq)
+		}
 		if err := m.sp.remove(seq); err != nil {
 			return err
 		}
@@ -642,6 +668,9 @@ func CallFacts(c *hub.Call, r *hub.Result, err error) Facts {
 		}
 	case p.Queued:
 		f.Outcome = OutcomeQueued
+		if p.JobID != "" {
+			f.Reason = "queued as job " + p.JobID
+		}
 	case p.Stale:
 		f.Outcome = OutcomeStale
 	case p.Cached:
@@ -663,31 +692,75 @@ func CallFacts(c *hub.Call, r *hub.Result, err error) Facts {
 // Middleware meters every call (install it in [hub.Options].Outer, after
 // the decision log): one call-outcome event, plus one event per vendor
 // attempt in c.Trace.Attempts. Recording never blocks the call.
+//
+// A call that is queued as a job is charged nothing: its call event has
+// outcome queued and reason "queued as job <id>". A run of the job (a call
+// whose Meta[MetaJobID] names it, as hub/jobs' workers send it) is metered
+// under the job's id: its events carry call id <job id>, their keys derive
+// from "<job id>/<run's call id>", except the call event of the run that
+// answered (ok, fallback, cached, stale), keyed CallKey(<job id>). So the
+// tenant is charged once per job, when its result is produced: a run
+// repeated after a crash or a lost lease writes that key again and the
+// ledger ignores it; failed runs are charged nothing.
 func (m *Meter) Middleware() hub.Middleware {
 	return func(next hub.Invoker) hub.Invoker {
 		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			note := &callNote{}
 			r, err := next.Invoke(context.WithValue(ctx, noteKey{}, note), c)
-			m.recordCall(c, r, err, note)
+			m.recordCall(ctx, c, r, err, note)
 			m.endIntents(note)
 			return r, err
 		})
 	}
 }
 
-func (m *Meter) recordCall(c *hub.Call, r *hub.Result, err error, note *callNote) {
+// MetaJobID is the call meta key under which hub/jobs carries the id of
+// the job a call runs for (hub/jobs.MetaJobID): the meter bills a job once.
+const MetaJobID = "toolhub/job_id"
+
+// eventIDs returns the call id c's events carry and the id their keys
+// derive from. For a plain call both are c.ID. For a run of a job (see
+// [Meter.Middleware]) the call id is the job's id and the keys derive from
+// "<job id>/<run's call id>", so every run's events are distinct and all of
+// them are found by the job id.
+func eventIDs(c *hub.Call) (callID, run string) {
+	if id, ok := c.Meta[MetaJobID].(string); ok && id != "" {
+		return id, id + "/" + c.ID
+	}
+	return c.ID, c.ID
+}
+
+// callEventKey is the key of c's call event: for a job's run that produced
+// the job's answer (charged outcomes: ok, fallback, cached, stale), the
+// job's own CallKey, the same for every run, so a run repeated after a
+// crash or a lost lease is a duplicate the ledger ignores.
+func callEventKey(callID, run string, out Outcome) string {
+	if callID != run {
+		switch out {
+		case OutcomeOK, OutcomeFallback, OutcomeCached, OutcomeStale:
+			return CallKey(callID)
+		}
+	}
+	return CallKey(run)
+}
+
+func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err error, note *callNote) {
 	now := m.opts.Now()
 	start := c.Start
 	if start.IsZero() {
 		start = now
 	}
+	// Pricing may ask a shared volume counter: the caller leaving after
+	// the answer does not stop the call being counted.
+	ctx = context.WithoutCancel(ctx)
 	f := CallFacts(c, r, err)
 	ch := note.charge
 	if !note.charged {
-		ch = m.opts.Pricer.TenantCharge(c.Tenant, f.Vendor, f.Tool, start, f.Outcome, f.Units)
+		ch = m.opts.Pricer.TenantCharge(ctx, c.Tenant, f.Vendor, f.Tool, start, f.Outcome, f.Units)
 	}
+	callID, run := eventIDs(c)
 	m.Record(Event{
-		Key: CallKey(c.ID), CallID: c.ID, Kind: KindCall, Time: start, Ingested: now,
+		Key: callEventKey(callID, run, f.Outcome), CallID: callID, Kind: KindCall, Time: start, Ingested: now,
 		Tenant: c.Tenant, Vendor: f.Vendor, Tool: f.Tool, Capability: f.Capability,
 		Outcome: f.Outcome, Reason: f.Reason, Latency: now.Sub(start), Units: f.Units,
 		TenantUnitPrice: ch.UnitPrice, TenantCost: ch.Cost, Currency: ch.Currency, PriceVersion: ch.Version,
@@ -717,9 +790,9 @@ func (m *Meter) recordCall(c *hub.Call, r *hub.Result, err error, note *callNote
 		if i == answer {
 			units = f.Units
 		}
-		pay := m.opts.Pricer.VendorPayout(a.Vendor, a.Tool, start, out, units)
+		pay := m.opts.Pricer.VendorPayout(ctx, a.Vendor, a.Tool, start, out, units)
 		m.Record(Event{
-			Key: AttemptKey(c.ID, i+1), CallID: c.ID, Kind: KindAttempt, Attempt: i + 1, Time: start, Ingested: now,
+			Key: AttemptKey(run, i+1), CallID: callID, Kind: KindAttempt, Attempt: i + 1, Time: start, Ingested: now,
 			Tenant: c.Tenant, Vendor: a.Vendor, Tool: a.Tool, Capability: f.Capability,
 			Outcome: out, Reason: reason, Latency: time.Duration(a.LatencyMS * float64(time.Millisecond)), Units: units,
 			VendorUnitPrice: pay.UnitPrice, VendorCost: pay.Cost, Currency: pay.Currency, PriceVersion: pay.Version,
@@ -730,9 +803,9 @@ func (m *Meter) recordCall(c *hub.Call, r *hub.Result, err error, note *callNote
 // AttemptMiddleware writes an attempt intent to the write-ahead log before
 // each vendor attempt: an attempt event with the key the attempt's real
 // event will have (AttemptKey(c.ID, n), n counting the call's attempts
-// across its chain), outcome [OutcomeUnknown] and tenant charge 0. The
-// real event, recorded by [Meter.Middleware] when the call ends, resolves
-// it. If toolhub dies before that, the next meter on the same SpillDir
+// across its chain; for a job's run, see [Meter.Middleware]), outcome
+// [OutcomeUnknown] and tenant charge 0. The real event, recorded by
+// [Meter.Middleware] when the call ends, resolves it. If toolhub dies before that, the next meter on the same SpillDir
 // turns the intent into the attempt's ledger event: the vendor received a
 // call toolhub never heard back from.
 //
@@ -775,8 +848,9 @@ func (m *Meter) intent(c *hub.Call, n int) string {
 	if start.IsZero() {
 		start = now
 	}
+	callID, run := eventIDs(c)
 	ev := Event{
-		Key: AttemptKey(c.ID, n), CallID: c.ID, Kind: KindAttempt, Attempt: n, Time: start, Ingested: now,
+		Key: AttemptKey(run, n), CallID: callID, Kind: KindAttempt, Attempt: n, Time: start, Ingested: now,
 		Tenant: c.Tenant, Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: OutcomeUnknown,
 		Reason: "unknown: toolhub stopped before the vendor answered (recovered from the write-ahead log)",
 		Units:  Units{UnitCalls: 1},
@@ -784,7 +858,7 @@ func (m *Meter) intent(c *hub.Call, n int) string {
 	if c.Capability != nil {
 		ev.Capability = c.Capability.Name
 	}
-	pay := m.opts.Pricer.VendorPayout(ev.Vendor, ev.Tool, start, OutcomeUnknown, ev.Units)
+	pay := m.opts.Pricer.VendorPayout(context.Background(), ev.Vendor, ev.Tool, start, OutcomeUnknown, ev.Units)
 	ev.VendorUnitPrice, ev.VendorCost, ev.Currency, ev.PriceVersion = pay.UnitPrice, pay.Cost, pay.Currency, pay.Version
 	m.logged(&ev, true)
 	return ev.Key

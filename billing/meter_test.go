@@ -249,7 +249,7 @@ func TestMiddlewareEvents(t *testing.T) {
 	l := openLedger(t, dir)
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	now := func() time.Time { return at.Add(1500 * time.Millisecond) }
-	pricer := billing.NewPricer(book(t))
+	pricer := billing.NewPricer(book(t), nil)
 	m := newMeter(t, l, &billing.MeterOptions{Pricer: pricer, Now: now})
 	b, err := billing.NewBudgets([]billing.BudgetRule{
 		{Tenant: "acme", Period: billing.PeriodMonth, Limit: 250_000},

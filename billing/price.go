@@ -3,8 +3,9 @@ package billing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -210,23 +211,42 @@ func (b *PriceBook) Lookup(vendor, tool string, at time.Time) (Price, string) {
 	return p, v.name
 }
 
-// Pricer prices events: it keeps the monthly volumes that tiers need.
-// Volumes live in memory and start at zero when the process starts
-// (call [Pricer.SetVolume] to seed them from the ledger).
-type Pricer struct {
-	book *PriceBook
-	mu   sync.Mutex
-	vol  map[volKey]int64
+// PricerOptions configure [NewPricer]. A nil *PricerOptions means the
+// defaults.
+type PricerOptions struct {
+	// Volumes counts the monthly volumes of tiered rates; nil means a
+	// [MemoryVolumes] (exact with one hub only). Give every hub the same
+	// shared counter (billing/redisvolume) so tier boundaries fall at the
+	// configured call number across them. Untiered rates never ask it.
+	Volumes VolumeCounter
+	// Logger receives one line when the counter starts failing and one
+	// when it works again; nil means slog.Default().
+	Logger *slog.Logger
 }
 
-type volKey struct {
-	tenant, vendor, tool string // tenant "" for vendor volumes
-	month                int    // year*100 + month
+// Pricer prices events: it asks a [VolumeCounter] for the monthly volume
+// of each call priced by a tiered rate (call [Pricer.Seed] at start to
+// continue the month from the ledger).
+type Pricer struct {
+	book    *PriceBook
+	vol     VolumeCounter
+	log     *slog.Logger
+	failing atomic.Bool // the counter's last Next failed
 }
 
 // NewPricer returns a Pricer over book (nil: everything is free).
-func NewPricer(book *PriceBook) *Pricer {
-	return &Pricer{book: book, vol: map[volKey]int64{}}
+func NewPricer(book *PriceBook, opts *PricerOptions) *Pricer {
+	p := &Pricer{book: book}
+	if opts != nil {
+		p.vol, p.log = opts.Volumes, opts.Logger
+	}
+	if p.vol == nil {
+		p.vol = NewMemoryVolumes()
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	return p
 }
 
 // Book returns the price book.
@@ -237,19 +257,23 @@ func monthOf(t time.Time) int {
 	return t.Year()*100 + int(t.Month())
 }
 
-func (p *Pricer) next(k volKey) int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.vol[k]++
-	return p.vol[k]
-}
-
-// SetVolume seeds the number of calls already priced this month for a
-// tenant ("" for the vendor side) on vendor/tool.
-func (p *Pricer) SetVolume(tenant, vendor, tool string, at time.Time, n int64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.vol[volKey{tenant, vendor, tool, monthOf(at)}] = n
+// volume is the number of the call in k's month for rate r: 0 (the first
+// tier) when r has no tiers, without asking the counter.
+func (p *Pricer) volume(ctx context.Context, r Rate, k VolumeKey) int64 {
+	if len(r.Tiers) == 0 {
+		return 0
+	}
+	n, err := p.vol.Next(ctx, k)
+	if err != nil {
+		if !p.failing.Swap(true) {
+			p.log.Error("billing: tier volume not counted: calls are priced at the first tier until the counter works again", "key", k.String(), "err", err)
+		}
+		return 0
+	}
+	if p.failing.Load() && p.failing.Swap(false) {
+		p.log.Info("billing: tier volume counter works again")
+	}
+	return n
 }
 
 // Charge is one priced line.
@@ -263,7 +287,10 @@ type Charge struct {
 // TenantCharge prices what tenant pays for a call answered by vendor/tool
 // with outcome. Cached and stale answers cost the cache price; errors,
 // timeouts, rejections and queued acceptances cost nothing.
-func (p *Pricer) TenantCharge(tenant, vendor, tool string, at time.Time, outcome Outcome, units Units) Charge {
+//
+// A tiered rate counts the call in the tenant's monthly volume (ctx bounds
+// that, when the counter is shared).
+func (p *Pricer) TenantCharge(ctx context.Context, tenant, vendor, tool string, at time.Time, outcome Outcome, units Units) Charge {
 	pr, ver := p.book.Lookup(vendor, tool, at)
 	c := Charge{Currency: pr.Currency, Version: ver}
 	switch outcome {
@@ -271,21 +298,24 @@ func (p *Pricer) TenantCharge(tenant, vendor, tool string, at time.Time, outcome
 		c.UnitPrice, c.Cost = pr.CachePrice, pr.CachePrice
 	case OutcomeOK, OutcomeFallback:
 		if pr.Found {
-			n := p.next(volKey{tenant, vendor, pr.Entry.Tool, monthOf(at)})
-			c.UnitPrice, c.Cost = pr.Entry.Tenant.Cost(n, units)
+			r := pr.Entry.Tenant
+			n := p.volume(ctx, r, VolumeKey{tenant, vendor, pr.Entry.Tool, monthOf(at)})
+			c.UnitPrice, c.Cost = r.Cost(n, units)
 		}
 	}
 	return c
 }
 
 // VendorPayout prices what toolhub pays vendor for one attempt: only
-// successful attempts are paid.
-func (p *Pricer) VendorPayout(vendor, tool string, at time.Time, outcome Outcome, units Units) Charge {
+// successful attempts are paid (and counted in the vendor tool's monthly
+// volume when the payout rate is tiered).
+func (p *Pricer) VendorPayout(ctx context.Context, vendor, tool string, at time.Time, outcome Outcome, units Units) Charge {
 	pr, ver := p.book.Lookup(vendor, tool, at)
 	c := Charge{Currency: pr.Currency, Version: ver}
 	if outcome == OutcomeOK && pr.Found {
-		n := p.next(volKey{"", vendor, pr.Entry.Tool, monthOf(at)})
-		c.UnitPrice, c.Cost = pr.Entry.Payout.Cost(n, units)
+		r := pr.Entry.Payout
+		n := p.volume(ctx, r, VolumeKey{"", vendor, pr.Entry.Tool, monthOf(at)})
+		c.UnitPrice, c.Cost = r.Cost(n, units)
 	}
 	return c
 }
@@ -308,10 +338,12 @@ func (p *Pricer) Currency() string {
 	return p.book.currency
 }
 
-// Seed sets the month's tier volumes from the ledger (call it at start,
-// before traffic): tenant volumes from the calls answered by a vendor
-// (ok, fallback; queued ones count too), vendor volumes from paid attempts,
-// in the month of at.
+// Seed gives the counter the month's tier volumes from the ledger (call it
+// at start, before traffic; a shared counter keeps the counts it already
+// has): tenant volumes from the calls answered by a vendor (rollup calls
+// minus rejected, failed and cached: queued acceptances count too, the
+// rollup has no column for them), vendor volumes from paid attempts, in
+// the month of at. Only tiered rates are seeded.
 func (p *Pricer) Seed(ctx context.Context, l Ledger, at time.Time) error {
 	at = at.UTC()
 	from := time.Date(at.Year(), at.Month(), 1, 0, 0, 0, 0, time.UTC)
@@ -319,25 +351,28 @@ func (p *Pricer) Seed(ctx context.Context, l Ledger, at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("billing: seed tier volumes: %w", err)
 	}
-	tenants := map[volKey]int64{}
-	vendors := map[volKey]int64{}
+	counts := map[VolumeKey]int64{}
+	m := monthOf(at)
 	for _, r := range rows {
 		pr, _ := p.book.Lookup(r.Vendor, r.Tool, at)
 		if !pr.Found {
 			continue
 		}
-		m := monthOf(at)
 		// Attempt events carry the tenant too: the vendor side sums over tenants.
-		tenants[volKey{r.Tenant, r.Vendor, pr.Entry.Tool, m}] += r.Calls - r.Rejected - r.Failed - r.Cached
-		vendors[volKey{"", r.Vendor, pr.Entry.Tool, m}] += r.Paid
+		if len(pr.Entry.Tenant.Tiers) > 0 {
+			counts[VolumeKey{r.Tenant, r.Vendor, pr.Entry.Tool, m}] += r.Calls - r.Rejected - r.Failed - r.Cached
+		}
+		if len(pr.Entry.Payout.Tiers) > 0 {
+			counts[VolumeKey{"", r.Vendor, pr.Entry.Tool, m}] += r.Paid
+		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for k, n := range tenants {
-		p.vol[k] = n
+	for k, n := range counts {
+		if n <= 0 {
+			delete(counts, k)
+		}
 	}
-	for k, n := range vendors {
-		p.vol[k] = n
+	if err := p.vol.Seed(ctx, counts); err != nil {
+		return fmt.Errorf("billing: seed tier volumes: %w", err)
 	}
 	return nil
 }

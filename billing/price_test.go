@@ -118,12 +118,12 @@ func TestTiersAndCacheRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := billing.NewPricer(b)
+	p := billing.NewPricer(b, nil)
 	dec := time.Date(2026, 12, 10, 0, 0, 0, 0, time.UTC)
 	units := billing.Units{"calls": 1, "images": 2}
 	var got []billing.Micros
 	for range 6 {
-		got = append(got, p.VendorPayout("doubao", "generate_image", dec, billing.OutcomeOK, units).Cost)
+		got = append(got, p.VendorPayout(t.Context(), "doubao", "generate_image", dec, billing.OutcomeOK, units).Cost)
 	}
 	// Tiers: calls 1-2 at 0.01, 3-4 at 0.008, then 0.005 + 0.001 per image.
 	want := []billing.Micros{10_000, 10_000, 8_000, 8_000, 7_000, 7_000}
@@ -131,11 +131,11 @@ func TestTiersAndCacheRule(t *testing.T) {
 		t.Errorf("payouts by volume (-want +got):\n%s", diff)
 	}
 	// A new month starts the tiers again.
-	if c := p.VendorPayout("doubao", "generate_image", dec.AddDate(0, 1, 0), billing.OutcomeOK, units); c.Cost != 10_000 {
+	if c := p.VendorPayout(t.Context(), "doubao", "generate_image", dec.AddDate(0, 1, 0), billing.OutcomeOK, units); c.Cost != 10_000 {
 		t.Errorf("first payout of January = %v", c.Cost)
 	}
 	// Failed attempts are not paid.
-	if c := p.VendorPayout("doubao", "generate_image", dec, billing.OutcomeTimeout, units); c.Cost != 0 {
+	if c := p.VendorPayout(t.Context(), "doubao", "generate_image", dec, billing.OutcomeTimeout, units); c.Cost != 0 {
 		t.Errorf("timeout paid %v", c.Cost)
 	}
 	// Tenants: 0.03 + 2 × 0.04; cached and stale pay the cache price, errors nothing.
@@ -146,7 +146,7 @@ func TestTiersAndCacheRule(t *testing.T) {
 		{billing.OutcomeOK, 110_000}, {billing.OutcomeFallback, 110_000}, {billing.OutcomeCached, 100}, {billing.OutcomeStale, 100},
 		{billing.OutcomeError, 0}, {billing.OutcomeRejected, 0}, {billing.OutcomeQueued, 0},
 	} {
-		if c := p.TenantCharge("acme", "doubao", "generate_image", dec, tt.outcome, units); c.Cost != tt.want || c.Version != "2026-12" || c.Currency != "USD" {
+		if c := p.TenantCharge(t.Context(), "acme", "doubao", "generate_image", dec, tt.outcome, units); c.Cost != tt.want || c.Version != "2026-12" || c.Currency != "USD" {
 			t.Errorf("tenant charge %s = %+v, want %v", tt.outcome, c, tt.want)
 		}
 	}
@@ -195,10 +195,10 @@ func TestSeedTierVolumes(t *testing.T) {
 	units := billing.Units{"calls": 1, "images": 2}
 	l := openLedger(t, t.TempDir())
 	var evs []billing.Event
-	p1 := billing.NewPricer(b)
+	p1 := billing.NewPricer(b, nil)
 	for i := range 3 {
 		id := "c" + string(rune('0'+i))
-		pay := p1.VendorPayout("doubao", "generate_image", dec, billing.OutcomeOK, units)
+		pay := p1.VendorPayout(t.Context(), "doubao", "generate_image", dec, billing.OutcomeOK, units)
 		evs = append(evs, billing.Event{Key: billing.AttemptKey(id, 1), CallID: id, Kind: billing.KindAttempt, Attempt: 1, Time: dec,
 			Tenant: "acme", Vendor: "doubao", Tool: "generate_image", Outcome: billing.OutcomeOK, Units: units,
 			VendorCost: pay.Cost, Currency: "USD"})
@@ -206,15 +206,15 @@ func TestSeedTierVolumes(t *testing.T) {
 	if err := l.Append(t.Context(), evs); err != nil {
 		t.Fatal(err)
 	}
-	p2 := billing.NewPricer(b)
+	p2 := billing.NewPricer(b, nil)
 	if err := p2.Seed(t.Context(), l, dec); err != nil {
 		t.Fatal(err)
 	}
 	// The 4th payout of the month: still the second tier (0.008).
-	if c := p2.VendorPayout("doubao", "generate_image", dec, billing.OutcomeOK, units); c.Cost != 8_000 {
+	if c := p2.VendorPayout(t.Context(), "doubao", "generate_image", dec, billing.OutcomeOK, units); c.Cost != 8_000 {
 		t.Errorf("4th payout after seeding = %v, want 0.008000", c.Cost)
 	}
-	if c := p2.VendorPayout("doubao", "generate_image", dec, billing.OutcomeOK, units); c.Cost != 7_000 {
+	if c := p2.VendorPayout(t.Context(), "doubao", "generate_image", dec, billing.OutcomeOK, units); c.Cost != 7_000 {
 		t.Errorf("5th payout after seeding = %v, want 0.007000", c.Cost)
 	}
 }

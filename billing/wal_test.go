@@ -71,7 +71,7 @@ func TestMeterWALSurvivesKill(t *testing.T) {
 	dir := t.TempDir()
 	spillDir := filepath.Join(dir, "spill")
 	stuck := &stuckLedger{Ledger: openLedger(t, dir), release: make(chan struct{})}
-	m1, err := billing.NewMeter(stuck, &billing.MeterOptions{SpillDir: spillDir, Pricer: billing.NewPricer(book(t)), Logger: quiet})
+	m1, err := billing.NewMeter(stuck, &billing.MeterOptions{SpillDir: spillDir, Pricer: billing.NewPricer(book(t), nil), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

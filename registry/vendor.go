@@ -112,6 +112,11 @@ type MCPSpec struct {
 // A2ASpec says how to reach an A2A agent.
 type A2ASpec struct {
 	Card string `json:"card" yaml:"card"` // URL of the agent card
+	// Headers sent with the card fetch and every call to the agent (on
+	// the card's and the agent interface's hosts only). Put secrets in the
+	// environment and refer to them ("Authorization: Bearer ${AGENT_KEY}"):
+	// the spec is stored and shown, the expanded value never is.
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
 }
 
 // Limits are a vendor's rate and concurrency limits.
@@ -155,6 +160,41 @@ func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
 	}
 	return out, nil
+}
+
+// EnvRefs lists the environment variables a spec refers to with ${VAR},
+// in its headers and stdio environment, sorted and without repeats.
+func (v *Vendor) EnvRefs() []string {
+	var vals []string
+	if v.MCP != nil {
+		for _, m := range []map[string]string{v.MCP.Headers, v.MCP.Env} {
+			for _, x := range m {
+				vals = append(vals, x)
+			}
+		}
+	}
+	if v.A2A != nil {
+		for _, x := range v.A2A.Headers {
+			vals = append(vals, x)
+		}
+	}
+	var refs []string
+	for _, x := range vals {
+		for _, m := range envRefRE.FindAllStringSubmatch(x, -1) {
+			refs = append(refs, m[1])
+		}
+	}
+	slices.Sort(refs)
+	return slices.Compact(refs)
+}
+
+// VendorEnvPrefix is the prefix of the environment variables a vendor
+// registering itself may refer to: "TOOLHUB_VENDOR_WEATHER_A_" for vendor
+// weather-a. An operator puts the vendor's secrets there; anything else in
+// toolhub's environment (its own keys, other vendors' secrets) is out of a
+// vendor's reach, so a spec cannot send them to the vendor's host.
+func VendorEnvPrefix(id string) string {
+	return "TOOLHUB_VENDOR_" + strings.ToUpper(strings.ReplaceAll(id, "-", "_")) + "_"
 }
 
 // Validate checks a vendor spec and says what is wrong with it.
@@ -202,6 +242,11 @@ func (v *Vendor) Validate() error {
 	if a := v.A2A; a != nil {
 		if err := checkURL(a.Card); err != nil {
 			add("a2a: card: %v", err)
+		}
+		for k := range a.Headers {
+			if k == "" || strings.ContainsAny(k, " :\r\n") {
+				add("a2a: header name %q is not valid", k)
+			}
 		}
 	}
 	if v.Timeout < 0 {

@@ -32,13 +32,24 @@ trap 'rm -f "$out" "$out.go"' EXIT
     ./bin/toolhub bench --concurrency "$c" --duration "${BENCH_DURATION:-5s}" 2>/dev/null
     echo '```'
   done
-  echo "## Fault drills: weather-a breaks under load, weather-b takes over (\`toolhub drill\`)"
+  echo "## Fault drills (\`toolhub drill\`)"
   echo
-  echo "Breaker defaults (open on 5 failures in a row or ≥50% of ≥20 calls in 10 s); the drill shortens the"
-  echo "cool-down to 500 ms and the ramp steps to 200 ms so recovery fits in the run."
+  echo "weather-a breaks under load and weather-b takes over: breaker defaults (open on 5 failures in a row"
+  echo "or ≥50% of ≥20 calls in 10 s); the drill shortens the cool-down to 500 ms and the ramp steps to 200 ms"
+  echo "so recovery fits in the run. Then Redis and PostgreSQL are cut (through a proxy) under load, and one of"
+  echo "three \`toolhub serve\` processes on one Redis and PostgreSQL is killed with SIGKILL while jobs run."
   echo
   echo '```'
   ./bin/toolhub drill --rate 200 2>/dev/null
+  echo '```'
+  echo
+  echo "## Limiter accuracy across instances"
+  echo
+  echo "Three hubs on one Redis limit push calls as fast as it lets them; admitted calls (timed by send time)"
+  echo "against what the limit allows over the span from the first to the last: burst + rate·span."
+  echo
+  echo '```'
+  ./bin/toolhub bench --limiter --hubs 3 --limit-rate 100 --limit-burst 50 --duration "${BENCH_LIMITER_SPAN:-5s}" 2>/dev/null
   echo '```'
   echo
   echo "## Monthly report over 10 million events"

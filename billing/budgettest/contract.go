@@ -103,7 +103,7 @@ func middlewareRace(t *testing.T, store billing.BudgetStore) {
 	}
 	at := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	b, err := billing.NewBudgets([]billing.BudgetRule{{Tenant: "acme", Period: billing.PeriodMonth, Limit: 1_000_000}},
-		&billing.BudgetOptions{Pricer: billing.NewPricer(book), Store: store, Now: func() time.Time { return at }})
+		&billing.BudgetOptions{Pricer: billing.NewPricer(book, nil), Store: store, Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,29 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkAppendReplay measures batches half stored already, half new
+// (a replay overlapping new events): the path that finds out which events
+// are new, after a first try that fails. Duplicates count in events/s.
+func BenchmarkAppendReplay(b *testing.B) {
+	l := open(b)
+	const batch = 4096
+	evs := make([]billing.Event, batch)
+	n := batch / 2 // so the first batch is all new
+	for b.Loop() {
+		b.StopTimer()
+		for j := range evs {
+			evs[j] = ledgertest.Synthetic(n - batch/2 + j)
+		}
+		n += batch / 2
+		b.StartTimer()
+		if err := l.Append(context.Background(), evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
 // benchEvents is the number of events for the report benchmark:
 // $TOOLHUB_BENCH_EVENTS or 1e6 (the target is 10M: set it to 10000000).
 func benchEvents(b *testing.B) int {

@@ -1,16 +1,30 @@
 // Package sqlledger is the embedded [billing.Ledger]: one SQLite file (pure
-// Go, modernc.org/sqlite) in WAL mode; each Append is one transaction with
-// a prepared INSERT … ON CONFLICT(key) DO NOTHING.
+// Go, modernc.org/sqlite) in WAL mode. Appends run one at a time on one
+// writer connection: each is one transaction of multi-row INSERT … ON
+// CONFLICT (key) DO NOTHING statements, prepared once and reused, plus
+// the upserts of the hourly rollups (see [Ledger.Append]).
 //
 //	l, err := sqlledger.Open(ctx, filepath.Join(data, "ledger.db"), nil)
 //	defer l.Close()
 //	err = l.Append(ctx, events)
+//
+// Durability: synchronous=NORMAL. In WAL mode a commit is then written to
+// the WAL file (the OS page cache) but fsynced only at checkpoints, so a
+// committed Append survives a crash or kill -9 of the process; a power
+// loss or OS crash can roll back the last commits since the previous
+// checkpoint. The meter's write-ahead log (billing/wal.go) covers that
+// window: before it drops a segment whose events are committed here it
+// calls [Ledger.Sync] (a full checkpoint, fsynced), so a machine crash
+// loses nothing either, at the cost of one fsync per segment rather than
+// one per batch (FULL).
 package sqlledger
 
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -38,6 +52,9 @@ type Ledger struct {
 	db   *sql.DB
 	path string
 
+	wmu sync.Mutex // serialises Appends (SQLite has one writer anyway)
+	w   *writer    // nil once closed
+
 	appended, dups atomic.Int64
 	closeOnce      sync.Once
 	closeErr       error
@@ -45,9 +62,14 @@ type Ledger struct {
 
 var _ billing.Ledger = (*Ledger)(nil)
 
+// schema: events is a rowid table with a UNIQUE key: rows (~300 bytes)
+// append at the end of the table and only the small (key, rowid) entries
+// go into the key index in key order. Files made before this kept events
+// WITHOUT ROWID, clustered on key; they work unchanged (ON CONFLICT (key)
+// names the primary key there), only slower to append to.
 const schema = `
 CREATE TABLE IF NOT EXISTS events (
-	key TEXT NOT NULL PRIMARY KEY,
+	key TEXT NOT NULL UNIQUE,
 	call_id TEXT NOT NULL,
 	kind TEXT NOT NULL,
 	attempt INTEGER NOT NULL,
@@ -72,7 +94,7 @@ CREATE TABLE IF NOT EXISTS events (
 	price_version TEXT NOT NULL,
 	adjusts TEXT NOT NULL,
 	month_us INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS events_time ON events (time_us);
 CREATE TABLE IF NOT EXISTS rollup_hours (
 	hour_us INTEGER NOT NULL,
@@ -135,104 +157,344 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: create tables: %w", abs, err)
 	}
-	return &Ledger{db: db, path: abs}, nil
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlledger: open %s: %w", abs, err)
+	}
+	return &Ledger{db: db, path: abs, w: &writer{conn: conn, stmts: map[stmtKey]driverStmt{}}}, nil
 }
 
 // Path is the ledger file's absolute path.
 func (l *Ledger) Path() string { return l.path }
 
-// rowsPerInsert is how many events one INSERT statement carries.
-const rowsPerInsert = 128
-
 // Append stores events in one transaction, ignoring known keys, and adds
 // the new ones to the hourly rollups in the same transaction.
+//
+// Appends run one at a time on the writer connection, whose prepared
+// INSERTs are reused. The first try inserts without RETURNING and counts
+// rows changed per INSERT: when every row of every INSERT was new (the
+// common case) or none was (a replay), that count says which events were
+// stored. Otherwise (a batch partly replayed, or a key twice in the batch)
+// the try is rolled back and the batch runs again with RETURNING key.
 func (l *Ledger) Append(ctx context.Context, events []billing.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	tx, err := l.db.BeginTx(ctx, nil)
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.w == nil {
+		return fmt.Errorf("sqlledger: append: %w", billing.ErrClosed)
+	}
+	var n int64
+	err := l.w.conn.Raw(func(dc any) error {
+		c, ok := dc.(driverConn)
+		if !ok {
+			return fmt.Errorf("driver connection %T lacks BeginTx or PrepareContext", dc)
+		}
+		var err error
+		n, err = l.w.append(ctx, c, events)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlledger: append: %w", err)
-	}
-	defer tx.Rollback()
-	inserted := make(map[string]bool, len(events))
-	err = insertChunks(ctx, tx, len(events), rowsPerInsert, ledgersql.NumColumns,
-		"INSERT INTO events ("+ledgersql.Columns+") VALUES ", " ON CONFLICT (key) DO NOTHING RETURNING key",
-		func(args []any, i int) []any { return ledgersql.AppendValues(args, &events[i]) },
-		func(rows *sql.Rows) error {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				return err
-			}
-			inserted[k] = true
-			return nil
-		})
-	if err != nil {
-		return fmt.Errorf("sqlledger: append: %w", err)
-	}
-	n := int64(len(inserted))
-	hours := ledgersql.Aggregate(events, inserted)
-	err = insertChunks(ctx, tx, len(hours), 64, ledgersql.NumRollupColumns,
-		"INSERT INTO rollup_hours ("+ledgersql.RollupTableColumns+") VALUES ", fmt.Sprintf(ledgersql.RollupUpdate, "rollup_hours"),
-		func(args []any, i int) []any { return append(args, hours[i].Values()...) }, nil)
-	if err != nil {
-		return fmt.Errorf("sqlledger: append: rollups: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlledger: append: commit: %w", err)
 	}
 	l.appended.Add(n)
 	l.dups.Add(int64(len(events)) - n)
 	return nil
 }
 
-// insertChunks runs multi-row INSERTs of up to per rows of cols values
-// each; scan, when set, reads the RETURNING rows.
-func insertChunks(ctx context.Context, tx *sql.Tx, total, per, cols int, head, tail string,
-	values func(args []any, i int) []any, scan func(*sql.Rows) error) error {
-	stmts := map[int]*sql.Stmt{}
+// Sync makes every committed Append survive a power loss: a full
+// checkpoint fsyncs SQLite's WAL and copies it into the database file,
+// which it fsyncs too. See [billing.Syncer].
+func (l *Ledger) Sync(ctx context.Context) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.w == nil {
+		return fmt.Errorf("sqlledger: sync: %w", billing.ErrClosed)
+	}
+	var busy, logFrames, done int
+	if err := l.w.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(FULL)").Scan(&busy, &logFrames, &done); err != nil {
+		return fmt.Errorf("sqlledger: sync: %w", err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("sqlledger: sync: checkpoint blocked by a reader (%d of %d WAL frames written back)", done, logFrames)
+	}
+	return nil
+}
+
+var _ billing.Syncer = (*Ledger)(nil)
+
+// driverConn is what the writer needs of the driver's connection.
+type driverConn interface {
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+}
+
+// driverStmt is what the writer needs of the driver's statements.
+type driverStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+// maxRows is the most rows one INSERT carries (25 columns each: well under
+// SQLite's 32766 variables). A batch is cut into INSERTs of maxRows and of
+// powers of two for the rest, so a handful of prepared statements serve
+// every batch size.
+const maxRows = 256
+
+type stmtKey struct {
+	rollup    bool
+	rows      int
+	returning bool
+}
+
+// writer is the connection Appends run on, with its prepared statements.
+// Only Append (holding Ledger.wmu, inside conn.Raw) touches it.
+type writer struct {
+	conn  *sql.Conn
+	stmts map[stmtKey]driverStmt
+	args  []driver.NamedValue // rollup INSERT arguments
+	vals  []any               // the producer's, then the rollups'
+	bufs  [2][]driver.NamedValue
+}
+
+func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt, error) {
+	if s := w.stmts[k]; s != nil {
+		return s, nil
+	}
+	cols := ledgersql.NumColumns
+	head := "INSERT INTO events (" + ledgersql.Columns + ") VALUES "
+	tail := " ON CONFLICT (key) DO NOTHING"
+	if k.returning {
+		tail += " RETURNING key"
+	}
+	if k.rollup {
+		cols = ledgersql.NumRollupColumns
+		head = "INSERT INTO rollup_hours (" + ledgersql.RollupTableColumns + ") VALUES "
+		tail = fmt.Sprintf(ledgersql.RollupUpdate, "rollup_hours")
+	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
-	args := make([]any, 0, per*cols)
-	for i := 0; i < total; i += per {
-		n := min(per, total-i)
-		s := stmts[n]
-		if s == nil {
-			var err error
-			s, err = tx.PrepareContext(ctx, head+strings.TrimSuffix(strings.Repeat(row+",", n), ",")+tail)
-			if err != nil {
-				return err
+	ds, err := c.PrepareContext(ctx, head+strings.TrimSuffix(strings.Repeat(row+",", k.rows), ",")+tail)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := ds.(driverStmt)
+	if !ok {
+		ds.Close()
+		return nil, fmt.Errorf("driver statement %T lacks ExecContext or QueryContext", ds)
+	}
+	w.stmts[k] = s
+	return s, nil
+}
+
+// chunk is the number of rows of the next INSERT when n are left.
+func chunk(n int) int {
+	if n >= maxRows {
+		return maxRows
+	}
+	c := 1
+	for c*2 <= n {
+		c *= 2
+	}
+	return c
+}
+
+// chunkArgs are the arguments of one INSERT of rows events.
+type chunkArgs struct {
+	rows int
+	args []driver.NamedValue
+}
+
+// producer turns events into INSERT arguments on its own goroutine, one
+// chunk ahead of the INSERTs (two buffers, passed back and forth), so the
+// Go side of a batch overlaps SQLite's.
+type producer struct {
+	ready chan chunkArgs           // closed when the producer is done
+	free  chan []driver.NamedValue // buffers handed back
+	quit  chan struct{}
+}
+
+func (w *writer) produce(events []billing.Event) *producer {
+	p := &producer{ready: make(chan chunkArgs, 1), free: make(chan []driver.NamedValue, 2), quit: make(chan struct{})}
+	for i, b := range w.bufs {
+		if cap(b) < maxRows*ledgersql.NumColumns {
+			w.bufs[i] = make([]driver.NamedValue, 0, maxRows*ledgersql.NumColumns)
+		}
+	}
+	p.free <- w.bufs[0][:0]
+	p.free <- w.bufs[1][:0]
+	go func() {
+		defer close(p.ready)
+		for i := 0; i < len(events); {
+			rows := chunk(len(events) - i)
+			var args []driver.NamedValue
+			select {
+			case args = <-p.free:
+			case <-p.quit:
+				return
 			}
-			defer s.Close()
-			stmts[n] = s
+			w.vals = w.vals[:0]
+			for j := i; j < i+rows; j++ {
+				w.vals = ledgersql.AppendValues(w.vals, &events[j])
+			}
+			args = args[:0]
+			for k, v := range w.vals {
+				args = append(args, driver.NamedValue{Ordinal: k + 1, Value: v})
+			}
+			i += rows
+			select {
+			case p.ready <- chunkArgs{rows, args}:
+			case <-p.quit:
+				return
+			}
 		}
-		args = args[:0]
-		for j := i; j < i+n; j++ {
-			args = values(args, j)
+	}()
+	return p
+}
+
+// stop ends the producer and waits for it, so the writer's buffers it
+// fills are free for the next try.
+func (p *producer) stop() {
+	close(p.quit)
+	for range p.ready {
+	}
+}
+
+// bind sets w.args to vals, numbered from 1.
+func (w *writer) bind(vals []any) []driver.NamedValue {
+	w.args = w.args[:0]
+	for i, v := range vals {
+		w.args = append(w.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return w.args
+}
+
+// append stores events and returns how many were new.
+func (w *writer) append(ctx context.Context, c driverConn, events []billing.Event) (int64, error) {
+	n, ok, err := w.try(ctx, c, events, false)
+	if err != nil || ok {
+		return n, err
+	}
+	n, _, err = w.try(ctx, c, events, true)
+	return n, err
+}
+
+// try runs one transaction. Without returning, it gives up (ok false,
+// rolled back) unless every event is new or every event is known.
+func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, returning bool) (n int64, ok bool, err error) {
+	tx, err := c.BeginTx(ctx, driver.TxOptions{})
+	if err != nil {
+		return 0, false, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tx.Rollback()
 		}
-		if scan == nil {
-			if _, err := s.ExecContext(ctx, args...); err != nil {
-				return err
+	}()
+	var inserted map[string]bool
+	if returning {
+		inserted = make(map[string]bool, len(events))
+	}
+	const (
+		unknown = iota
+		allNew
+		allKnown
+	)
+	state := unknown
+	chunks := w.produce(events)
+	defer chunks.stop()
+	for ch := range chunks.ready {
+		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning})
+		if err != nil {
+			return 0, false, err
+		}
+		if returning {
+			err = readKeys(ctx, s, ch.args, inserted)
+			chunks.free <- ch.args
+			if err != nil {
+				return 0, false, err
 			}
 			continue
 		}
-		rows, err := s.QueryContext(ctx, args...)
+		res, err := s.ExecContext(ctx, ch.args)
+		chunks.free <- ch.args
 		if err != nil {
-			return err
+			return 0, false, err
 		}
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				rows.Close()
-				return err
-			}
+		changed, err := res.RowsAffected()
+		if err != nil {
+			return 0, false, err
 		}
-		if err := rows.Close(); err != nil {
-			return err
+		got := unknown
+		switch changed {
+		case int64(ch.rows):
+			got = allNew
+		case 0:
+			got = allKnown
 		}
-		if err := rows.Err(); err != nil {
-			return err
+		if got == unknown || (state != unknown && got != state) {
+			return 0, false, nil
+		}
+		state = got
+	}
+	if state == allKnown {
+		return 0, true, nil // nothing changed: the deferred rollback ends it
+	}
+	if returning {
+		n = int64(len(inserted))
+	} else {
+		n = int64(len(events))
+	}
+	hours := ledgersql.Aggregate(events, inserted)
+	for i := 0; i < len(hours); {
+		rows := chunk(len(hours) - i)
+		s, err := w.stmt(ctx, c, stmtKey{rollup: true, rows: rows})
+		if err != nil {
+			return 0, false, err
+		}
+		w.vals = w.vals[:0]
+		for j := i; j < i+rows; j++ {
+			w.vals = hours[j].AppendValues(w.vals)
+		}
+		i += rows
+		if _, err := s.ExecContext(ctx, w.bind(w.vals)); err != nil {
+			return 0, false, fmt.Errorf("rollups: %w", err)
 		}
 	}
-	return nil
+	done = true
+	if err := tx.Commit(); err != nil {
+		return 0, false, fmt.Errorf("commit: %w", err)
+	}
+	return n, true, nil
+}
+
+// readKeys runs an INSERT … RETURNING key and marks the keys returned.
+func readKeys(ctx context.Context, s driverStmt, args []driver.NamedValue, inserted map[string]bool) error {
+	rows, err := s.QueryContext(ctx, args)
+	if err != nil {
+		return err
+	}
+	dest := make([]driver.Value, 1)
+	for {
+		err := rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		k, ok := dest[0].(string)
+		if !ok {
+			rows.Close()
+			return fmt.Errorf("RETURNING key: got %T", dest[0])
+		}
+		inserted[k] = true
+	}
+	return rows.Close()
 }
 
 // Query calls fn for each matching event, by time then key.
@@ -294,6 +556,19 @@ func (l *Ledger) Stats() billing.LedgerStats {
 
 // Close closes the file.
 func (l *Ledger) Close() error {
-	l.closeOnce.Do(func() { l.closeErr = l.db.Close() })
+	l.closeOnce.Do(func() {
+		l.wmu.Lock()
+		w := l.w
+		l.w = nil
+		l.wmu.Unlock()
+		w.conn.Raw(func(any) error {
+			for _, s := range w.stmts {
+				s.Close()
+			}
+			return nil
+		})
+		w.conn.Close()
+		l.closeErr = l.db.Close()
+	})
 	return l.closeErr
 }

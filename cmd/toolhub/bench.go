@@ -24,10 +24,19 @@ import (
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("bench", "[flags]", "Measure calls/s and latency of one tool call made directly to an example vendor\nover streamable HTTP and through toolhub's /mcp, in one run, and print the ratio.", stderr)
 	conc := fs.Int("concurrency", 8, "concurrent MCP clients (one session each)")
-	dur := fs.Duration("duration", 5*time.Second, "measured time per phase")
+	dur := fs.Duration("duration", 5*time.Second, "measured time per phase (with --limiter: how long the hubs push)")
 	failover := fs.Float64("failover", 0, "instead: run the failover drill at this many calls/s (weather-a fails, weather-b takes over) and print what happened")
+	split := fs.Bool("split", false, "run the hub in its own process (the production shape) and report its CPU time per call")
+	pin := fs.Bool("pin", false, "with --split: pin the hub to the last CPU and the load generator and vendor to the others")
+	limiter := addLimiterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *limiter.on {
+		return benchLimiter(ctx, limiter, *dur, stdout)
+	}
+	if *split {
+		return benchSplit(ctx, *conc, *dur, *pin, stdout, stderr)
 	}
 	if *failover > 0 {
 		l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig})

@@ -5,23 +5,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
-// keys manages API keys directly in the data folder's key store, so the
-// first operator key can be made before authentication is switched on.
+// keys manages API keys directly in the hubs' key store (the data
+// folder's, or PostgreSQL's when postgres is set), so the first operator
+// key can be made before authentication is switched on.
 func keys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	verb := "list"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		verb, args = args[0], args[1:]
 	}
-	fs := flags("keys "+verb, "[create|list|rotate|revoke] [flags]", "Manage API keys in the data folder (the running hub sees changes at once).\n  create --role tenant|vendor|operator|finance [--tenant T | --vendor V] [--name N] [--ttl 720h]\n  list\n  rotate --id ID\n  revoke --id ID\nA new token is printed once; only its hash is stored.", stderr)
-	cfgPath := fs.String("config", os.Getenv("TOOLHUB_CONFIG"), "config file; its data folder holds the keys")
+	fs := flags("keys "+verb, "[create|list|rotate|revoke] [flags]", "Manage API keys in the data folder, or in PostgreSQL when the config sets postgres (running hubs see changes at once).\n  create --role tenant|vendor|operator|finance [--tenant T | --vendor V] [--name N] [--ttl 720h]\n  list\n  rotate --id ID\n  revoke --id ID\nA new token is printed once; only its hash is stored.", stderr)
+	cfgPath := fs.String("config", os.Getenv("TOOLHUB_CONFIG"), "config file; its postgres, or else its data folder, holds the keys")
 	data := fs.String("data", "", "data folder, overrides the config's")
 	role := fs.String("role", "", "create: tenant, vendor, operator or finance")
 	tenant := fs.String("tenant", "", "create: the tenant of a tenant key")
@@ -39,10 +40,9 @@ func keys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *data != "" {
 		cfg.Data = *data
 	}
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return err
-	}
-	s, err := auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db"))
+	// The hubs' key store: PostgreSQL when the config sets postgres, else
+	// the data folder's keys.db.
+	s, err := app.OpenKeys(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@
 //	toolhub keys [create|list|rotate|revoke]
 //	toolhub plan "GOAL"
 //	toolhub report [usage|invoice|payout|reconcile|export]
-//	toolhub bench [--failover RATE]
+//	toolhub bench [--concurrency N] [--split [--pin]] [--failover RATE] [--limiter]
 //	toolhub version
 //
 // main wires; the decisions live in the packages.
@@ -43,7 +43,7 @@ func init() {
 		{"keys", "[create|list|rotate|revoke]", "manage API keys in the data folder", keys},
 		{"plan", `"GOAL" [flags]`, "reach a goal through a running hub's planner, step by step", plan},
 		{"report", "[usage|invoice|payout|reconcile|export] [flags]", "usage, invoices, payouts, reconciliation, CloudEvents export from the ledger", report},
-		{"drill", "[flags]", "run fault drills in process and print what happened", drillCmd},
+		{"drill", "[flags]", "run fault drills (vendor faults, Redis down, PostgreSQL down, an instance killed) and print what happened", drillCmd},
 		{"bench", "[flags]", "measure HTTP throughput and latency, direct vs through toolhub", bench},
 		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
 			fmt.Fprintln(out, "toolhub", version)

@@ -297,17 +297,27 @@ func (s *Redis) Claim(ctx context.Context, owner string, lease time.Duration) (*
 	if idle <= 0 {
 		idle = lease
 	}
+	// One entry at a time: XAUTOCLAIM resets the idle time of every entry
+	// it moves, so taking ten and running one would leave nine waiting a
+	// whole lease more before anyone reclaims them.
 	for _, q := range s.streams() {
-		msgs, _, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
-			Stream: q, Group: redisGroup, Consumer: owner, MinIdle: idle, Start: "0-0", Count: 10,
-		}).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("jobs: xautoclaim %s: %w", q, err)
-		}
-		for _, m := range msgs {
-			if j, err := s.claimMsg(ctx, q, m, owner, lease); j != nil || err != nil {
-				return j, err
+		start := "0-0"
+		for range 16 { // skip entries of canceled, finished or live jobs
+			msgs, next, err := s.rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+				Stream: q, Group: redisGroup, Consumer: owner, MinIdle: idle, Start: start, Count: 1,
+			}).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, fmt.Errorf("jobs: xautoclaim %s: %w", q, err)
 			}
+			for _, m := range msgs {
+				if j, err := s.claimMsg(ctx, q, m, owner, lease); j != nil || err != nil {
+					return j, err
+				}
+			}
+			if next == "" || next == "0-0" {
+				break
+			}
+			start = next
 		}
 	}
 	for _, q := range s.streams() {

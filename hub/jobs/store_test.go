@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"github.com/redis/go-redis/v9"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -119,4 +120,59 @@ func allEvents(t testing.TB, s Store, tenant string) []Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// TestRedisReclaimsEveryJobOfADeadWorkerAtOnce: a worker that died holding
+// several jobs leaves them all reclaimable together. XAUTOCLAIM resets the
+// idle time of what it moves, so a Claim must move only the entry it runs:
+// the others must not wait another idle period.
+func TestRedisReclaimsEveryJobOfADeadWorkerAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Client(t)
+	clk := newClock()
+	s, err := NewRedis(ctx, c, &RedisOptions{Prefix: redistest.Prefix(t, c), Now: clk.Now, ReclaimIdle: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	for range n {
+		if err := s.Add(ctx, newJob("acme", "t", Queued, clk.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n {
+		if j, err := s.Claim(ctx, "dead", 10*time.Second); err != nil || j == nil {
+			t.Fatalf("Claim by dead = %v, %v", j, err)
+		}
+	}
+	clk.Add(11 * time.Second) // the dead worker's leases run out
+	// Wait until every entry has sat idle long enough to be reclaimed.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		idle := 0
+		for _, q := range s.streams() {
+			pend, err := c.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q, Group: redisGroup, Start: "-", End: "+", Count: 100}).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pend {
+				if p.Idle >= 300*time.Millisecond {
+					idle++
+				}
+			}
+		}
+		if idle == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d entries idle after 5s", idle, n)
+		}
+	}
+	claimWithin(t, s, "alive", 10*time.Second)
+	// The rest are idle as long as the first was: claimable now, no wait.
+	for i := 1; i < n; i++ {
+		j, err := s.Claim(ctx, "alive", 10*time.Second)
+		if err != nil || j == nil {
+			t.Fatalf("reclaim %d of %d right after the first = %v, %v; want a job", i+1, n, j, err)
+		}
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
@@ -16,14 +18,6 @@ import (
 )
 
 var _ api.Admin = (*App)(nil)
-
-// pendingChange is a vendor update that waits for an operator because
-// callers would notice it.
-type pendingChange struct {
-	spec   registry.Vendor
-	change api.VendorChange
-	by     auth.Principal
-}
 
 func forbidden(format string, args ...any) error {
 	return &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf(format, args...)}
@@ -65,6 +59,14 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 	if spec.MCP != nil && spec.MCP.Transport == registry.TransportStdio && !p.Is(auth.RoleOperator) {
 		return api.VendorChange{}, forbidden("only an operator registers a stdio vendor: it runs a command on the hub")
 	}
+	if !p.Is(auth.RoleOperator) {
+		prefix := registry.VendorEnvPrefix(spec.ID)
+		for _, ref := range spec.EnvRefs() {
+			if !strings.HasPrefix(ref, prefix) {
+				return api.VendorChange{}, forbidden("vendor %q: header refers to ${%s}: a vendor may only refer to variables named %s*, which an operator sets for it", spec.ID, ref, prefix)
+			}
+		}
+	}
 	old, err := a.Store.GetVendor(ctx, spec.ID)
 	exists := err == nil
 	switch {
@@ -97,9 +99,12 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 	}
 	if len(change.Breaking) > 0 && !p.Is(auth.RoleOperator) {
 		change.Status = "pending_approval"
-		a.pendingMu.Lock()
-		a.pending[spec.ID] = pendingChange{spec: spec, change: change, by: p}
-		a.pendingMu.Unlock()
+		// Stored (shared with every hub when postgres is set): an operator
+		// may approve it on any hub, after any restart.
+		if err := a.approvals.Put(ctx, approval.Change{Vendor: spec.ID, Spec: spec, Breaking: change.Breaking,
+			Tools: change.Tools, Rejected: change.Rejected, By: p, At: time.Now().UTC()}); err != nil {
+			return api.VendorChange{}, err
+		}
 		a.audit(ctx, "vendor.pending", spec.ID, old.Vendor, spec)
 		return change, nil
 	}
@@ -186,6 +191,12 @@ func (a *App) RemoveVendor(ctx context.Context, id string) error {
 		return err
 	}
 	a.audit(ctx, "vendor.remove", id, old.Vendor, nil)
+	// A change waiting for the vendor would bring it back if approved.
+	if pc, err := a.approvals.Take(ctx, id); err == nil {
+		a.audit(ctx, "vendor.withdraw", id, nil, pc.Spec)
+	} else if !errors.Is(err, approval.ErrNotFound) {
+		a.log.Error("a removed vendor's pending change is kept", "vendor", id, "err", err)
+	}
 	return a.applyStored(ctx)
 }
 
@@ -221,38 +232,61 @@ func (a *App) RollbackVendor(ctx context.Context, id string, version int64) (api
 	return change, err
 }
 
-func (a *App) PendingVendors(ctx context.Context) []api.VendorChange {
-	a.pendingMu.Lock()
-	defer a.pendingMu.Unlock()
-	out := make([]api.VendorChange, 0, len(a.pending))
-	for _, p := range a.pending {
-		out = append(out, p.change)
+// PendingVendors lists the vendor changes waiting for an operator, on
+// every hub sharing the database.
+func (a *App) PendingVendors(ctx context.Context) ([]api.VendorChange, error) {
+	list, err := a.approvals.List(ctx)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortFunc(out, func(x, y api.VendorChange) int { return cmpStr(x.Vendor, y.Vendor) })
-	return out
+	out := make([]api.VendorChange, 0, len(list))
+	for _, c := range list {
+		out = append(out, pendingView(c))
+	}
+	return out, nil
+}
+
+// pendingView is a stored pending change as the API shows it.
+func pendingView(c approval.Change) api.VendorChange {
+	by, at := c.By, c.At
+	return api.VendorChange{Vendor: c.Vendor, Status: "pending_approval", Breaking: c.Breaking, Tools: c.Tools,
+		Rejected: c.Rejected, SubmittedBy: &by, SubmittedAt: &at}
 }
 
 // DecideVendor approves (puts live) or rejects a pending vendor change.
+// Of operators deciding at once, on one hub or several, one decides; the
+// others are told nothing waits.
 func (a *App) DecideVendor(ctx context.Context, id string, approve bool) (api.VendorChange, error) {
-	a.pendingMu.Lock()
-	pc, ok := a.pending[id]
-	delete(a.pending, id)
-	a.pendingMu.Unlock()
-	if !ok {
+	pc, err := a.approvals.Take(ctx, id)
+	if errors.Is(err, approval.ErrNotFound) {
 		return api.VendorChange{}, badRequest("no change of vendor %q waits for approval", id)
 	}
+	if err != nil {
+		return api.VendorChange{}, err
+	}
+	change := api.VendorChange{Vendor: id, Breaking: pc.Breaking, Tools: pc.Tools, Rejected: pc.Rejected}
 	if !approve {
-		a.audit(ctx, "vendor.reject", id, nil, pc.spec)
-		pc.change.Status = "rejected"
-		return pc.change, nil
+		a.audit(ctx, "vendor.reject", id, nil, pc.Spec)
+		change.Status = "rejected"
+		return change, nil
 	}
 	old, err := a.Store.GetVendor(ctx, id)
-	change, err2 := a.commitVendor(ctx, pc.spec, pc.change, err == nil, old)
-	if err2 == nil {
-		a.audit(ctx, "vendor.approve", id, nil, pc.spec)
-		change.Status = "live"
+	change, err2 := a.commitVendor(ctx, pc.Spec, change, err == nil, old)
+	if err2 != nil {
+		if change.Version > 0 { // stored; only applying it failed
+			return change, err2
+		}
+		// Not stored: it waits again, unless the vendor submitted another since.
+		if list, lerr := a.approvals.List(ctx); lerr == nil && !slices.ContainsFunc(list, func(c approval.Change) bool { return c.Vendor == id }) {
+			if perr := a.approvals.Put(ctx, pc); perr != nil {
+				a.log.Error("a pending vendor change that failed to apply is lost", "vendor", id, "err", perr)
+			}
+		}
+		return change, err2
 	}
-	return change, err2
+	a.audit(ctx, "vendor.approve", id, nil, pc.Spec)
+	change.Status = "live"
+	return change, nil
 }
 
 func (a *App) IssueKey(ctx context.Context, req api.KeyRequest) (string, auth.Key, error) {
@@ -292,23 +326,21 @@ func (a *App) RevokeKey(ctx context.Context, id string) error {
 	return err
 }
 
-func (a *App) Audit(ctx context.Context, n int) (any, error) { return a.auditLog.read(n) }
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// Audit returns the newest n audit entries, oldest first
+// (DefaultAuditEntries when n <= 0), from the log every hub sharing the
+// database writes to.
+func (a *App) Audit(ctx context.Context, n int) (any, error) {
+	if n <= 0 {
+		n = DefaultAuditEntries
 	}
-	return 0
+	return a.auditLog.Recent(ctx, n)
 }
 
 // tryAgent fetches and validates an A2A vendor's card on the side and
 // returns the tools its skills become.
 func (a *App) tryAgent(ctx context.Context, spec registry.Vendor) ([]registry.ToolDef, []string, error) {
 	cat := registry.NewCatalog()
-	m := a2a.NewManager(cat, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), RefreshInterval: -1})
+	m := a2a.NewManager(cat, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), RefreshInterval: -1, LookupEnv: a.opts.LookupEnv})
 	defer m.Close()
 	if err := m.Add(ctx, spec); err != nil {
 		return nil, nil, err

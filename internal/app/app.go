@@ -25,6 +25,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/approval"
+	"github.com/toolhub/toolhub/audit"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/examples/vendors"
@@ -67,7 +69,7 @@ type App struct {
 	Modes   *fallback.Modes  // degradation mode per capability
 	Router  *fallback.Router // capability chains: vendors → stale → queue
 	Jobs    *jobs.Queue      // durable async jobs
-	Keys    auth.Store       // API keys (data/keys.db)
+	Keys    auth.Store       // API keys (data/keys.db, or PostgreSQL)
 	Ledger  billing.Ledger   // usage events (SQLite ledger.db, or PostgreSQL)
 	Meter   *billing.Meter   // events off the call path, with a durable spill
 	Budgets *billing.Budgets // reservations that stop spending
@@ -78,25 +80,26 @@ type App struct {
 	metrics   *prometheus.Registry
 	pool      *jobs.Pool
 	privacy   atomic.Pointer[privacy]
-	auditLog  *auditLog
-	pendingMu sync.Mutex
-	pending   map[string]pendingChange // vendor changes waiting for an operator
+	auditLog  audit.Log      // audit.jsonl, or PostgreSQL (security.go)
+	approvals approval.Store // vendor changes waiting for an operator (security.go)
 
-	mu       sync.Mutex // serialises reloads
-	cfg      atomic.Pointer[config.Config]
-	tenants  atomic.Pointer[map[string]*registry.Tenant]
-	specs    atomic.Pointer[map[string]registry.Vendor] // vendors in force, by id
-	probing  map[string]string                          // vendor → probe spec being run (under mu)
-	redis    *redis.Client
-	ctx      context.Context // the app's lifetime: probes
-	cancel   context.CancelFunc
-	examples *exampleVendors
+	mu      sync.Mutex // serialises reloads
+	cfg     atomic.Pointer[config.Config]
+	tenants atomic.Pointer[map[string]*registry.Tenant]
+	specs   atomic.Pointer[map[string]registry.Vendor] // vendors in force, by id
+	probing map[string]string                          // vendor → probe spec being run (under mu)
+	redis   *redis.Client                              // fail-fast: the call path's limits, budgets, cache, volumes
+	// redisDurable waits and retries: the jobs queue and A2A tasks.
+	redisDurable *redis.Client
+	ctx          context.Context // the app's lifetime: probes
+	cancel       context.CancelFunc
+	examples     *exampleVendors
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
 // that are down do not stop it: they show as unavailable and are retried.
 func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
-	a := &App{probing: map[string]string{}, pending: map[string]pendingChange{}, auditLog: &auditLog{path: auditPath(cfg)}}
+	a := &App{probing: map[string]string{}}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		a.opts = *opts
@@ -115,13 +118,13 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		}
 		a.examples = ex
 	}
-	store, err := openStore(ctx, cfg)
+	store, err := openStore(ctx, cfg, a.log)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
 	a.Store = store
-	if a.Keys, err = auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db")); err != nil {
+	if err = a.openSecurity(ctx, cfg); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -132,7 +135,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.Catalog = registry.NewCatalog()
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
 	// Card and interface URLs come from vendors: the same outbound guard.
-	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil)})
+	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), LookupEnv: a.opts.LookupEnv})
 	limiter, err := a.limiter(cfg)
 	if err != nil {
 		a.Close()
@@ -169,6 +172,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	if cfg.Auth.Enabled {
 		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
+	}
+	if err := a.agentTasks(ctx, cfg, agentOpts); err != nil {
+		a.Close()
+		return nil, err
 	}
 	a.Agent = a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
 	llmKey, _ := a.opts.LookupEnv("TOOLHUB_LLM_API_KEY")
@@ -218,15 +225,18 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
 		ResultTTL: cfg.Jobs.ResultTTL.D(), Lease: cfg.Jobs.Lease.D(), Logger: a.log}
 	a.pool.Start(a.ctx)
+	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
+		a.log.Error("a2a tasks of queued calls are not followed", "err", err)
+	}
 	return a, nil
 }
 
-func openStore(ctx context.Context, cfg *config.Config) (registry.Store, error) {
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (registry.Store, error) {
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
 	}
 	if cfg.Postgres != "" {
-		return pgstore.Open(ctx, cfg.Postgres, &pgstore.Options{Schema: cfg.Schema})
+		return pgstore.Open(ctx, cfg.Postgres, &pgstore.Options{Schema: cfg.Schema, Logger: log})
 	}
 	return sqlstore.Open(ctx, filepath.Join(cfg.Data, "registry.db"), nil)
 }
@@ -453,6 +463,9 @@ func (a *App) Close() {
 		}
 		a.mu.Unlock()
 	}
+	if a.redisDurable != nil {
+		defer a.redisDurable.Close()
+	}
 	if a.redis != nil {
 		defer a.redis.Close()
 	}
@@ -468,9 +481,7 @@ func (a *App) Close() {
 	if a.Store != nil {
 		a.Store.Close()
 	}
-	if a.Keys != nil {
-		a.Keys.Close()
-	}
+	a.closeSecurity() // keys, audit log, pending approvals
 	if a.Jobs != nil {
 		a.Jobs.Close()
 	}

@@ -20,7 +20,7 @@ func (a *App) degradation(ctx context.Context, cfg *config.Config) error {
 	var err error
 	if a.redis != nil {
 		cstore = cache.NewRedis(a.redis, &cache.RedisOptions{Prefix: cfg.RedisPrefix + "cache:"})
-		jstore, err = jobs.NewRedis(ctx, a.redis, &jobs.RedisOptions{Prefix: cfg.RedisPrefix + "jobs:"})
+		jstore, err = jobs.NewRedis(ctx, a.redisDurable, &jobs.RedisOptions{Prefix: cfg.RedisPrefix + "jobs:"})
 	} else {
 		jstore, err = jobs.OpenSQLite(ctx, filepath.Join(cfg.Data, "jobs.db"), nil)
 	}

@@ -29,10 +29,18 @@ func (a *App) limiter(cfg *config.Config) (limit.Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis %q: %v (want redis://host:port/db)", cfg.Redis, err)
 	}
-	// A dead Redis must cost a call milliseconds, not the client's default
-	// dial retries: the fallback takes over.
+	// Two clients. On the call path (limits, budgets, cache, volumes) a
+	// dead Redis must cost a call milliseconds, not the client's default
+	// dial retries: each has a fallback that takes over. The durable stores
+	// (jobs, A2A tasks) have no fallback: a busy machine's slow answer
+	// must not fail an enqueue or a job's finish, so they wait and retry.
+	durable := *opt
+	durable.DialTimeout, durable.ReadTimeout, durable.WriteTimeout = 2*time.Second, 3*time.Second, 3*time.Second
+	durable.MaxRetries = 3
+	a.redisDurable = redis.NewClient(&durable)
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 	opt.MaxRetries = -1
+	opt.DialerRetries = 1 // go-redis retries a failed dial 5 times, 100 ms apart: 0.5 s per call
 	a.redis = redis.NewClient(opt)
 	mode := limit.FallbackLocal
 	if cfg.FailOpen {

@@ -8,19 +8,26 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/pgledger"
 	"github.com/toolhub/toolhub/billing/redisbudget"
+	"github.com/toolhub/toolhub/billing/redisvolume"
 	"github.com/toolhub/toolhub/billing/sqlledger"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
 // metering opens the ledger and builds the meter (usage events off the
-// call path, spilled to disk when the database is away) and the budgets
-// (shared through Redis when redis is set).
+// call path, spilled to disk when the database is away), the pricer and
+// the budgets (tier volumes and budgets shared through Redis when redis is
+// set).
 func (a *App) metering(ctx context.Context, cfg *config.Config) error {
 	book, err := billing.NewPriceBook(cfg.Billing)
 	if err != nil {
 		return err
 	}
-	pricer := billing.NewPricer(book)
+	var volumes billing.VolumeCounter // nil: in process
+	if a.redis != nil {
+		// Tier volumes shared by every hub on this Redis, local while it is away.
+		volumes = redisvolume.New(a.redis, &redisvolume.Options{Prefix: cfg.RedisPrefix + "volume:", Logger: a.log})
+	}
+	pricer := billing.NewPricer(book, &billing.PricerOptions{Volumes: volumes, Logger: a.log})
 	if cfg.Postgres != "" {
 		a.Ledger, err = pgledger.Open(ctx, cfg.Postgres, &pgledger.Options{Schema: cfg.Schema})
 	} else {

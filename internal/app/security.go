@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +10,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/approval"
+	"github.com/toolhub/toolhub/approval/pgapproval"
+	"github.com/toolhub/toolhub/audit"
+	"github.com/toolhub/toolhub/audit/pgaudit"
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/auth/pgkeys"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
@@ -104,63 +107,80 @@ func (a *App) redact(vendor string, args map[string]any) map[string]any {
 	return walk(args).(map[string]any)
 }
 
-// AuditEntry is one line of the audit log: who changed what, when, and
+// AuditEntry is one entry of the audit log: who changed what, when, and
 // the state before and after.
-type AuditEntry struct {
-	At     time.Time       `json:"at"`
-	Who    auth.Principal  `json:"who"`
-	Action string          `json:"action"` // vendor.register, vendor.update, vendor.remove, vendor.rollback, vendor.approve, vendor.reject, key.issue, key.rotate, key.revoke
-	Target string          `json:"target"`
-	Before json.RawMessage `json:"before,omitempty"`
-	After  json.RawMessage `json:"after,omitempty"`
-}
+type AuditEntry = audit.Entry
 
-// auditLog appends entries to a JSON-lines file, fsynced per entry.
-type auditLog struct {
-	mu   sync.Mutex
-	path string
-}
+// DefaultAuditEntries is how many of the newest audit entries
+// GET /v1/admin/audit returns without ?n=.
+const DefaultAuditEntries = 1000
 
-func (l *auditLog) append(e AuditEntry) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("audit: %v", err)
+// OpenKeys opens the API key store of cfg: PostgreSQL (shared by every
+// hub on the database) when postgres is set, else data/keys.db. The
+// `toolhub keys` command uses it too, so it works on the keys the hubs
+// use.
+func OpenKeys(ctx context.Context, cfg *config.Config) (auth.Store, error) {
+	if cfg.Postgres != "" {
+		s, err := pgkeys.Open(ctx, cfg.Postgres, &pgkeys.Options{Schema: cfg.Schema})
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
 	}
-	defer f.Close()
-	b, _ := json.Marshal(e)
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("audit: %v", err)
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
 	}
-	return f.Sync()
-}
-
-// read returns the newest n entries (all when n <= 0), oldest first.
-func (l *auditLog) read(n int) ([]AuditEntry, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f, err := os.Open(l.path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	s, err := auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db"))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []AuditEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var e AuditEntry
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			out = append(out, e)
+	return s, nil
+}
+
+// openSecurity opens what operators and vendors change and read besides
+// the registry: API keys, the audit log and vendor changes waiting for
+// approval. With postgres set all three are shared by the hubs on the
+// database (tables in the registry's schema); else they are in the data
+// folder (keys.db, audit.jsonl, and a table of registry.db).
+func (a *App) openSecurity(ctx context.Context, cfg *config.Config) error {
+	keys, err := OpenKeys(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	a.Keys = keys
+	if cfg.Postgres != "" {
+		l, err := pgaudit.Open(ctx, cfg.Postgres, &pgaudit.Options{Schema: cfg.Schema})
+		if err != nil {
+			return err
 		}
+		a.auditLog = l
+		p, err := pgapproval.Open(ctx, cfg.Postgres, &pgapproval.Options{Schema: cfg.Schema})
+		if err != nil {
+			return err
+		}
+		a.approvals = p
+		return nil
 	}
-	if n > 0 && len(out) > n {
-		out = out[len(out)-n:]
+	a.auditLog = audit.NewFile(filepath.Join(cfg.Data, "audit.jsonl"))
+	p, err := approval.OpenSQLite(ctx, filepath.Join(cfg.Data, "registry.db"))
+	if err != nil {
+		return err
 	}
-	return out, sc.Err()
+	a.approvals = p
+	return nil
+}
+
+// closeSecurity closes what openSecurity opened.
+func (a *App) closeSecurity() {
+	if a.Keys != nil {
+		a.Keys.Close()
+	}
+	if a.auditLog != nil {
+		a.auditLog.Close()
+	}
+	if a.approvals != nil {
+		a.approvals.Close()
+	}
 }
 
 func (a *App) audit(ctx context.Context, action, target string, before, after any) {
@@ -171,9 +191,11 @@ func (a *App) audit(ctx context.Context, action, target string, before, after an
 	if after != nil {
 		e.After, _ = json.Marshal(after)
 	}
-	if err := a.auditLog.append(e); err != nil {
+	// The entry outlives the request: a caller that hangs up does not
+	// unwrite what it changed.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := a.auditLog.Append(ctx, e); err != nil {
 		a.log.Error("audit log write failed", "err", err, "action", action, "target", target)
 	}
 }
-
-func auditPath(cfg *config.Config) string { return filepath.Join(cfg.Data, "audit.jsonl") }

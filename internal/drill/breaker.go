@@ -66,6 +66,11 @@ func (r FailoverReport) String() string {
 		r.EventsLost, r.EventsExtra)
 }
 
+// Ok reports whether every call was answered and every usage event kept.
+func (r FailoverReport) Ok() bool {
+	return r.ClientErrors == 0 && r.EventsLost == 0 && r.EventsExtra == 0
+}
+
 // Failover drives weather.current at rate calls/s, injects fault into
 // weather-a (fail: tool errors; slow: answers after its timeout; garbage:
 // output that breaks its schema; http500 …), waits for its breaker to

@@ -1,7 +1,3 @@
-// Package drill runs fault drills: a hub and the example vendors in one
-// process, real traffic, a fault injected into a vendor, and what happened
-// measured — time to detect, time to fall back, success rate during the
-// fault, time to recover. Tests and `toolhub bench` use it.
 package drill
 
 import (

@@ -8,27 +8,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/toolhub/toolhub/internal/pgtest"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/registrytest"
 )
 
-// testDSN is the database the tests use: $TOOLHUB_TEST_POSTGRES or the
-// local default. CI guarantees it; set TOOLHUB_SKIP_POSTGRES=1 to skip
-// these tests where there is none.
-func testDSN() string {
-	if dsn := os.Getenv("TOOLHUB_TEST_POSTGRES"); dsn != "" {
-		return dsn
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+// testDSN is the database the tests use (see internal/pgtest).
+func testDSN() string { return pgtest.ConnString() }
 
 // withAppName returns dsn (URL or key=value form) with application_name
 // set, so a test can find its store's connections in pg_stat_activity.
@@ -56,39 +49,17 @@ func uniqueName(prefix string) string {
 }
 
 // requirePostgres fails the test when the database cannot be reached, or
-// skips it if TOOLHUB_SKIP_POSTGRES=1.
+// skips it with TOOLHUB_SKIP_PG=1.
 func requirePostgres(t testing.TB) {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), testDSN())
-	if err == nil {
-		conn.Close(context.Background())
-		return
-	}
-	if os.Getenv("TOOLHUB_SKIP_POSTGRES") == "1" {
-		t.Skipf("TOOLHUB_SKIP_POSTGRES=1: %v", err)
-	}
-	t.Fatalf("%v\n(the PostgreSQL tests need a database: set TOOLHUB_TEST_POSTGRES, or TOOLHUB_SKIP_POSTGRES=1 to skip them)", err)
+	pgtest.DSN(t)
 }
 
 // newSchema names a schema for this test alone and drops it when the test
 // ends (after the test's stores are closed: cleanups run last-in first-out).
 func newSchema(t testing.TB) string {
 	t.Helper()
-	requirePostgres(t)
-	schema := uniqueName("toolhub_test_")
-	t.Cleanup(func() {
-		ctx := context.Background()
-		conn, err := pgx.Connect(ctx, testDSN())
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{schema}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return schema
+	return pgtest.Schema(t)
 }
 
 var quiet = slog.New(slog.DiscardHandler)

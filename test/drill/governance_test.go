@@ -5,9 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,8 +15,8 @@ import (
 
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/internal/drill"
+	"github.com/toolhub/toolhub/internal/redistest"
 )
 
 func uniqueID(prefix string) string {
@@ -78,51 +76,6 @@ governance: {retry: {max: 1, base: 10ms, cap: 20ms}}
 	}
 }
 
-// redisProxy forwards to the real Redis until it is cut.
-type redisProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newRedisProxy(t *testing.T) *redisProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &redisProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", "127.0.0.1:6379")
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	t.Cleanup(p.cut)
-	return p
-}
-
-// cut stops Redis from the hub's point of view: no listener, no connections.
-func (p *redisProxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-}
-
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -136,7 +89,11 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestRedisStoppedMidRunCallsKeepFlowing(t *testing.T) {
-	proxy := newRedisProxy(t)
+	proxy, err := drill.NewProxy(redistest.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
 	id := uniqueID("w")
 	var logs syncBuffer
 	l, err := drill.NewLab(t.Context(), drill.LabOptions{
@@ -151,7 +108,7 @@ vendors:
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
     limits: {rps: 1000, burst: 200}
     probe: {disabled: true}
-`, proxy.ln.Addr(), id)})
+`, proxy.Addr(), id)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +122,7 @@ vendors:
 	if strings.Contains(logs.String(), "fallback limits") {
 		t.Fatal("fell back while Redis was up")
 	}
-	proxy.cut()
+	proxy.Cut()
 	for i := range 60 {
 		if _, err := call(l, name); err != nil {
 			t.Fatalf("call %d with Redis down: %v", i, err)
@@ -177,75 +134,19 @@ vendors:
 }
 
 func TestThreeHubsShareOneRedisLimit(t *testing.T) {
-	const rate, burst, secs = 100.0, 50, 3
-	id := uniqueID("w")
-	cfg := fmt.Sprintf(`
-redis: redis://127.0.0.1:6379/0
-redis_prefix: "test-`+id+`:"
-instances: 3
-outbound: {allow: ["{{vendors_addr}}"]}
-vendors:
-  - id: %s
-    mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
-    limits: {rps: %v, burst: %d}
-    probe: {disabled: true}
-governance: {retry: {max: 0}}
-`, id, rate, burst)
-	var labs []*drill.Lab
-	for range 3 {
-		l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: cfg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		labs = append(labs, l)
+	redistest.Client(t)
+	rep, err := drill.SharedLimit(t.Context(), &drill.LimiterOptions{Hubs: 3, Rate: 100, Burst: 50, Span: 3 * time.Second, Redis: redistest.Addr()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var admitted, limited, first, last atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	end := start.Add(secs * time.Second)
-	for _, l := range labs {
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(end) {
-					// The limiter decides moments after the call is sent, and
-					// before the vendor answers: the send time is the closer
-					// clock, so a busy machine's slow answers skew nothing.
-					sent := time.Now().UnixNano()
-					_, err := call(l, id+"__current_weather")
-					switch hub.CodeOf(err) {
-					case "":
-						admitted.Add(1)
-						for f := first.Load(); (f == 0 || sent < f) && !first.CompareAndSwap(f, sent); f = first.Load() {
-						}
-						for l := last.Load(); sent > l && !last.CompareAndSwap(l, sent); l = last.Load() {
-						}
-					case hub.CodeRateLimited:
-						limited.Add(1)
-						// Wait as told, a little at most: the limit stays
-						// saturated without burning the cores it runs on.
-						time.Sleep(min(max(hub.AsError(err).RetryAfter, time.Millisecond), 10*time.Millisecond))
-					default:
-						t.Errorf("unexpected error: %v", err)
-						return
-					}
-				}
-			}()
-		}
+	t.Log(rep)
+	if !rep.Valid() {
+		// A fallback admits a local burst on top (correct behaviour), and
+		// callers too slow to keep the limit busy admit less: either way
+		// the count says nothing about the shared limit.
+		t.Skip("a busy machine: accuracy not measured")
 	}
-	wg.Wait()
-	// The limit admits the burst at once (less the headroom that first
-	// attempts leave for retries), then one call per 1/rate: over the span
-	// from the first to the last admitted call, that burst + rate·span.
-	elapsed := time.Duration(last.Load() - first.Load()).Seconds()
-	reserve := limit.Priority{}.Reserve(limit.Rule{Rate: rate, Burst: burst}, 1, limit.Class{})
-	want := rate*elapsed + float64(burst-reserve)
-	got := float64(admitted.Load())
-	t.Logf("3 hubs, one limit of %v/s (burst %d) for %.2fs: admitted %v (expected %.1f, %+.2f%%), refused %d",
-		rate, burst, elapsed, got, want, 100*(got-want)/want, limited.Load())
-	if got < want*0.98 || got > want*1.02 {
-		t.Errorf("admitted %v calls, want %.1f ±2%%", got, want)
+	if e := rep.ErrorPercent(); e < -2 || e > 2 {
+		t.Errorf("admitted %d calls, want %.1f ±2%%", rep.Admitted, rep.Expected)
 	}
 }

@@ -286,6 +286,26 @@ func TestVendorSelfServiceAndSSRF(t *testing.T) {
 	if st, _ := e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"mcp": map[string]any{"transport": "stdio", "command": "/bin/sh"}}); st != 403 {
 		t.Errorf("a vendor key registered a stdio command: %d", st)
 	}
+	// A vendor key cannot have the hub send it the hub's own secrets: its
+	// headers may refer only to the variables set aside for it.
+	for _, h := range []map[string]any{
+		{"Authorization": "Bearer ${TOOLHUB_LLM_API_KEY}"},
+		{"X-Key": "${TOOLHUB_VENDOR_WEATHER_A_KEY}"}, // another vendor's secret
+	} {
+		st, m := e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"mcp": map[string]any{"transport": "http", "url": url, "headers": h}})
+		if st != 403 || !strings.Contains(fmt.Sprint(m), "TOOLHUB_VENDOR_VX_") {
+			t.Errorf("a vendor key referred to %v: %d %v", h, st, m)
+		}
+		st, m = e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"a2a": map[string]any{"card": url, "headers": h}})
+		if st != 403 {
+			t.Errorf("a vendor key referred to %v in an A2A spec: %d %v", h, st, m)
+		}
+	}
+	t.Setenv("TOOLHUB_VENDOR_VX_TOKEN", "vx-secret")
+	if st, m := e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"mcp": map[string]any{"transport": "http", "url": url,
+		"headers": map[string]any{"Authorization": "Bearer ${TOOLHUB_VENDOR_VX_TOKEN}"}}}); st != 200 {
+		t.Errorf("a vendor key referring to its own variable: %d %v", st, m)
+	}
 	// SSRF: private, metadata, a name resolving to loopback, a redirect to a refused address.
 	for _, u := range []string{"http://10.0.0.7/mcp", "http://169.254.169.254/mcp", "http://localhost:9/mcp", "http://[::1]:9/mcp"} {
 		st, m := e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"mcp": map[string]any{"transport": "http", "url": u}})
@@ -308,15 +328,15 @@ func TestVendorSelfServiceAndSSRF(t *testing.T) {
 	if st, _ := e.do("vx", "POST", "/v1/admin/vendors/vx/approve", nil); st != 403 {
 		t.Errorf("a vendor approved its own change: %d", st)
 	}
-	if st, m := e.do("operator", "POST", "/v1/admin/vendors/vx/approve", nil); st != 200 || m["version"] != 2.0 {
+	if st, m := e.do("operator", "POST", "/v1/admin/vendors/vx/approve", nil); st != 200 || m["version"] != 3.0 {
 		t.Fatalf("approve: %d %v", st, m)
 	}
 	// Versions and rollback.
 	_, m = e.do("vx", "GET", "/v1/vendors/vx/versions", nil)
-	if vs := m["versions"].([]any); len(vs) != 2 {
+	if vs := m["versions"].([]any); len(vs) != 3 {
 		t.Errorf("versions = %v", m)
 	}
-	if st, m := e.do("operator", "POST", "/v1/vendors/vx/rollback", map[string]any{"version": 1}); st != 200 || m["version"] != 3.0 {
+	if st, m := e.do("operator", "POST", "/v1/vendors/vx/rollback", map[string]any{"version": 1}); st != 200 || m["version"] != 4.0 {
 		t.Errorf("rollback: %d %v", st, m)
 	}
 	// The audit log says who did what.

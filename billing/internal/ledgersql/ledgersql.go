@@ -52,23 +52,40 @@ func UnitsJSON(u billing.Units) string {
 			}
 		}
 	}
-	keys := make([]string, 0, len(u))
+	var small [8]string
+	keys := small[:0]
 	for k := range u {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	b := make([]byte, 0, 16*len(keys))
-	b = append(b, '{')
+	var buf [128]byte
+	b := append(buf[:0], '{')
 	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		b = append(b, kb...)
+		if plainKey(k) {
+			b = append(append(append(b, '"'), k...), '"')
+		} else {
+			kb, _ := json.Marshal(k)
+			b = append(b, kb...)
+		}
 		b = append(b, ':')
 		b = strconv.AppendInt(b, u[k], 10)
 	}
 	return string(append(b, '}'))
+}
+
+// plainKey reports whether k encodes in JSON as itself in quotes (what
+// json.Marshal does for these bytes), so UnitsJSON can skip the encoder.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Scan reads one row selected with Columns.

@@ -1,6 +1,7 @@
 package ledgersql
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -35,10 +36,13 @@ type HourRow struct {
 }
 
 // Values returns the row's values in RollupTableColumns order.
-func (h *HourRow) Values() []any {
+func (h *HourRow) Values() []any { return h.AppendValues(make([]any, 0, NumRollupColumns)) }
+
+// AppendValues appends the row's values in RollupTableColumns order to args.
+func (h *HourRow) AppendValues(args []any) []any {
 	r := &h.Row
-	return []any{h.Hour, h.Month, r.Tenant, r.Vendor, r.Tool, r.Currency, r.Calls, r.Rejected, r.Failed, r.Cached,
-		r.Attempts, r.Paid, r.Images, r.Tokens, r.Seconds, int64(r.TenantCost), int64(r.VendorCost)}
+	return append(args, h.Hour, h.Month, r.Tenant, r.Vendor, r.Tool, r.Currency, r.Calls, r.Rejected, r.Failed, r.Cached,
+		r.Attempts, r.Paid, r.Images, r.Tokens, r.Seconds, int64(r.TenantCost), int64(r.VendorCost))
 }
 
 // Add counts ev into r, the way reports count (see billing.Row).
@@ -70,7 +74,9 @@ func Add(r *billing.Row, ev *billing.Event) {
 }
 
 // Aggregate sums the events whose keys are in inserted into hourly rows,
-// sorted by key (so concurrent writers lock rows in one order).
+// sorted by key (so concurrent writers lock rows in one order). A nil
+// inserted means every event was inserted (the caller knows their keys are
+// distinct).
 func Aggregate(evs []billing.Event, inserted map[string]bool) []HourRow {
 	type k struct {
 		hour                           int64
@@ -79,7 +85,7 @@ func Aggregate(evs []billing.Event, inserted map[string]bool) []HourRow {
 	m := map[k]*HourRow{}
 	for i := range evs {
 		ev := &evs[i]
-		if !inserted[ev.Key] {
+		if inserted != nil && !inserted[ev.Key] {
 			continue
 		}
 		us := ev.Time.UnixMicro()
@@ -89,7 +95,9 @@ func Aggregate(evs []billing.Event, inserted map[string]bool) []HourRow {
 			h = &HourRow{Hour: key.hour, Month: MonthStart(ev.Time), Row: billing.Row{Tenant: ev.Tenant, Vendor: ev.Vendor, Tool: ev.Tool, Currency: ev.Currency}}
 			m[key] = h
 		}
-		inserted[ev.Key] = false // a key twice in one batch was inserted once
+		if inserted != nil {
+			inserted[ev.Key] = false // a key twice in one batch was inserted once
+		}
 		Add(&h.Row, ev)
 	}
 	out := make([]HourRow, 0, len(m))
@@ -100,7 +108,8 @@ func Aggregate(evs []billing.Event, inserted map[string]bool) []HourRow {
 		if a.Hour != b.Hour {
 			return int(min(max(a.Hour-b.Hour, -1), 1))
 		}
-		return strings.Compare(a.Tenant+"\x00"+a.Vendor+"\x00"+a.Tool+"\x00"+a.Currency, b.Tenant+"\x00"+b.Vendor+"\x00"+b.Tool+"\x00"+b.Currency)
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.Vendor, b.Vendor),
+			strings.Compare(a.Tool, b.Tool), strings.Compare(a.Currency, b.Currency))
 	})
 	return out
 }

@@ -1,0 +1,25 @@
+// Package drill runs fault drills: a hub and the example vendors, steady
+// traffic, a fault, and what happened measured — time to detect, time to
+// fall back, success rate during the fault, time to recover, and usage
+// events lost or counted twice. `toolhub drill`, `toolhub bench` and the
+// tests in test/drill use it.
+//
+// The drills:
+//
+//   - [Failover]: the primary vendor of a capability fails, hangs, answers
+//     slowly or with garbage, in a [Lab] (a hub in this process).
+//   - [RedisOutage] and [PostgresOutage]: the shared store, reached
+//     through a [Proxy], is cut mid-load and restored.
+//   - [InstanceKill]: several `toolhub serve` processes on one Redis and
+//     PostgreSQL, one killed with SIGKILL while jobs run on it, restarted.
+//   - [SharedLimit]: limiter accuracy across hubs on one Redis limit.
+//
+// A sketch:
+//
+//	rep, err := drill.RedisOutage(ctx, &drill.OutageOptions{Rate: 200})
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Println(rep) // redis down at 200 calls/s: … usage events lost 0, duplicated 0
+//	if !rep.Ok() { … }
+package drill

@@ -1,0 +1,712 @@
+package drill
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/billing/pgledger"
+	"github.com/toolhub/toolhub/examples/vendors"
+)
+
+// InstanceOptions configure [InstanceKill]. Binary is required; zero
+// fields of the others mean the defaults.
+type InstanceOptions struct {
+	// Binary is the toolhub executable the instances run (`toolhub serve`):
+	// os.Executable() from `toolhub drill`, a built binary from tests.
+	Binary string
+	// Env is added to the instances' environment.
+	Env []string
+	// Instances is how many run; zero means 3 (at least 2).
+	Instances int
+	// Rate is the offered calls/s, spread over the instances; zero means 100.
+	Rate float64
+	// Jobs is how many image jobs are running when the instance is killed;
+	// zero means 6.
+	Jobs int
+	// Redis (host:port) and Postgres (a postgres:// URL) are the shared
+	// stores; "" means [DefaultRedis] and [DefaultPostgres]. The drill uses
+	// a key prefix and a schema of its own, removed at the end.
+	Redis, Postgres string
+	// Logs, if set, receives every instance's log lines, prefixed.
+	Logs io.Writer
+}
+
+// InstanceReport is what the instance drill measured.
+type InstanceReport struct {
+	Instances int
+	Rate      float64
+	Calls     int64 // calls the client made (a retried call counts once)
+	// ClientErrors: calls no instance answered, even after the client's
+	// retry (must be 0).
+	ClientErrors int64
+	FirstError   string
+	// InFlightFailed: calls sent to the killed instance before it died that
+	// never got an answer from it; the client retried them elsewhere.
+	InFlightFailed int64
+	// Moved: calls the client retried on another instance (the in-flight
+	// ones and those the dead instance refused); MovedAfter: kill → the
+	// first of them answered.
+	Moved      int64
+	MovedAfter time.Duration
+	// Jobs were running at the vendor when the instance died; JobsOnKilled
+	// of them on the killed instance (its attempts the restart recovered as
+	// unknown). JobsLost never finished; JobsDone finished at the vendor
+	// (distinct idempotency keys: must equal Jobs). JobsAfter: kill →
+	// every job succeeded.
+	Jobs, JobsOnKilled, JobsLost, JobsDone int64
+	JobsAfter                              time.Duration
+	// RestartAfter: restart on the same data folder → the instance
+	// answering again; Recovered and Unknown are what its write-ahead log
+	// recovery reported; RestartCalls the calls it then answered.
+	RestartAfter       time.Duration
+	Recovered, Unknown int64
+	RestartCalls       int64
+	// The ledger against the vendors' counters. LedgerAttempts are the
+	// attempt events, Unknown of them recovered from the killed instance's
+	// log (it died before the answer); VendorCalls the calls the vendors
+	// received. Every received call must have an event, and an unknown one
+	// may stand for an attempt that died on its way (Unsent of them):
+	// LedgerAttempts − Unknown ≤ VendorCalls ≤ LedgerAttempts.
+	VendorCalls, LedgerAttempts, UnknownAttempts, Unsent int64
+	// AttemptsLost: vendor calls with no attempt event (must be 0).
+	// AttemptsExtra: answered attempt events beyond the calls a vendor
+	// received, or ok events beyond the calls it answered ok (must be 0).
+	AttemptsLost, AttemptsExtra int64
+	// EventsLost: answered weather calls with no call event in the ledger
+	// (must be 0). EventsExtra: weather call events for calls no client saw
+	// answered, beyond those in flight on the killed instance (must be 0).
+	EventsLost, EventsExtra int64
+}
+
+func (r InstanceReport) String() string {
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	s := fmt.Sprintf("1 of %d instances killed (SIGKILL) at %.0f calls/s: %d calls, %d client errors; %d in flight on it failed, %d calls moved to the others (first answered %v after the kill); "+
+		"%d jobs running, %d on the killed instance, reclaimed and all done %v after the kill (lost %d, completed at the vendor %d); "+
+		"restarted on its data folder, answering %v later (write-ahead log: %d events recovered, %d attempts unknown), then %d calls; "+
+		"ledger %d vendor attempts (%d unknown: in flight at the kill, %d of them never reached the vendor) vs %d calls the vendors received (lost %d, duplicated %d); usage events lost %d, duplicated %d",
+		r.Instances, r.Rate, r.Calls, r.ClientErrors, r.InFlightFailed, r.Moved, ms(r.MovedAfter),
+		r.Jobs, r.JobsOnKilled, ms(r.JobsAfter), r.JobsLost, r.JobsDone,
+		ms(r.RestartAfter), r.Recovered, r.Unknown, r.RestartCalls,
+		r.LedgerAttempts, r.UnknownAttempts, r.Unsent, r.VendorCalls, r.AttemptsLost, r.AttemptsExtra, r.EventsLost, r.EventsExtra)
+	if r.FirstError != "" {
+		s += " (first error: " + r.FirstError + ")"
+	}
+	return s
+}
+
+// Ok reports whether the drill lost nothing and counted nothing twice.
+func (r InstanceReport) Ok() bool {
+	return r.ClientErrors == 0 && r.JobsLost == 0 && r.JobsDone == r.Jobs && r.AttemptsLost == 0 &&
+		r.AttemptsExtra == 0 && r.EventsLost == 0 && r.EventsExtra == 0
+}
+
+// instanceConfig is every instance's toolhub.yaml: shared Redis and
+// PostgreSQL, weather-a for the traffic and doubao for the jobs (image
+// calls queued while it fails). The instance to be killed runs more job
+// workers than the others together, so it holds most running jobs.
+const instanceConfig = `addr: 127.0.0.1:0
+log_level: info
+redis: redis://%[1]s/0
+redis_prefix: %[2]q
+postgres: %[3]q
+postgres_schema: %[4]s
+instances: %[5]d
+outbound: {allow: [%[6]q]}
+governance:
+  retry: {max: 0}
+  breaker: {min_calls: 1000000, consecutive_failures: 1000000}
+jobs: {workers: %[7]d, max_attempts: 1000, lease: 1s}
+fallback:
+  degradation: {min_samples: 1000000}
+  capabilities: {image.generate: {queue: true}}
+vendors:
+  - id: weather-a
+    mcp: {transport: http, url: "http://%[6]s/weather-a/mcp"}
+    probe: {disabled: true}
+  - id: doubao
+    mcp: {transport: http, url: "http://%[6]s/doubao/mcp"}
+    probe: {disabled: true}
+capabilities:
+  - name: image.generate
+    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}
+    chain: [{tool: doubao/generate_image}]
+`
+
+// InstanceKill runs several `toolhub serve` processes on one Redis and one
+// PostgreSQL, spreads weather calls over them from a client that retries
+// a failed call on the next instance (as a load balancer would), has image
+// jobs running at the vendor, and kills one instance with SIGKILL. It
+// reports the calls that failed on it, how the traffic moved, whether its
+// jobs were reclaimed and finished exactly once, and, after restarting it
+// on its data folder (write-ahead log recovery), whether the ledger holds
+// every vendor attempt and every answered call exactly once.
+func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, error) {
+	var o InstanceOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Binary == "" {
+		return InstanceReport{}, errors.New("drill: InstanceOptions.Binary: the toolhub executable is required")
+	}
+	if o.Instances <= 1 {
+		o.Instances = 3
+	}
+	if o.Rate <= 0 {
+		o.Rate = 100
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 6
+	}
+	if o.Redis == "" {
+		o.Redis = DefaultRedis
+	}
+	if o.Postgres == "" {
+		o.Postgres = DefaultPostgres
+	}
+	rep := InstanceReport{Instances: o.Instances, Rate: o.Rate, Jobs: int64(o.Jobs)}
+	if _, err := pgTarget(o.Postgres); err != nil {
+		return rep, err
+	}
+
+	// The vendors run here, so their counters outlive any instance. doubao
+	// holds its calls at a gate, and finishes them even when the caller died.
+	g := &gate{}
+	vs, vaddr, closeVendors, err := serveVendors(map[string]*vendors.Options{
+		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: 50 * time.Millisecond}},
+		vendors.Doubao:   {Knobs: vendors.Knobs{Mode: vendors.ModeFail}, Sleep: g.sleep},
+	})
+	if err != nil {
+		return rep, err
+	}
+	defer closeVendors()
+	defer g.open()
+
+	dir, err := os.MkdirTemp("", "toolhub-drill-instances-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	id := uniqueID("")
+	prefix, schema := "drill-"+id+":", "toolhub_drill_"+id
+	defer dropRedisPrefix(o.Redis, prefix)
+	defer dropSchema(o.Postgres, schema)
+	victim := 0
+	cfgs := make([]string, o.Instances)
+	for i := range cfgs {
+		workers := 1
+		if i == victim {
+			workers = o.Jobs + 2
+		}
+		cfgs[i] = filepath.Join(dir, fmt.Sprintf("toolhub-%d.yaml", i))
+		text := fmt.Sprintf(instanceConfig, o.Redis, prefix, o.Postgres, schema, o.Instances, vaddr, workers)
+		if err := os.WriteFile(cfgs[i], []byte(text), 0o600); err != nil {
+			return rep, err
+		}
+	}
+
+	// Start every instance (the first alone: it creates the schema).
+	hubs := make([]*hubProc, o.Instances)
+	defer func() {
+		for _, h := range hubs {
+			if h != nil {
+				h.kill()
+			}
+		}
+	}()
+	start := func(i int) (*hubProc, error) {
+		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
+	}
+	if hubs[0], err = start(0); err != nil {
+		return rep, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, o.Instances)
+	for i := 1; i < o.Instances; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); hubs[i], errs[i] = start(i) }()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return rep, err
+	}
+
+	lb := &balancer{urls: make([]atomic.Pointer[string], o.Instances), up: make([]atomic.Bool, o.Instances), victim: victim}
+	for i, h := range hubs {
+		lb.urls[i].Store(&h.url)
+		lb.up[i].Store(true)
+	}
+	tr := startTraffic(ctx, o.Rate, lb.call)
+	defer tr.stop()
+	sleep(ctx, 300*time.Millisecond)
+
+	// Queue image jobs while doubao fails, then heal it with the gate
+	// closed: the jobs' next tries are held at doubao.
+	var jobIDs []string
+	for i := range o.Jobs {
+		st, body, err := postJSON(ctx, hubs[victim].url+"/v1/tools/image.generate/call", map[string]any{"arguments": map[string]any{"prompt": fmt.Sprintf("drill %s %d", id, i)}})
+		p, _ := body["provenance"].(map[string]any)
+		jid, _ := p["job_id"].(string)
+		if err != nil || st != http.StatusOK || jid == "" {
+			return rep, fmt.Errorf("queueing image job %d: %d %v %v", i, st, body, err)
+		}
+		jobIDs = append(jobIDs, jid)
+	}
+	doubao := vs[vendors.Doubao]
+	g.close()
+	if err := doubao.SetKnobs(vendors.Knobs{Latency: time.Millisecond}); err != nil {
+		return rep, err
+	}
+	if _, err := waitFor(ctx, 30*time.Second, func() bool { return doubao.Counters().InFlight == int64(o.Jobs) }); err != nil {
+		return rep, fmt.Errorf("the jobs never all reached doubao (%d in flight): %w", doubao.Counters().InFlight, err)
+	}
+
+	// Kill one instance mid-load, with jobs and calls in flight.
+	killed := time.Now()
+	lb.killedAt.Store(killed.UnixNano())
+	hubs[victim].kill()
+	g.open() // doubao finishes the jobs; the killed instance never hears
+	jobsDone, err := waitFor(ctx, 60*time.Second, func() bool { return jobsSucceeded(ctx, hubs[1:], jobIDs) })
+	if err != nil {
+		return rep, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
+	}
+	rep.JobsAfter = jobsDone.Sub(killed)
+
+	// Restart it on its data folder: its write-ahead log goes to the ledger.
+	restart := time.Now()
+	if hubs[victim], err = start(victim); err != nil {
+		return rep, fmt.Errorf("restarting the killed instance: %w", err)
+	}
+	rep.RestartAfter = time.Since(restart)
+	rep.Recovered, rep.Unknown = hubs[victim].recovered()
+	lb.urls[victim].Store(&hubs[victim].url) // it listens on a new port
+	lb.restarted.Store(true)
+	lb.up[victim].Store(true)
+	sleep(ctx, 300*time.Millisecond)
+	tr.stop()
+
+	// Stop every instance gracefully: their meters flush to the ledger.
+	for _, h := range hubs {
+		if err := h.stop(); err != nil {
+			return rep, err
+		}
+	}
+	rep.Calls, rep.ClientErrors = tr.calls.Load(), tr.errs.Load()
+	if err := tr.err(); err != nil {
+		rep.FirstError = err.Error()
+	}
+	rep.InFlightFailed, rep.Moved, rep.RestartCalls = lb.inFlight.Load(), lb.moved.Load(), lb.restartCalls.Load()
+	if f := lb.firstMoved.Load(); f != 0 {
+		rep.MovedAfter = time.Unix(0, f).Sub(killed)
+	}
+	rep.JobsDone = doubao.Counters().UniqueCompleted
+	rep.JobsLost = int64(o.Jobs) - min(rep.JobsDone, int64(o.Jobs))
+	return rep, countLedger(ctx, o.Postgres, schema, vs, lb, &rep)
+}
+
+// countLedger compares the shared ledger with the vendors' counters and
+// the calls the client saw answered.
+func countLedger(ctx context.Context, dsn, schema string, vs map[string]*vendors.Vendor, lb *balancer, rep *InstanceReport) error {
+	l, err := pgledger.Open(ctx, dsn, &pgledger.Options{Schema: schema, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	calls := map[string]bool{} // weather call events, by call id
+	type tally struct{ ok, known, unknown int64 }
+	byVendor := map[string]*tally{}
+	var unknownDoubao int64
+	err = l.Query(ctx, billing.Filter{}, func(e billing.Event) error {
+		switch e.Kind {
+		case billing.KindCall:
+			if e.Vendor == vendors.WeatherA {
+				calls[e.CallID] = true
+			}
+		case billing.KindAttempt:
+			t := byVendor[e.Vendor]
+			if t == nil {
+				t = &tally{}
+				byVendor[e.Vendor] = t
+			}
+			switch e.Outcome {
+			case billing.OutcomeUnknown:
+				t.unknown++
+				if e.Vendor == vendors.Doubao {
+					unknownDoubao++
+				}
+			case billing.OutcomeOK:
+				t.ok++
+				t.known++
+			default:
+				t.known++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for name, v := range vs {
+		c := v.Counters()
+		t := byVendor[name]
+		if t == nil {
+			t = &tally{}
+		}
+		rep.VendorCalls += c.CallsTotal
+		rep.LedgerAttempts += t.known + t.unknown
+		rep.UnknownAttempts += t.unknown
+		rep.AttemptsLost += max(c.CallsTotal-t.known-t.unknown, 0)
+		rep.Unsent += max(t.known+t.unknown-c.CallsTotal, 0)
+		rep.AttemptsExtra += max(t.known-c.CallsTotal, t.ok-c.OK, 0)
+	}
+	rep.JobsOnKilled = unknownDoubao
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	for id := range lb.answered {
+		if !calls[id] {
+			rep.EventsLost++
+		}
+	}
+	// A weather call event no client saw answered can only be a call the
+	// killed instance finished just before it died.
+	var unanswered int64
+	for id := range calls {
+		if !lb.answered[id] {
+			unanswered++
+		}
+	}
+	rep.EventsExtra = max(unanswered-rep.InFlightFailed, 0)
+	return nil
+}
+
+// jobsSucceeded asks a live instance for each job.
+func jobsSucceeded(ctx context.Context, hubs []*hubProc, ids []string) bool {
+	for _, id := range ids {
+		var j struct {
+			Status string `json:"status"`
+		}
+		if getJSON(ctx, hubs[0].url+"/v1/jobs/"+id, &j) != nil || j.Status != "succeeded" {
+			return false
+		}
+	}
+	return true
+}
+
+// balancer spreads calls over the instances round robin; a call that
+// fails at the transport (the instance is gone) is retried on the next
+// instance, which is then taken out of the rotation.
+type balancer struct {
+	urls      []atomic.Pointer[string]
+	up        []atomic.Bool
+	next      atomic.Uint64
+	victim    int
+	killedAt  atomic.Int64 // unix nanos
+	restarted atomic.Bool
+
+	inFlight, moved, restartCalls atomic.Int64
+	firstMoved                    atomic.Int64
+
+	mu       sync.Mutex
+	answered map[string]bool // call ids
+}
+
+var cities = []string{"Oslo", "Paris", "Lima", "Kyiv", "Rome", "Lagos", "Quito", "Hanoi", "Dakar", "Perth"}
+
+func (b *balancer) call(ctx context.Context) error {
+	n := b.next.Add(1)
+	body := map[string]any{"arguments": map[string]any{"city": cities[n%uint64(len(cities))]}}
+	retried := false
+	var last error
+	for k := range len(b.urls) {
+		i := int((n + uint64(k)) % uint64(len(b.urls)))
+		if !b.up[i].Load() {
+			continue
+		}
+		sent := time.Now().UnixNano()
+		st, res, err := postJSON(ctx, *b.urls[i].Load()+"/v1/tools/weather-a__current_weather/call", body)
+		if err != nil {
+			if i == b.victim && b.killedAt.Load() != 0 && !b.restarted.Load() {
+				if sent < b.killedAt.Load() {
+					b.inFlight.Add(1)
+				}
+				b.up[i].Store(false)
+			}
+			last, retried = err, true
+			b.moved.Add(1)
+			continue
+		}
+		if st != http.StatusOK {
+			return fmt.Errorf("instance %d: HTTP %d: %v", i, st, res)
+		}
+		if retried {
+			b.firstMoved.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		if i == b.victim && b.restarted.Load() {
+			b.restartCalls.Add(1)
+		}
+		p, _ := res["provenance"].(map[string]any)
+		id, _ := p["call_id"].(string)
+		b.mu.Lock()
+		if b.answered == nil {
+			b.answered = map[string]bool{}
+		}
+		b.answered[id] = true
+		b.mu.Unlock()
+		return nil
+	}
+	return fmt.Errorf("no instance answered: %v", last)
+}
+
+var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+func postJSON(ctx context.Context, url string, body any) (int, map[string]any, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		return resp.StatusCode, nil, err
+	}
+	return resp.StatusCode, m, nil
+}
+
+func getJSON(ctx context.Context, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// hubProc is one `toolhub serve` process.
+type hubProc struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{}
+	err  error
+	mu   sync.Mutex
+	logs bytes.Buffer
+}
+
+var listening = regexp.MustCompile(`"msg":"toolhub listening","addr":"([^"]+)"`)
+
+// startHub starts instance i and waits until it listens and its vendors
+// are ready.
+func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (*hubProc, error) {
+	cmd := exec.Command(o.Binary, "serve", "--config", cfg, "--data", data)
+	cmd.Env = append(os.Environ(), o.Env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s serve: %w", o.Binary, err)
+	}
+	h := &hubProc{cmd: cmd, done: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			h.mu.Lock()
+			h.logs.WriteString(line + "\n")
+			h.mu.Unlock()
+			if o.Logs != nil {
+				fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line)
+			}
+			if m := listening.FindStringSubmatch(line); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		h.err = cmd.Wait()
+		close(h.done)
+	}()
+	select {
+	case a := <-addr:
+		h.url = "http://" + a
+	case <-h.done:
+		return nil, fmt.Errorf("instance %d exited before listening: %v\n%s", i, h.err, h.tail(20))
+	case <-time.After(30 * time.Second):
+		h.kill()
+		return nil, fmt.Errorf("instance %d did not listen within 30s\n%s", i, h.tail(20))
+	}
+	_, err = waitFor(ctx, 30*time.Second, func() bool {
+		var vs struct {
+			Vendors []struct {
+				State string `json:"state"`
+			} `json:"vendors"`
+		}
+		if getJSON(ctx, h.url+"/v1/vendors", &vs) != nil {
+			return false
+		}
+		ready := 0
+		for _, v := range vs.Vendors {
+			if v.State == "ready" {
+				ready++
+			}
+		}
+		return ready == 2
+	})
+	if err != nil {
+		h.kill()
+		return nil, fmt.Errorf("instance %d: vendors not ready: %w\n%s", i, err, h.tail(20))
+	}
+	return h, nil
+}
+
+func (h *hubProc) tail(n int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(h.logs.String(), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// recovered reads the write-ahead log recovery line of the instance's log.
+func (h *hubProc) recovered() (events, unknown int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		var l struct {
+			Msg     string `json:"msg"`
+			Events  int64  `json:"events"`
+			Unknown int64  `json:"unknown_attempts"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "usage write-ahead log recovered" {
+			return l.Events, l.Unknown
+		}
+	}
+	return 0, 0
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (h *hubProc) kill() {
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGKILL)
+	<-h.done
+}
+
+// stop asks the instance to shut down (SIGTERM) and waits for it.
+func (h *hubProc) stop() error {
+	select {
+	case <-h.done:
+		return nil
+	default:
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.done:
+		if h.err != nil {
+			return fmt.Errorf("instance exited with %v after SIGTERM\n%s", h.err, h.tail(20))
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		h.kill()
+		return fmt.Errorf("instance did not stop within 30s of SIGTERM\n%s", h.tail(20))
+	}
+}
+
+// gate holds vendor calls (through the vendors' Sleep) while closed; a
+// held call finishes even if its caller died.
+type gate struct {
+	mu sync.Mutex
+	ch chan struct{} // nil: open
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch == nil {
+		g.ch = make(chan struct{})
+	}
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+}
+
+func (g *gate) sleep(_ context.Context, _ time.Duration) error {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	return nil
+}
+
+// serveVendors serves example vendors on a loopback port.
+func serveVendors(opts map[string]*vendors.Options) (map[string]*vendors.Vendor, string, func(), error) {
+	vs := map[string]*vendors.Vendor{}
+	mux := http.NewServeMux()
+	closeAll := func() {
+		for _, v := range vs {
+			v.Close()
+		}
+	}
+	for name, o := range opts {
+		v, err := vendors.New(name, o)
+		if err != nil {
+			closeAll()
+			return nil, "", nil, err
+		}
+		vs[name] = v
+		if err := v.Mount(mux, "/"+name, vendors.HTTP); err != nil {
+			closeAll()
+			return nil, "", nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		closeAll()
+		return nil, "", nil, err
+	}
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	return vs, ln.Addr().String(), func() { closeAll(); srv.Close() }, nil
+}

@@ -1,0 +1,75 @@
+package drill
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"testing"
+)
+
+// echo serves a line echo on loopback.
+func echo(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func roundTrip(c net.Conn, r *bufio.Reader) error {
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return err
+	}
+	_, err := r.ReadString('\n')
+	return err
+}
+
+func TestProxyCutAndRestore(t *testing.T) {
+	p, err := NewProxy(echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if err := roundTrip(c, r); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	p.Cut()
+	if !p.IsCut() {
+		t.Error("IsCut = false after Cut")
+	}
+	if err := roundTrip(c, r); err == nil {
+		t.Error("an open connection still works after Cut")
+	}
+	if c2, err := net.Dial("tcp", p.Addr()); err == nil {
+		c2.Close()
+		t.Error("a new connection was accepted after Cut")
+	}
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	c3, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatalf("after Restore, on the same address: %v", err)
+	}
+	defer c3.Close()
+	if err := roundTrip(c3, bufio.NewReader(c3)); err != nil {
+		t.Fatalf("after Restore: %v", err)
+	}
+}
