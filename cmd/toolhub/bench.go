@@ -51,30 +51,18 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, rep)
 		return nil
 	}
-	vln, err := net.Listen("tcp", "127.0.0.1:0")
+	vendorURL, vendorAddr, stopVendor, err := benchVendor()
 	if err != nil {
 		return err
 	}
-	v, err := vendors.New(vendors.WeatherA, nil)
-	if err != nil {
-		return err
-	}
-	defer v.Close()
-	h, err := vendors.Handler(vendors.HTTP, v)
-	if err != nil {
-		return err
-	}
-	vsrv := &http.Server{Handler: h}
-	go vsrv.Serve(vln)
-	defer vsrv.Close()
-	vendorURL := "http://" + vln.Addr().String() + "/mcp"
+	defer stopVendor()
 
 	data, err := os.MkdirTemp("", "toolhub-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(data)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vln.Addr().String(), vendorURL)))
+	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vendorAddr, vendorURL)))
 	if err != nil {
 		return err
 	}
@@ -142,3 +130,27 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// benchVendor serves the example vendor weather-a over streamable HTTP on
+// a loopback port: its MCP URL, its host:port, and a func that stops it.
+func benchVendor() (url, addr string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", "", nil, err
+	}
+	v, err := vendors.New(vendors.WeatherA, nil)
+	if err != nil {
+		ln.Close()
+		return "", "", nil, err
+	}
+	h, err := vendors.Handler(vendors.HTTP, v)
+	if err != nil {
+		ln.Close()
+		v.Close()
+		return "", "", nil, err
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	addr = ln.Addr().String()
+	return "http://" + addr + "/mcp", addr, func() { srv.Close(); v.Close() }, nil
+}

@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/loadgen"
 )
 
@@ -57,23 +56,11 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 		}()
 	}
 
-	vln, err := net.Listen("tcp", "127.0.0.1:0")
+	vendorURL, vendorAddr, stopVendor, err := benchVendor()
 	if err != nil {
 		return err
 	}
-	v, err := vendors.New(vendors.WeatherA, nil)
-	if err != nil {
-		return err
-	}
-	defer v.Close()
-	h, err := vendors.Handler(vendors.HTTP, v)
-	if err != nil {
-		return err
-	}
-	vsrv := &http.Server{Handler: h}
-	go vsrv.Serve(vln)
-	defer vsrv.Close()
-	vendorURL := "http://" + vln.Addr().String() + "/mcp"
+	defer stopVendor()
 
 	data, err := os.MkdirTemp("", "toolhub-bench-split-")
 	if err != nil {
@@ -87,7 +74,7 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 	hubAddr := hln.Addr().String()
 	hln.Close()
 	cfg := fmt.Sprintf("addr: %s\ndata: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n",
-		hubAddr, filepath.Join(data, "hub"), vln.Addr().String(), vendorURL)
+		hubAddr, filepath.Join(data, "hub"), vendorAddr, vendorURL)
 	cfgFile := filepath.Join(data, "toolhub.yaml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return err

@@ -14,6 +14,12 @@
 //     PostgreSQL, one killed with SIGKILL while jobs run on it, restarted.
 //   - [SharedLimit]: limiter accuracy across hubs on one Redis limit.
 //
+// The pieces [InstanceKill] runs real processes with serve the tests in
+// test/crash and test/cluster too: [BuildBinary], [StartProcess] and
+// [Process] (wait until it listens, its vendors ready, kill, stop, logs),
+// [ServeVendors] and a [Gate] that holds vendor calls; package drilltest
+// has their test-side helpers.
+//
 // A sketch:
 //
 //	rep, err := drill.RedisOutage(ctx, &drill.OutageOptions{Rate: 200})

@@ -1,23 +1,18 @@
 package drill
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/toolhub/toolhub/billing"
@@ -187,16 +182,16 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 
 	// The vendors run here, so their counters outlive any instance. doubao
 	// holds its calls at a gate, and finishes them even when the caller died.
-	g := &gate{}
-	vs, vaddr, closeVendors, err := serveVendors(map[string]*vendors.Options{
+	g := &Gate{}
+	vs, vaddr, closeVendors, err := ServeVendors(map[string]*vendors.Options{
 		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: 50 * time.Millisecond}},
-		vendors.Doubao:   {Knobs: vendors.Knobs{Mode: vendors.ModeFail}, Sleep: g.sleep},
+		vendors.Doubao:   {Knobs: vendors.Knobs{Mode: vendors.ModeFail}, Sleep: g.Sleep},
 	})
 	if err != nil {
 		return rep, err
 	}
 	defer closeVendors()
-	defer g.open()
+	defer g.Open()
 
 	dir, err := os.MkdirTemp("", "toolhub-drill-instances-")
 	if err != nil {
@@ -222,15 +217,15 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	}
 
 	// Start every instance (the first alone: it creates the schema).
-	hubs := make([]*hubProc, o.Instances)
+	hubs := make([]*Process, o.Instances)
 	defer func() {
 		for _, h := range hubs {
 			if h != nil {
-				h.kill()
+				h.Kill()
 			}
 		}
 	}()
-	start := func(i int) (*hubProc, error) {
+	start := func(i int) (*Process, error) {
 		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
 	}
 	if hubs[0], err = start(0); err != nil {
@@ -249,7 +244,8 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 
 	lb := &balancer{urls: make([]atomic.Pointer[string], o.Instances), up: make([]atomic.Bool, o.Instances), victim: victim}
 	for i, h := range hubs {
-		lb.urls[i].Store(&h.url)
+		u := h.URL()
+		lb.urls[i].Store(&u)
 		lb.up[i].Store(true)
 	}
 	tr := startTraffic(ctx, o.Rate, lb.call)
@@ -260,7 +256,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	// closed: the jobs' next tries are held at doubao.
 	var jobIDs []string
 	for i := range o.Jobs {
-		st, body, err := postJSON(ctx, hubs[victim].url+"/v1/tools/image.generate/call", map[string]any{"arguments": map[string]any{"prompt": fmt.Sprintf("drill %s %d", id, i)}})
+		st, body, err := postJSON(ctx, hubs[victim].URL()+"/v1/tools/image.generate/call", map[string]any{"arguments": map[string]any{"prompt": fmt.Sprintf("drill %s %d", id, i)}})
 		p, _ := body["provenance"].(map[string]any)
 		jid, _ := p["job_id"].(string)
 		if err != nil || st != http.StatusOK || jid == "" {
@@ -269,7 +265,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 		jobIDs = append(jobIDs, jid)
 	}
 	doubao := vs[vendors.Doubao]
-	g.close()
+	g.Close()
 	if err := doubao.SetKnobs(vendors.Knobs{Latency: time.Millisecond}); err != nil {
 		return rep, err
 	}
@@ -280,8 +276,8 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	// Kill one instance mid-load, with jobs and calls in flight.
 	killed := time.Now()
 	lb.killedAt.Store(killed.UnixNano())
-	hubs[victim].kill()
-	g.open() // doubao finishes the jobs; the killed instance never hears
+	hubs[victim].Kill()
+	g.Open() // doubao finishes the jobs; the killed instance never hears
 	jobsDone, err := waitFor(ctx, 60*time.Second, func() bool { return jobsSucceeded(ctx, hubs[1:], jobIDs) })
 	if err != nil {
 		return rep, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
@@ -294,8 +290,9 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 		return rep, fmt.Errorf("restarting the killed instance: %w", err)
 	}
 	rep.RestartAfter = time.Since(restart)
-	rep.Recovered, rep.Unknown = hubs[victim].recovered()
-	lb.urls[victim].Store(&hubs[victim].url) // it listens on a new port
+	rep.Recovered, rep.Unknown = recovered(hubs[victim])
+	u := hubs[victim].URL()
+	lb.urls[victim].Store(&u) // it listens on a new port
 	lb.restarted.Store(true)
 	lb.up[victim].Store(true)
 	sleep(ctx, 300*time.Millisecond)
@@ -303,7 +300,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 
 	// Stop every instance gracefully: their meters flush to the ledger.
 	for _, h := range hubs {
-		if err := h.stop(); err != nil {
+		if err := stopHub(h); err != nil {
 			return rep, err
 		}
 	}
@@ -396,16 +393,22 @@ func countLedger(ctx context.Context, dsn, schema string, vs map[string]*vendors
 }
 
 // jobsSucceeded asks a live instance for each job.
-func jobsSucceeded(ctx context.Context, hubs []*hubProc, ids []string) bool {
+func jobsSucceeded(ctx context.Context, hubs []*Process, ids []string) bool {
 	for _, id := range ids {
-		var j struct {
-			Status string `json:"status"`
-		}
-		if getJSON(ctx, hubs[0].url+"/v1/jobs/"+id, &j) != nil || j.Status != "succeeded" {
+		if !JobSucceeded(ctx, hubs[0].URL(), id) {
 			return false
 		}
 	}
 	return true
+}
+
+// JobSucceeded asks the hub at base (an instance, or a balancer in front
+// of several) whether job id succeeded.
+func JobSucceeded(ctx context.Context, base, id string) bool {
+	var j struct {
+		Status string `json:"status"`
+	}
+	return getJSON(ctx, base+"/v1/jobs/"+id, &j) == nil && j.Status == "succeeded"
 }
 
 // balancer spreads calls over the instances round robin; a call that
@@ -510,99 +513,32 @@ func getJSON(ctx context.Context, url string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// hubProc is one `toolhub serve` process.
-type hubProc struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
-	err  error
-	mu   sync.Mutex
-	logs bytes.Buffer
-}
-
-var listening = regexp.MustCompile(`"msg":"toolhub listening","addr":"([^"]+)"`)
-
 // startHub starts instance i and waits until it listens and its vendors
 // are ready.
-func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (*hubProc, error) {
-	cmd := exec.Command(o.Binary, "serve", "--config", cfg, "--data", data)
-	cmd.Env = append(os.Environ(), o.Env...)
-	stderr, err := cmd.StderrPipe()
+func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (*Process, error) {
+	po := ProcessOptions{Binary: o.Binary, Config: cfg, Data: data, Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
+	if o.Logs != nil {
+		po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
+	}
+	h, err := StartProcess(po)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s serve: %w", o.Binary, err)
+	if _, err := h.WaitListening(ctx, 30*time.Second); err != nil {
+		h.Kill()
+		return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
 	}
-	h := &hubProc{cmd: cmd, done: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			h.mu.Lock()
-			h.logs.WriteString(line + "\n")
-			h.mu.Unlock()
-			if o.Logs != nil {
-				fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line)
-			}
-			if m := listening.FindStringSubmatch(line); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		h.err = cmd.Wait()
-		close(h.done)
-	}()
-	select {
-	case a := <-addr:
-		h.url = "http://" + a
-	case <-h.done:
-		return nil, fmt.Errorf("instance %d exited before listening: %v\n%s", i, h.err, h.tail(20))
-	case <-time.After(30 * time.Second):
-		h.kill()
-		return nil, fmt.Errorf("instance %d did not listen within 30s\n%s", i, h.tail(20))
-	}
-	_, err = waitFor(ctx, 30*time.Second, func() bool {
-		var vs struct {
-			Vendors []struct {
-				State string `json:"state"`
-			} `json:"vendors"`
-		}
-		if getJSON(ctx, h.url+"/v1/vendors", &vs) != nil {
-			return false
-		}
-		ready := 0
-		for _, v := range vs.Vendors {
-			if v.State == "ready" {
-				ready++
-			}
-		}
-		return ready == 2
-	})
+	_, err = waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendors.WeatherA, vendors.Doubao) })
 	if err != nil {
-		h.kill()
-		return nil, fmt.Errorf("instance %d: vendors not ready: %w\n%s", i, err, h.tail(20))
+		h.Kill()
+		return nil, fmt.Errorf("instance %d: vendors not ready: %w\n%s", i, err, h.Tail(20))
 	}
 	return h, nil
 }
 
-func (h *hubProc) tail(n int) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	lines := strings.Split(strings.TrimRight(h.logs.String(), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// recovered reads the write-ahead log recovery line of the instance's log.
-func (h *hubProc) recovered() (events, unknown int64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, line := range strings.Split(h.logs.String(), "\n") {
+// recovered reads the write-ahead log recovery line of an instance's log.
+func recovered(h *Process) (events, unknown int64) {
+	for _, line := range strings.Split(h.Logs(), "\n") {
 		var l struct {
 			Msg     string `json:"msg"`
 			Events  int64  `json:"events"`
@@ -615,98 +551,10 @@ func (h *hubProc) recovered() (events, unknown int64) {
 	return 0, 0
 }
 
-// kill sends SIGKILL and waits for the process to be gone.
-func (h *hubProc) kill() {
-	select {
-	case <-h.done:
-		return
-	default:
-	}
-	_ = h.cmd.Process.Signal(syscall.SIGKILL)
-	<-h.done
-}
-
-// stop asks the instance to shut down (SIGTERM) and waits for it.
-func (h *hubProc) stop() error {
-	select {
-	case <-h.done:
-		return nil
-	default:
-	}
-	_ = h.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-h.done:
-		if h.err != nil {
-			return fmt.Errorf("instance exited with %v after SIGTERM\n%s", h.err, h.tail(20))
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		h.kill()
-		return fmt.Errorf("instance did not stop within 30s of SIGTERM\n%s", h.tail(20))
-	}
-}
-
-// gate holds vendor calls (through the vendors' Sleep) while closed; a
-// held call finishes even if its caller died.
-type gate struct {
-	mu sync.Mutex
-	ch chan struct{} // nil: open
-}
-
-func (g *gate) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-}
-
-func (g *gate) sleep(_ context.Context, _ time.Duration) error {
-	g.mu.Lock()
-	ch := g.ch
-	g.mu.Unlock()
-	if ch != nil {
-		<-ch
+// stopHub stops an instance gracefully, with its last log lines on failure.
+func stopHub(h *Process) error {
+	if err := h.Stop(30 * time.Second); err != nil {
+		return fmt.Errorf("%w\n%s", err, h.Tail(20))
 	}
 	return nil
-}
-
-// serveVendors serves example vendors on a loopback port.
-func serveVendors(opts map[string]*vendors.Options) (map[string]*vendors.Vendor, string, func(), error) {
-	vs := map[string]*vendors.Vendor{}
-	mux := http.NewServeMux()
-	closeAll := func() {
-		for _, v := range vs {
-			v.Close()
-		}
-	}
-	for name, o := range opts {
-		v, err := vendors.New(name, o)
-		if err != nil {
-			closeAll()
-			return nil, "", nil, err
-		}
-		vs[name] = v
-		if err := v.Mount(mux, "/"+name, vendors.HTTP); err != nil {
-			closeAll()
-			return nil, "", nil, err
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		closeAll()
-		return nil, "", nil, err
-	}
-	srv := &http.Server{Handler: mux}
-	go func() { _ = srv.Serve(ln) }()
-	return vs, ln.Addr().String(), func() { closeAll(); srv.Close() }, nil
 }

@@ -31,6 +31,8 @@ import (
 	"github.com/toolhub/toolhub/billing/pgledger"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub/limit"
+	"github.com/toolhub/toolhub/internal/drill"
+	"github.com/toolhub/toolhub/internal/drill/drilltest"
 	"github.com/toolhub/toolhub/internal/redistest"
 )
 
@@ -93,11 +95,11 @@ var static = []string{vendors.WeatherA, vendors.Doubao, vendors.SD, "metered"}
 type trio struct {
 	cfgPath string
 	data    [3]string
-	hubs    [3]*hubProc
+	hubs    [3]*drill.Process
 	bal     *balancer
 	schema  string
 	vendors map[string]*vendors.Vendor
-	gates   map[string]*gate
+	gates   map[string]*drill.Gate
 	vaddr   string
 }
 
@@ -119,7 +121,7 @@ func startTrio(t *testing.T) *trio {
 		tr.hubs[i] = launchHub(t, fmt.Sprintf("instance %d", i+1), tr.cfgPath, tr.data[i])
 	}
 	for _, h := range tr.hubs {
-		h.await(t, static...)
+		await(t, h, static...)
 	}
 	tr.bal = newBalancer(t, tr.hubs[:])
 	return tr
@@ -242,7 +244,7 @@ func mcpWithoutAffinity(t *testing.T, tr *trio) {
 // instances 3 and 2.
 func registrationPropagates(t *testing.T, tr *trio) {
 	start := time.Now()
-	st, body, err := postJSON(tr.hubs[0].url+"/v1/vendors/late", map[string]any{
+	st, body, err := postJSON(tr.hubs[0].URL()+"/v1/vendors/late", map[string]any{
 		"mcp":   map[string]any{"transport": "http", "url": "http://" + tr.vaddr + "/maps/mcp"},
 		"probe": map[string]any{"disabled": true},
 	})
@@ -252,16 +254,16 @@ func registrationPropagates(t *testing.T, tr *trio) {
 	for _, i := range []int{2, 1} {
 		h := tr.hubs[i]
 		for deadline := time.Now().Add(15 * time.Second); ; {
-			st, body, err := callTool(h.url, "late__route", map[string]any{"from": "Oslo", "to": "Bergen"})
+			st, body, err := callTool(h.URL(), "late__route", map[string]any{"from": "Oslo", "to": "Bergen"})
 			if err == nil && st == http.StatusOK {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: late__route not callable 15s after it was registered on instance 1: %d %v %v", h.name, st, body, err)
+				t.Fatalf("%s: late__route not callable 15s after it was registered on instance 1: %d %v %v", h.Name(), st, body, err)
 			}
 			time.Sleep(10 * time.Millisecond) // polling a condition
 		}
-		t.Logf("vendor registered on instance 1 callable on %s after %v", h.name, time.Since(start).Round(time.Millisecond))
+		t.Logf("vendor registered on instance 1 callable on %s after %v", h.Name(), time.Since(start).Round(time.Millisecond))
 	}
 	if c := tr.vendors[vendors.Maps].Counters(); c.OK < 2 {
 		t.Errorf("maps answered %d calls, want at least 2", c.OK)
@@ -280,7 +282,7 @@ const (
 func fallbacks(tr *trio) (n int, allBack bool) {
 	allBack = true
 	for _, h := range tr.hubs {
-		log := h.log()
+		log := h.Logs()
 		down := strings.Count(log, logLimiterDown)
 		n += down
 		allBack = allBack && strings.Count(log, logLimiterBack) >= down
@@ -298,7 +300,7 @@ func fallbacks(tr *trio) (n int, allBack bool) {
 // is then no longer global: such a window is measured again, twice at most.
 func globalLimit(t *testing.T, tr *trio) {
 	for window := 1; ; window++ {
-		waitFor(t, 15*time.Second, "every limiter on Redis", func() bool { _, back := fallbacks(tr); return back })
+		drilltest.WaitFor(t, 15*time.Second, "every limiter on Redis", func() bool { _, back := fallbacks(tr); return back })
 		down, _ := fallbacks(tr)
 		got, want, report := measureLimit(t, tr)
 		if after, _ := fallbacks(tr); after == down {
@@ -336,7 +338,7 @@ func measureLimit(t *testing.T, tr *trio) (got, want float64, report string) {
 					// before the vendor answers: the send time is the closer
 					// clock, so a busy machine's slow answers skew nothing.
 					sent := time.Now().UnixNano()
-					st, body, err := callTool(h.url, "metered__current_weather", map[string]any{"location": "Oslo"})
+					st, body, err := callTool(h.URL(), "metered__current_weather", map[string]any{"location": "Oslo"})
 					switch {
 					case err == nil && st == http.StatusOK:
 						admitted.Add(1)
@@ -351,7 +353,7 @@ func measureLimit(t *testing.T, tr *trio) (got, want float64, report string) {
 						time.Sleep(min(max(retryAfter(body), time.Millisecond), 10*time.Millisecond))
 					default:
 						select {
-						case errs <- fmt.Sprintf("%s: %d %v %v", h.name, st, body, err):
+						case errs <- fmt.Sprintf("%s: %d %v %v", h.Name(), st, body, err):
 						default:
 						}
 						return
@@ -429,23 +431,23 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 	}
 	// Heal doubao with its calls held (sd keeps failing, and never holds
 	// a call): every worker of every instance ends up holding one job.
-	tr.gates[vendors.Doubao].close()
+	tr.gates[vendors.Doubao].Close()
 	setKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
-	waitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == jobsN })
-	waitFor(t, 10*time.Second, "direct load running", func() bool { return answered.Load() >= 100 })
+	drilltest.WaitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == jobsN })
+	drilltest.WaitFor(t, 10*time.Second, "direct load running", func() bool { return answered.Load() >= 100 })
 
 	// Hold the direct calls at weather-a too, so that instance 2 dies with
 	// some of them (the ones the balancer sent it) answered by the vendor
 	// but never heard back: the ledger must have them as unknown.
-	tr.gates[vendors.WeatherA].close()
-	waitFor(t, 10*time.Second, "every direct call held at weather-a", func() bool { return wa.Counters().InFlight == loaders })
+	tr.gates[vendors.WeatherA].Close()
+	drilltest.WaitFor(t, 10*time.Second, "every direct call held at weather-a", func() bool { return wa.Counters().InFlight == loaders })
 	heldAt2 := tr.bal.inflight[1].Load()
 
 	killed := tr.hubs[1]
-	killed.kill()
+	killed.Kill()
 	killedAt := time.Now()
-	tr.gates[vendors.WeatherA].open()
-	tr.gates[vendors.Doubao].open() // doubao finishes instance 2's jobs; nobody hears it
+	tr.gates[vendors.WeatherA].Open()
+	tr.gates[vendors.Doubao].Open() // doubao finishes instance 2's jobs; nobody hears it
 	answeredAtKill := answered.Load()
 	// Instance 2's jobs run again once their leases expire (doubao
 	// answers each from its idempotency keys); every job succeeds.
@@ -459,10 +461,7 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 			}
 		}
 		pending = slices.DeleteFunc(pending, func(id string) bool {
-			var j struct {
-				Status string `json:"status"`
-			}
-			return getJSON(tr.bal.url+"/v1/jobs/"+id, &j) == nil && j.Status == "succeeded"
+			return drill.JobSucceeded(t.Context(), tr.bal.url, id)
 		})
 		if time.Now().After(deadline) {
 			t.Fatalf("jobs %v not succeeded 45s after the kill", pending)
@@ -470,29 +469,29 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 		time.Sleep(10 * time.Millisecond) // polling a condition
 	}
 	reclaimed := time.Since(killedAt)
-	waitFor(t, 10*time.Second, "direct load going on after the kill", func() bool { return answered.Load() >= answeredAtKill+100 })
+	drilltest.WaitFor(t, 10*time.Second, "direct load going on after the kill", func() bool { return answered.Load() >= answeredAtKill+100 })
 	t.Logf("kill → reclaimed: instance 2 died holding %d direct calls; doubao answered re-runs from its keys %v after the kill; all %d jobs succeeded %v after it (jobs.lease 2s); %d direct calls answered since",
 		heldAt2, rerun, jobsN, reclaimed.Round(time.Millisecond), answered.Load()-answeredAtKill)
 
 	// Restart instance 2 on its data folder: its write-ahead log goes to
 	// the shared ledger before it listens. It takes load again.
 	restarted := launchHub(t, "instance 2 (restarted)", tr.cfgPath, tr.data[1])
-	restarted.await(t, static...)
+	await(t, restarted, static...)
 	tr.hubs[1] = restarted
 	tr.bal.set(1, restarted)
-	for _, line := range strings.Split(restarted.log(), "\n") {
+	for _, line := range strings.Split(restarted.Logs(), "\n") {
 		if strings.Contains(line, "write-ahead log") {
 			t.Logf("restart: %s", line)
 		}
 	}
 	servedBefore := tr.bal.served[1].Load()
-	waitFor(t, 10*time.Second, "restarted instance 2 serving", func() bool { return tr.bal.served[1].Load() >= servedBefore+50 })
+	drilltest.WaitFor(t, 10*time.Second, "restarted instance 2 serving", func() bool { return tr.bal.served[1].Load() >= servedBefore+50 })
 	stop.Store(true)
 	wg.Wait()
 
 	// Stop all three: their meters write out to the ledger.
 	for _, h := range tr.hubs {
-		h.stop(t)
+		drilltest.Stop(t, h)
 	}
 	dc, sc, wc := doubao.Counters(), sd.Counters(), wa.Counters()
 	t.Logf("vendors: weather-a %+v", wc)

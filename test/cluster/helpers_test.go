@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,18 +10,16 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/drill"
+	"github.com/toolhub/toolhub/internal/drill/drilltest"
 )
 
 // toolhubBin is the toolhub binary TestMain builds (without -race: it is
@@ -31,95 +27,30 @@ import (
 var toolhubBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "toolhub-cluster-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	toolhubBin = filepath.Join(dir, "toolhub")
-	cmd := exec.Command("go", "build", "-o", toolhubBin, "./cmd/toolhub")
-	cmd.Dir = "../.."
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build toolhub:", err)
-		return 1
-	}
-	return m.Run()
-}
-
-// gate holds vendor calls (through the vendors' Sleep) while closed. A
-// held call ignores its context: it finishes after the caller died, the
-// way a vendor does when the caller's process is killed.
-type gate struct {
-	mu sync.Mutex
-	ch chan struct{} // nil: open
-}
-
-func (g *gate) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-}
-
-func (g *gate) sleep(context.Context, time.Duration) error {
-	g.mu.Lock()
-	ch := g.ch
-	g.mu.Unlock()
-	if ch != nil {
-		<-ch
-	}
-	return nil
+	os.Exit(drilltest.Run(m, "../..", &toolhubBin, nil))
 }
 
 // serveVendors serves the named example vendors on one loopback port,
-// each with a gate of its own.
-func serveVendors(t *testing.T, names ...string) (addr string, vs map[string]*vendors.Vendor, gates map[string]*gate) {
+// each with a gate of its own (a held call finishes after its caller
+// died, the way a vendor does when the caller's process is killed).
+func serveVendors(t *testing.T, names ...string) (addr string, vs map[string]*vendors.Vendor, gates map[string]*drill.Gate) {
 	t.Helper()
-	vs, gates = map[string]*vendors.Vendor{}, map[string]*gate{}
-	mux := http.NewServeMux()
+	opts, gates := map[string]*vendors.Options{}, map[string]*drill.Gate{}
 	for _, n := range names {
-		g := &gate{}
-		v, err := vendors.New(n, &vendors.Options{Sleep: g.sleep})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.Mount(mux, "/"+n, vendors.HTTP); err != nil {
-			t.Fatal(err)
-		}
-		vs[n], gates[n] = v, g
+		g := &drill.Gate{}
+		opts[n], gates[n] = &vendors.Options{Sleep: g.Sleep}, g
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	vs, addr, closeVendors, err := drill.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
 	t.Cleanup(func() {
 		for _, g := range gates {
-			g.open()
+			g.Open()
 		}
-		for _, v := range vs {
-			v.Close()
-		}
-		srv.Close()
+		closeVendors()
 	})
-	return ln.Addr().String(), vs, gates
+	return addr, vs, gates
 }
 
 func setKnobs(t *testing.T, v *vendors.Vendor, k vendors.Knobs) {
@@ -129,95 +60,32 @@ func setKnobs(t *testing.T, v *vendors.Vendor, k vendors.Knobs) {
 	}
 }
 
-// hubProc is one `toolhub serve` child process.
-type hubProc struct {
-	name string
-	cmd  *exec.Cmd
-	url  string
-	addr chan string
-	done chan struct{}
-	err  error
-
-	mu   sync.Mutex
-	logs bytes.Buffer
-}
-
-var listening = regexp.MustCompile(`"msg":"toolhub listening","addr":"([^"]+)"`)
-
 // launchHub starts toolhub on data with cfgPath; await waits until it
 // listens. Launching several before awaiting any starts them in parallel.
-func launchHub(t *testing.T, name, cfgPath, data string) *hubProc {
+func launchHub(t *testing.T, name, cfgPath, data string) *drill.Process {
 	t.Helper()
-	cmd := exec.Command(toolhubBin, "serve", "--config", cfgPath, "--data", data)
-	stderr, err := cmd.StderrPipe()
+	h, err := drill.StartProcess(drill.ProcessOptions{Binary: toolhubBin, Config: cfgPath, Data: data, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &hubProc{name: name, cmd: cmd, addr: make(chan string, 1), done: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			h.mu.Lock()
-			h.logs.WriteString(line + "\n")
-			h.mu.Unlock()
-			if m := listening.FindStringSubmatch(line); m != nil {
-				h.addr <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		h.err = cmd.Wait()
-		close(h.done)
-	}()
 	t.Cleanup(func() {
-		h.kill()
+		h.Kill()
 		if t.Failed() {
-			t.Logf("%s log (without per-call lines):\n%s", h.name, lastLines(h.log(), 30))
+			t.Logf("%s log (without per-call lines):\n%s", name, lastLines(h.Logs(), 30))
 		}
 	})
 	return h
 }
 
 // await waits until h listens and its vendors are ready.
-func (h *hubProc) await(t *testing.T, ready ...string) {
+func await(t *testing.T, h *drill.Process, ready ...string) {
 	t.Helper()
-	select {
-	case a := <-h.addr:
-		h.url = "http://" + a
-	case <-h.done:
-		t.Fatalf("%s exited before listening: %v\n%s", h.name, h.err, lastLines(h.log(), 30))
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not listen within 30s", h.name)
+	if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, lastLines(h.Logs(), 30))
 	}
 	for _, v := range ready {
-		waitFor(t, 30*time.Second, h.name+": vendor "+v+" ready", func() bool {
-			var vs struct {
-				Vendors []struct {
-					ID    string `json:"id"`
-					State string `json:"state"`
-				} `json:"vendors"`
-			}
-			if getJSON(h.url+"/v1/vendors", &vs) != nil {
-				return false
-			}
-			for _, x := range vs.Vendors {
-				if x.ID == v && x.State == "ready" {
-					return true
-				}
-			}
-			return false
-		})
+		drilltest.WaitFor(t, 30*time.Second, h.Name()+": vendor "+v+" ready", func() bool { return h.VendorsReady(t.Context(), v) })
 	}
-}
-
-func (h *hubProc) log() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.logs.String()
 }
 
 // lastLines returns the last n lines of a log, leaving out the per-call lines.
@@ -229,31 +97,6 @@ func lastLines(s string, n int) string {
 		}
 	}
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (h *hubProc) kill() {
-	select {
-	case <-h.done:
-		return
-	default:
-	}
-	syscall.Kill(h.cmd.Process.Pid, syscall.SIGKILL)
-	<-h.done
-}
-
-// stop asks toolhub to shut down (SIGTERM) and waits for it.
-func (h *hubProc) stop(t *testing.T) {
-	t.Helper()
-	syscall.Kill(h.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-h.done:
-		if h.err != nil {
-			t.Errorf("%s exited with %v after SIGTERM", h.name, h.err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not stop within 30s of SIGTERM", h.name)
-	}
 }
 
 // balancer is a round-robin reverse proxy with no session affinity: each
@@ -282,7 +125,7 @@ type hop struct {
 	issued  string // the answer's Mcp-Session-Id
 }
 
-func newBalancer(t *testing.T, hubs []*hubProc) *balancer {
+func newBalancer(t *testing.T, hubs []*drill.Process) *balancer {
 	t.Helper()
 	b := &balancer{backends: make([]atomic.Pointer[string], len(hubs)), served: make([]atomic.Int64, len(hubs)),
 		inflight: make([]atomic.Int64, len(hubs)),
@@ -309,8 +152,8 @@ func newBalancer(t *testing.T, hubs []*hubProc) *balancer {
 }
 
 // set points backend i at h (a restarted instance listens elsewhere).
-func (b *balancer) set(i int, h *hubProc) {
-	a := strings.TrimPrefix(h.url, "http://")
+func (b *balancer) set(i int, h *drill.Process) {
+	a := strings.TrimPrefix(h.URL(), "http://")
 	b.backends[i].Store(&a)
 }
 
@@ -397,31 +240,7 @@ func (b *balancer) stopTrace() []hop {
 	return b.trace
 }
 
-// waitFor polls cond until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition
-	}
-}
-
 var httpClient = &http.Client{Timeout: 60 * time.Second}
-
-func getJSON(url string, v any) error {
-	resp, err := httpClient.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
 
 func postJSON(url string, body any) (status int, out map[string]any, err error) {
 	b, _ := json.Marshal(body)

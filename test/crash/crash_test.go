@@ -8,59 +8,39 @@
 package crash
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/sqlledger"
 	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/drill"
+	"github.com/toolhub/toolhub/internal/drill/drilltest"
 )
 
 var toolhubBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(drilltest.Run(m, "../..", &toolhubBin, overlayFlags))
 }
 
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "toolhub-crash-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+// overlayFlags are the go build flags that add the pending changes.
+func overlayFlags(dir string) ([]string, error) {
+	overlay, err := wiringOverlay(dir)
+	if err != nil || overlay == "" {
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	toolhubBin = filepath.Join(dir, "toolhub")
-	args := []string{"build", "-o", toolhubBin}
-	if overlay, err := wiringOverlay(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	} else if overlay != "" {
-		args = append(args, "-overlay", overlay)
-	}
-	cmd := exec.Command("go", append(args, "./cmd/toolhub")...)
-	cmd.Dir = "../.."
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build toolhub:", err)
-		return 1
-	}
-	return m.Run()
+	return []string{"-overlay", overlay}, nil
 }
 
 // pending are the changes outside this test's packages that it needs and
@@ -113,78 +93,23 @@ func wiringOverlay(dir string) (string, error) {
 	return path, os.WriteFile(path, ov, 0o644)
 }
 
-// gate holds vendor calls (through the vendors' Sleep) while closed.
-type gate struct {
-	mu      sync.Mutex
-	ch      chan struct{} // nil: open
-	keepCtx bool          // a held call ignores its context (finishes after the caller died)
-}
-
-func (g *gate) close() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch == nil {
-		g.ch = make(chan struct{})
-	}
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.ch != nil {
-		close(g.ch)
-		g.ch = nil
-	}
-}
-
-func (g *gate) sleep(ctx context.Context, _ time.Duration) error {
-	g.mu.Lock()
-	ch := g.ch
-	g.mu.Unlock()
-	if ch == nil {
-		return nil
-	}
-	if g.keepCtx {
-		<-ch
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// serveVendors serves the named example vendors on a loopback port.
-func serveVendors(t *testing.T, g *gate, names ...string) (addr string, vs map[string]*vendors.Vendor) {
+// serveVendors serves the named example vendors on a loopback port, each
+// held by g.
+func serveVendors(t *testing.T, g *drill.Gate, names ...string) (addr string, vs map[string]*vendors.Vendor) {
 	t.Helper()
-	vs = map[string]*vendors.Vendor{}
-	mux := http.NewServeMux()
+	opts := map[string]*vendors.Options{}
 	for _, n := range names {
-		v, err := vendors.New(n, &vendors.Options{Sleep: g.sleep})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := v.Mount(mux, "/"+n, vendors.HTTP); err != nil {
-			t.Fatal(err)
-		}
-		vs[n] = v
+		opts[n] = &vendors.Options{Sleep: g.Sleep}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	vs, addr, closeVendors, err := drill.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
 	t.Cleanup(func() {
-		g.open()
-		for _, v := range vs {
-			v.Close()
-		}
-		srv.Close()
+		g.Open()
+		closeVendors()
 	})
-	return ln.Addr().String(), vs
+	return addr, vs
 }
 
 const config = `addr: 127.0.0.1:0
@@ -221,141 +146,30 @@ capabilities:
         args: [{from: /prompt, to: /text}]
 `
 
-// hubProc is one toolhub child process.
-type hubProc struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
-	err  error
-	logs *bytes.Buffer
-	mu   *sync.Mutex
-}
-
-var listening = regexp.MustCompile(`"msg":"toolhub listening","addr":"([^"]+)"`)
-
 // startHub starts toolhub on data with cfgPath and waits until it listens
 // and the vendors are ready.
-func startHub(t *testing.T, cfgPath, data string, ready ...string) *hubProc {
+func startHub(t *testing.T, cfgPath, data string, ready ...string) *drill.Process {
 	t.Helper()
-	cmd := exec.Command(toolhubBin, "serve", "--config", cfgPath, "--data", data)
-	stderr, err := cmd.StderrPipe()
+	h, err := drill.StartProcess(drill.ProcessOptions{Binary: toolhubBin, Config: cfgPath, Data: data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &hubProc{cmd: cmd, done: make(chan struct{}), logs: &bytes.Buffer{}, mu: &sync.Mutex{}}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			h.mu.Lock()
-			h.logs.WriteString(line + "\n")
-			h.mu.Unlock()
-			if m := listening.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		h.err = cmd.Wait()
-		close(h.done)
-	}()
 	t.Cleanup(func() {
-		h.kill()
+		h.Kill()
 		if t.Failed() {
-			h.mu.Lock()
-			t.Logf("toolhub log:\n%s", lastLines(h.logs.String(), 40))
-			h.mu.Unlock()
+			t.Logf("toolhub log:\n%s", h.Tail(40))
 		}
 	})
-	select {
-	case a := <-addr:
-		h.url = "http://" + a
-	case <-h.done:
-		t.Fatalf("toolhub exited before listening: %v", h.err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("toolhub did not listen within 30s")
+	if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
 	for _, v := range ready {
-		waitFor(t, 30*time.Second, "vendor "+v+" ready", func() bool {
-			var vs struct {
-				Vendors []struct {
-					ID    string `json:"id"`
-					State string `json:"state"`
-				} `json:"vendors"`
-			}
-			if getJSON(h.url+"/v1/vendors", &vs) != nil {
-				return false
-			}
-			for _, x := range vs.Vendors {
-				if x.ID == v && x.State == "ready" {
-					return true
-				}
-			}
-			return false
-		})
+		drilltest.WaitFor(t, 30*time.Second, "vendor "+v+" ready", func() bool { return h.VendorsReady(t.Context(), v) })
 	}
 	return h
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (h *hubProc) kill() {
-	select {
-	case <-h.done:
-		return
-	default:
-	}
-	syscall.Kill(h.cmd.Process.Pid, syscall.SIGKILL)
-	<-h.done
-}
-
-// stop asks toolhub to shut down (SIGTERM) and waits for it.
-func (h *hubProc) stop(t *testing.T) {
-	t.Helper()
-	syscall.Kill(h.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-h.done:
-		if h.err != nil {
-			t.Errorf("toolhub exited with %v after SIGTERM", h.err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("toolhub did not stop within 30s of SIGTERM")
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition
-	}
-}
-
 var client = &http.Client{Timeout: 60 * time.Second}
-
-func getJSON(url string, v any) error {
-	resp, err := client.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
-}
 
 // callTool calls a tool over REST and decodes the answer.
 func callTool(url, tool string, args map[string]any) (status int, body map[string]any, err error) {
@@ -391,7 +205,7 @@ func setKnobs(t *testing.T, v *vendors.Vendor, k vendors.Knobs) {
 // checks the ledger: one attempt event per call the vendor received, no
 // duplicates, and the calls toolhub never heard back from as unknown.
 func TestKillMidLoadLedger(t *testing.T) {
-	g := &gate{}
+	g := &drill.Gate{Cancelable: true}
 	addr, vs := serveVendors(t, g, vendors.WeatherA, vendors.Doubao, vendors.SD)
 	wa := vs[vendors.WeatherA]
 	setKnobs(t, wa, vendors.Knobs{Latency: time.Millisecond}) // every call passes the gate
@@ -406,7 +220,7 @@ func TestKillMidLoadLedger(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ; i++ {
-				status, _, err := callTool(h.url, "weather-a__current_weather", map[string]any{"city": fmt.Sprintf("city-%d-%d", w, i)})
+				status, _, err := callTool(h.URL(), "weather-a__current_weather", map[string]any{"city": fmt.Sprintf("city-%d-%d", w, i)})
 				if err != nil {
 					return // toolhub is gone
 				}
@@ -418,27 +232,25 @@ func TestKillMidLoadLedger(t *testing.T) {
 	}
 	// Let load run, then hold every worker's call at the vendor and kill
 	// toolhub with all of them in flight.
-	waitFor(t, 20*time.Second, "300 calls at weather-a", func() bool { return wa.Counters().CallsTotal >= 300 })
-	g.close()
-	waitFor(t, 20*time.Second, "every worker's call held at weather-a", func() bool { return wa.Counters().InFlight == workers })
-	h.kill()
-	g.open()
+	drilltest.WaitFor(t, 20*time.Second, "300 calls at weather-a", func() bool { return wa.Counters().CallsTotal >= 300 })
+	g.Close()
+	drilltest.WaitFor(t, 20*time.Second, "every worker's call held at weather-a", func() bool { return wa.Counters().InFlight == workers })
+	h.Kill()
+	g.Open()
 	wg.Wait()
-	waitFor(t, 10*time.Second, "weather-a idle", func() bool { return wa.Counters().InFlight == 0 })
+	drilltest.WaitFor(t, 10*time.Second, "weather-a idle", func() bool { return wa.Counters().InFlight == 0 })
 	calls := wa.Counters().CallsTotal
 	t.Logf("weather-a received %d calls; %d answered before the kill", calls, answered.Load())
 
 	// The restart hands the WAL to the ledger before it listens; a graceful
 	// stop then closes the ledger.
 	h2 := startHub(t, cfgPath, data)
-	h2.stop(t)
-	h2.mu.Lock()
-	for _, line := range strings.Split(h2.logs.String(), "\n") {
+	drilltest.Stop(t, h2)
+	for _, line := range strings.Split(h2.Logs(), "\n") {
 		if strings.Contains(line, "write-ahead log recovered") {
 			t.Logf("restart: %s", line)
 		}
 	}
-	h2.mu.Unlock()
 
 	l, err := sqlledger.Open(context.Background(), filepath.Join(data, "ledger.db"), nil)
 	if err != nil {
@@ -482,7 +294,7 @@ func TestKillMidLoadLedger(t *testing.T) {
 // (which then completes them: toolhub never hears), restarts it and waits
 // until every job succeeded: each completed exactly once at the vendor.
 func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
-	g := &gate{keepCtx: true}
+	g := &drill.Gate{}
 	addr, vs := serveVendors(t, g, vendors.WeatherA, vendors.Doubao, vendors.SD)
 	doubao, sd := vs[vendors.Doubao], vs[vendors.SD]
 	setKnobs(t, doubao, vendors.Knobs{Mode: vendors.ModeFail})
@@ -493,7 +305,7 @@ func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
 	const n = 6
 	var ids []string
 	for i := range n {
-		status, body, err := callTool(h.url, "image.generate", map[string]any{"prompt": fmt.Sprintf("a crash test %d", i)})
+		status, body, err := callTool(h.URL(), "image.generate", map[string]any{"prompt": fmt.Sprintf("a crash test %d", i)})
 		if err != nil || status != http.StatusOK {
 			t.Fatalf("image.generate: %d %v %v", status, body, err)
 		}
@@ -508,12 +320,12 @@ func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
 	// latency, so it never holds a call: a job that completed at sd before
 	// the kill would run again at doubao, and idempotency keys are per
 	// vendor — see the report).
-	g.close()
+	g.Close()
 	setKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
-	waitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == n })
-	h.kill()
-	g.open() // the vendor finishes the jobs; toolhub is not there to hear it
-	waitFor(t, 10*time.Second, "doubao idle", func() bool { return doubao.Counters().InFlight == 0 })
+	drilltest.WaitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == n })
+	h.Kill()
+	g.Open() // the vendor finishes the jobs; toolhub is not there to hear it
+	drilltest.WaitFor(t, 10*time.Second, "doubao idle", func() bool { return doubao.Counters().InFlight == 0 })
 	if c := doubao.Counters(); c.UniqueCompleted != n {
 		t.Fatalf("doubao completed %d jobs before the restart, want %d: %+v", c.UniqueCompleted, n, c)
 	}
@@ -523,14 +335,11 @@ func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
 	// idempotency keys.
 	h2 := startHub(t, cfgPath, data, vendors.Doubao, vendors.SD)
 	for _, id := range ids {
-		waitFor(t, 50*time.Second, "job "+id+" succeeded", func() bool {
-			var j struct {
-				Status string `json:"status"`
-			}
-			return getJSON(h2.url+"/v1/jobs/"+id, &j) == nil && j.Status == "succeeded"
+		drilltest.WaitFor(t, 50*time.Second, "job "+id+" succeeded", func() bool {
+			return drill.JobSucceeded(t.Context(), h2.URL(), id)
 		})
 	}
-	h2.stop(t)
+	drilltest.Stop(t, h2)
 	dc, sc := doubao.Counters(), sd.Counters()
 	t.Logf("doubao %+v; sd %+v", dc, sc)
 	if got := dc.UniqueCompleted + sc.UniqueCompleted; got != n {

@@ -1,0 +1,76 @@
+// Package drilltest helps the tests that run toolhub as child processes
+// ([drill.Process]): it builds the binary for TestMain, polls for a
+// condition and stops a process, failing the test when either does not
+// come.
+//
+//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &bin, nil)) }
+//
+//	h, err := drill.StartProcess(drill.ProcessOptions{Binary: bin, Config: cfg, Data: data})
+//	…
+//	drilltest.WaitFor(t, 30*time.Second, "job succeeded", func() bool { return drill.JobSucceeded(t.Context(), h.URL(), id) })
+//	drilltest.Stop(t, h)
+package drilltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/toolhub/toolhub/internal/drill"
+)
+
+// Run is for TestMain: it builds toolhub from moduleDir
+// ([drill.BuildBinary]) into a temporary folder, sets *bin to it, runs the
+// tests, removes the folder and returns the tests' exit code. flags, if
+// not nil, returns more go build flags (such as an -overlay file it wrote
+// into the folder, dir).
+//
+//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &toolhubBin, nil)) }
+func Run(m *testing.M, moduleDir string, bin *string, flags func(dir string) ([]string, error)) int {
+	dir, err := os.MkdirTemp("", "toolhub-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	*bin = filepath.Join(dir, "toolhub")
+	var extra []string
+	if flags != nil {
+		if extra, err = flags(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if err := drill.BuildBinary(context.Background(), moduleDir, *bin, extra...); err != nil {
+		fmt.Fprintln(os.Stderr, "build toolhub:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// WaitFor polls cond until it holds, failing the test after d.
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition
+	}
+}
+
+// Stop asks p to shut down (SIGTERM) and waits for it: the test fails
+// when p exits with an error, and stops when p is still running 30s later.
+func Stop(t testing.TB, p *drill.Process) {
+	t.Helper()
+	if err := p.Stop(30 * time.Second); errors.Is(err, drill.ErrNotStopped) {
+		t.Fatal(err)
+	} else if err != nil {
+		t.Error(err)
+	}
+}
