@@ -329,3 +329,54 @@ func TestDeepJSONRefused(t *testing.T) {
 		t.Errorf("deep REST body: status %d", resp.StatusCode)
 	}
 }
+
+// TestClientCannotSetReservedMeta: a caller's _meta reaches the vendor, but
+// never toolhub/job_id, which marks a jobs worker's run of a job (a client
+// setting it could have its calls billed once, as re-runs of one job).
+func TestClientCannotSetReservedMeta(t *testing.T) {
+	cat := registry.NewCatalog()
+	cat.SetVendorTools("v", []registry.ToolDef{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	seen := make(chan map[string]any, 2)
+	ups := upstreams{"v": func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		seen <- c.Meta
+		return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("ok")}}, nil
+	}}
+	s := NewServer(hub.NewGateway(cat, ups, nil), nil)
+	t.Cleanup(func() { s.Close() })
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+
+	resp, err := http.Post(ts.URL+"/v1/tools/v__t/call", "application/json",
+		strings.NewReader(`{"arguments":{},"_meta":{"toolhub/job_id":"forged","trace":"a"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("REST %d", resp.StatusCode)
+	}
+	c, err := client.NewStreamableHttpClient(ts.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(t.Context(), mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "v__t"
+	req.Params.Arguments = map[string]any{}
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"toolhub/job_id": "forged", "trace": "b"}}
+	if _, err := c.CallTool(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	for _, door := range []string{"REST", "MCP"} {
+		m := <-seen
+		if _, ok := m[hub.MetaJobID]; ok {
+			t.Errorf("%s: a client's toolhub/job_id reached the gateway: %v", door, m)
+		}
+		if m["trace"] == nil {
+			t.Errorf("%s: the client's other _meta was dropped: %v", door, m)
+		}
+	}
+}

@@ -243,7 +243,7 @@ func callMeta(m *mcp.Meta) map[string]any {
 	if m == nil || len(m.AdditionalFields) == 0 {
 		return nil
 	}
-	return m.AdditionalFields
+	return hub.ClientMeta(m.AdditionalFields)
 }
 
 func mcpResult(r *hub.Result) *mcp.CallToolResult {

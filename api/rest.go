@@ -90,7 +90,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c := &hub.Call{Tenant: TenantFrom(r.Context()), Name: r.PathValue("name"), Arguments: req.Arguments, Meta: req.Meta}
+	c := &hub.Call{Tenant: TenantFrom(r.Context()), Name: r.PathValue("name"), Arguments: req.Arguments, Meta: hub.ClientMeta(req.Meta)}
 	if c.DataLevel, err = s.dataLevel(c.Tenant, req.DataLevel); err != nil {
 		writeError(w, err, "")
 		return

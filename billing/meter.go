@@ -716,7 +716,7 @@ func (m *Meter) Middleware() hub.Middleware {
 
 // MetaJobID is the call meta key under which hub/jobs carries the id of
 // the job a call runs for (hub/jobs.MetaJobID): the meter bills a job once.
-const MetaJobID = "toolhub/job_id"
+const MetaJobID = hub.MetaJobID
 
 // eventIDs returns the call id c's events carry and the id their keys
 // derive from. For a plain call both are c.ID. For a run of a job (see

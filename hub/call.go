@@ -24,6 +24,28 @@ func (p Priority) String() string {
 	return "interactive"
 }
 
+// MetaJobID is the Meta key under which a jobs worker runs the call of a
+// job (its value is the job's id). It is toolhub's own: the fallback chain
+// does not queue such a call again and the meter charges a job once, so
+// a client must never set it; the front doors drop it ([ClientMeta]).
+const MetaJobID = "toolhub/job_id"
+
+// ClientMeta is the Meta a caller may send: m without the keys reserved for
+// toolhub's own calls ([MetaJobID]). A client that set toolhub/job_id could
+// otherwise have its calls billed as re-runs of one job, once.
+func ClientMeta(m map[string]any) map[string]any {
+	if _, ok := m[MetaJobID]; !ok {
+		return m
+	}
+	out := make(map[string]any, len(m)-1)
+	for k, v := range m {
+		if k != MetaJobID {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Call is one tool call on its way through the gateway.
 type Call struct {
 	ID        string         // unique per call; generated when empty

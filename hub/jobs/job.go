@@ -39,7 +39,7 @@ func (s Status) Final() bool {
 const (
 	// MetaJobID carries the job's id. A fallback chain must not enqueue a
 	// call that carries it again (it is already a job).
-	MetaJobID = "toolhub/job_id"
+	MetaJobID = hub.MetaJobID
 	// MetaIdempotencyKey carries the job's id as an idempotency key for the
 	// vendor: a job's call may reach the vendor twice when a worker dies
 	// after the vendor answered but before the job was completed.
