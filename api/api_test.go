@@ -347,7 +347,7 @@ func TestClientCannotSetReservedMeta(t *testing.T) {
 	defer ts.Close()
 
 	resp, err := http.Post(ts.URL+"/v1/tools/v__t/call", "application/json",
-		strings.NewReader(`{"arguments":{},"_meta":{"toolhub/job_id":"forged","trace":"a"}}`))
+		strings.NewReader(`{"arguments":{},"_meta":{"toolhub/job_id":"forged","toolhub/idempotency_key":"k","trace":"a"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,14 +366,16 @@ func TestClientCannotSetReservedMeta(t *testing.T) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "v__t"
 	req.Params.Arguments = map[string]any{}
-	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"toolhub/job_id": "forged", "trace": "b"}}
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"toolhub/job_id": "forged", "toolhub/idempotency_key": "k", "trace": "b"}}
 	if _, err := c.CallTool(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
 	for _, door := range []string{"REST", "MCP"} {
 		m := <-seen
-		if _, ok := m[hub.MetaJobID]; ok {
-			t.Errorf("%s: a client's toolhub/job_id reached the gateway: %v", door, m)
+		for _, k := range []string{hub.MetaJobID, hub.MetaIdempotencyKey} {
+			if _, ok := m[k]; ok {
+				t.Errorf("%s: a client's %s reached the gateway: %v", door, k, m)
+			}
 		}
 		if m["trace"] == nil {
 			t.Errorf("%s: the client's other _meta was dropped: %v", door, m)

@@ -30,16 +30,23 @@ func (p Priority) String() string {
 // a client must never set it; the front doors drop it ([ClientMeta]).
 const MetaJobID = "toolhub/job_id"
 
+// MetaIdempotencyKey is the Meta key under which a jobs worker gives the
+// vendor the job's id as an idempotency key. It is toolhub's own too: a
+// key a client chose would reach the vendor unscoped, so two tenants
+// sending the same key could be answered each other's results.
+const MetaIdempotencyKey = "toolhub/idempotency_key"
+
 // ClientMeta is the Meta a caller may send: m without the keys reserved for
-// toolhub's own calls ([MetaJobID]). A client that set toolhub/job_id could
-// otherwise have its calls billed as re-runs of one job, once.
+// toolhub's own calls ([MetaJobID], [MetaIdempotencyKey]).
 func ClientMeta(m map[string]any) map[string]any {
-	if _, ok := m[MetaJobID]; !ok {
+	_, job := m[MetaJobID]
+	_, key := m[MetaIdempotencyKey]
+	if !job && !key {
 		return m
 	}
-	out := make(map[string]any, len(m)-1)
+	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if k != MetaJobID {
+		if k != MetaJobID && k != MetaIdempotencyKey {
 			out[k] = v
 		}
 	}

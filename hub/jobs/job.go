@@ -43,7 +43,7 @@ const (
 	// MetaIdempotencyKey carries the job's id as an idempotency key for the
 	// vendor: a job's call may reach the vendor twice when a worker dies
 	// after the vendor answered but before the job was completed.
-	MetaIdempotencyKey = "toolhub/idempotency_key"
+	MetaIdempotencyKey = hub.MetaIdempotencyKey
 )
 
 // Errors of the stores.

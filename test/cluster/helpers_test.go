@@ -27,7 +27,7 @@ import (
 var toolhubBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(drilltest.Run(m, "../..", &toolhubBin, nil))
+	os.Exit(drilltest.Run(m, "../..", &toolhubBin))
 }
 
 // serveVendors serves the named example vendors on one loopback port,

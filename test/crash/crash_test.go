@@ -31,66 +31,7 @@ import (
 var toolhubBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(drilltest.Run(m, "../..", &toolhubBin, overlayFlags))
-}
-
-// overlayFlags are the go build flags that add the pending changes.
-func overlayFlags(dir string) ([]string, error) {
-	overlay, err := wiringOverlay(dir)
-	if err != nil || overlay == "" {
-		return nil, err
-	}
-	return []string{"-overlay", overlay}, nil
-}
-
-// pending are the changes outside this test's packages that it needs and
-// that the lead applies (see the report): until a file has its change,
-// TestMain builds toolhub with it through go build -overlay, and says so.
-var pending = []struct{ file, old, new string }{
-	{ // record an attempt intent before each vendor attempt
-		"internal/app/app.go",
-		"Vendor:         []hub.Middleware{a.Gov.VendorMiddleware()},",
-		"Vendor:         []hub.Middleware{a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()},",
-	},
-	{ // let the job's idempotency key reach the vendor
-		"servers/meta.go",
-		"	k := strings.ToLower(key)\n",
-		"	k := strings.ToLower(key)\n	if k == \"toolhub/idempotency_key\" {\n		return false\n	}\n",
-	},
-}
-
-// wiringOverlay returns a go build -overlay file with the pending changes
-// not yet in the tree, or "" when every one is.
-func wiringOverlay(dir string) (string, error) {
-	replace := map[string]string{}
-	for i, p := range pending {
-		src, err := filepath.Abs(filepath.Join("../..", p.file))
-		if err != nil {
-			return "", err
-		}
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return "", err
-		}
-		if bytes.Contains(b, []byte(p.new)) {
-			continue
-		}
-		if !bytes.Contains(b, []byte(p.old)) {
-			return "", fmt.Errorf("%s: has neither the change this test needs nor the text %q it replaces", p.file, p.old)
-		}
-		fmt.Fprintf(os.Stderr, "crash: %s lacks a change this test needs; building toolhub with it through -overlay\n", p.file)
-		patched := filepath.Join(dir, fmt.Sprintf("overlay-%d.go", i))
-		if err := os.WriteFile(patched, bytes.Replace(b, []byte(p.old), []byte(p.new), 1), 0o644); err != nil {
-			return "", err
-		}
-		replace[src] = patched
-	}
-	if len(replace) == 0 {
-		return "", nil
-	}
-	ov, _ := json.Marshal(map[string]any{"Replace": replace})
-	path := filepath.Join(dir, "overlay.json")
-	return path, os.WriteFile(path, ov, 0o644)
+	os.Exit(drilltest.Run(m, "../..", &toolhubBin))
 }
 
 // serveVendors serves the named example vendors on a loopback port, each

@@ -3,7 +3,7 @@
 // condition and stops a process, failing the test when either does not
 // come.
 //
-//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &bin, nil)) }
+//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &bin)) }
 //
 //	h, err := drill.StartProcess(drill.ProcessOptions{Binary: bin, Config: cfg, Data: data})
 //	…
@@ -25,12 +25,10 @@ import (
 
 // Run is for TestMain: it builds toolhub from moduleDir
 // ([drill.BuildBinary]) into a temporary folder, sets *bin to it, runs the
-// tests, removes the folder and returns the tests' exit code. flags, if
-// not nil, returns more go build flags (such as an -overlay file it wrote
-// into the folder, dir).
+// tests, removes the folder and returns the tests' exit code.
 //
-//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &toolhubBin, nil)) }
-func Run(m *testing.M, moduleDir string, bin *string, flags func(dir string) ([]string, error)) int {
+//	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &toolhubBin)) }
+func Run(m *testing.M, moduleDir string, bin *string) int {
 	dir, err := os.MkdirTemp("", "toolhub-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,14 +36,7 @@ func Run(m *testing.M, moduleDir string, bin *string, flags func(dir string) ([]
 	}
 	defer os.RemoveAll(dir)
 	*bin = filepath.Join(dir, "toolhub")
-	var extra []string
-	if flags != nil {
-		if extra, err = flags(dir); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	if err := drill.BuildBinary(context.Background(), moduleDir, *bin, extra...); err != nil {
+	if err := drill.BuildBinary(context.Background(), moduleDir, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "build toolhub:", err)
 		return 1
 	}
