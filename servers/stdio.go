@@ -33,8 +33,9 @@ type proc struct {
 	exited chan struct{}
 	err    error // the exit status; read after exited is closed
 
-	tailMu sync.Mutex
-	tail   []string // last lines of stderr
+	tailMu  sync.Mutex
+	tail    []string      // last lines of stderr
+	drained chan struct{} // closed when stderr reached its end
 }
 
 // startProc starts a stdio vendor.
@@ -81,7 +82,7 @@ func startProc(command string, args, env []string, dir string, log *slog.Logger,
 	_ = outW.Close()
 	_ = errW.Close()
 
-	p := &proc{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, exited: make(chan struct{}), drained: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -95,11 +96,28 @@ func startProc(command string, args, env []string, dir string, log *slog.Logger,
 	return p, transport.NewIO(out, inW, nil), nil
 }
 
+// stderrGrace is how long [proc.exitError] waits for an exited process's
+// stderr to be read to its end.
+const stderrGrace = 200 * time.Millisecond
+
 // pid returns the process id.
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
 // exitError describes how the process ended, with the last stderr line.
+// The process may have exited before its last words were read: it waits a
+// moment for stderr to end (a grandchild holding the pipe open may keep it
+// from ending at all).
 func (p *proc) exitError() error {
+	select {
+	case <-p.exited:
+		t := time.NewTimer(stderrGrace)
+		select {
+		case <-p.drained:
+		case <-t.C:
+		}
+		t.Stop()
+	default:
+	}
 	err := p.err
 	if err == nil {
 		err = errors.New("exited")
@@ -134,6 +152,7 @@ func (p *proc) stop() {
 // drainStderr keeps the child's stderr flowing (a full pipe would block
 // it), logs each line at debug level and keeps the last few for errors.
 func (p *proc) drainStderr(log *slog.Logger, red *redactor) {
+	defer close(p.drained)
 	sc := bufio.NewScanner(p.stderr)
 	sc.Buffer(make([]byte, 4096), 64<<10)
 	for sc.Scan() {
