@@ -783,6 +783,11 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 		switch {
 		case a.Outcome == string(hub.CodeTimeout):
 			out, reason = OutcomeTimeout, a.Outcome+": "+a.Error
+		case a.Outcome == string(hub.CodeCanceled):
+			// The caller went away (or a job's worker lost its lease) with
+			// the call at the vendor: it may have been done or not, as for
+			// an attempt in flight when toolhub was killed.
+			out, reason = OutcomeUnknown, a.Outcome+": "+a.Error
 		case a.Outcome != "ok":
 			out, reason = OutcomeError, strings.TrimSuffix(a.Outcome+": "+a.Error, ": ")
 		}

@@ -317,3 +317,31 @@ func TestMiddlewareEvents(t *testing.T) {
 		t.Errorf("doubao day spent %v, want 0 (sd answered)", spent)
 	}
 }
+
+// TestCanceledAttemptIsUnknown: an attempt cut off by its caller going away
+// (or by a job's worker losing its lease) may have been done at the vendor
+// or not: it is recorded unknown, not error, and paid nothing.
+func TestCanceledAttemptIsUnknown(t *testing.T) {
+	ctx := context.Background()
+	l := openLedger(t, t.TempDir())
+	m := newMeter(t, l, &billing.MeterOptions{Pricer: billing.NewPricer(book(t), nil)})
+	inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		c.Trace.Attempts = append(c.Trace.Attempts,
+			hub.Attempt{Vendor: "sd", Tool: "txt2img", Outcome: string(hub.CodeCanceled), Error: "call canceled"})
+		return nil, &hub.Error{Code: hub.CodeCanceled, Message: "call canceled"}
+	}), m.Middleware())
+	_, _ = inv.Invoke(ctx, &hub.Call{ID: "c1", Tenant: "acme", Name: "sd__txt2img", Start: time.Now(), Trace: &hub.Trace{}})
+	if err := m.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var attempts []billing.Event
+	l.Query(ctx, billing.Filter{}, func(e billing.Event) error {
+		if e.Kind == billing.KindAttempt {
+			attempts = append(attempts, e)
+		}
+		return nil
+	})
+	if len(attempts) != 1 || attempts[0].Outcome != billing.OutcomeUnknown || attempts[0].VendorCost != 0 {
+		t.Errorf("attempts = %+v; want one unknown attempt, paid nothing", attempts)
+	}
+}
