@@ -43,8 +43,7 @@ func (s *Server) watch(jobID string) (<-chan struct{}, func()) {
 		if err != nil {
 			s.opts.Logger.Warn("a2a: reading the job event feed failed; following it from its start", "err", err)
 		}
-		s.wg.Add(1)
-		go s.followJobs(after)
+		s.goFollow(func() { s.followJobs(after) })
 	})
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
@@ -86,7 +85,6 @@ func (s *Server) feedEnd() (int64, error) {
 // followJobs follows the job event feed after the event id after until
 // the server stops, kicking the watchers of each event's job.
 func (s *Server) followJobs(after int64) {
-	defer s.wg.Done()
 	q := s.opts.Jobs
 	for {
 		err := q.Follow(s.ctx, "", after, s.opts.JobPoll, func(e jobs.Event) error {
@@ -337,11 +335,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("a2a: resume tasks of queued calls: %w", err)
 	}
 	for _, jt := range list {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.resume(jt)
-		}()
+		s.goFollow(func() { s.resume(jt) })
 	}
 	if len(list) > 0 {
 		s.opts.Logger.Info("a2a: following the jobs of unfinished tasks", "tasks", len(list))
@@ -352,8 +346,26 @@ func (s *Server) Start(ctx context.Context) error {
 // Close stops following jobs and waits for the followers to end.
 func (s *Server) Close() error {
 	s.cancel()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
+}
+
+// goFollow runs f in a goroutine that Close waits for, unless Close has
+// begun: a WaitGroup must not be added to while it is waited on.
+func (s *Server) goFollow(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
 }
 
 // resume follows one stored task's job and writes its outcome to the store

@@ -111,6 +111,7 @@ type Server struct {
 	followOnce sync.Once
 
 	mu        sync.Mutex
+	closed    bool // set by Close: no follower starts after it
 	running   map[sdk.TaskID]context.CancelFunc
 	watchers  map[string][]chan struct{} // job id → tasks following it
 	canceling map[string]int             // job id → CancelTasks canceling it
