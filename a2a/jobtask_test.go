@@ -73,11 +73,10 @@ func newJobLab(t *testing.T, taskStore string) *jobLab {
 		&hub.Options{DefaultTimeout: time.Minute, Route: router.Route, Logger: quietLogger()})
 	switch taskStore {
 	case "sqlite": // in the jobs' file, as toolhub keeps it
-		s, err := OpenSQLiteTaskStore(t.Context(), path, nil)
+		s, err := NewSQLiteTaskStore(t.Context(), js.DB(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.Close() })
 		l.tasks, l.pushes = s, s.PushConfigs()
 	case "redis":
 		c := redistest.Client(t)

@@ -62,7 +62,7 @@ type ServerOptions struct {
 	// name the tenant can see may be called.
 	VendorTools bool
 	// TaskStore keeps tasks; nil means in memory (lost on restart). Use
-	// [OpenSQLiteTaskStore] (embedded, next to the jobs) or
+	// [NewSQLiteTaskStore] (embedded, in the job database) or
 	// [NewRedisTaskStore] (shared by instances) to keep them. Either way
 	// a tenant sees and lists its own tasks only.
 	TaskStore TaskStore

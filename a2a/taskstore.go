@@ -20,7 +20,7 @@ import (
 // tasks: the a2a-go server's config store interface.
 type PushConfigStore = push.ConfigStore
 
-// TaskStoreOptions configure [OpenSQLiteTaskStore] and [NewRedisTaskStore].
+// TaskStoreOptions configure [NewSQLiteTaskStore] and [NewRedisTaskStore].
 // A nil *TaskStoreOptions, and every zero field, means the default.
 type TaskStoreOptions struct {
 	// Now is the clock that orders ListTasks (most recently updated

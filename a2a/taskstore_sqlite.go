@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
@@ -56,28 +55,19 @@ CREATE TABLE IF NOT EXISTS a2a_push_configs (
 );
 `
 
-// OpenSQLiteTaskStore opens (creating the tables if needed) the task store
-// in the SQLite file at path; the file may hold other tables (the jobs').
-func OpenSQLiteTaskStore(ctx context.Context, path string, opts *TaskStoreOptions) (*SQLiteTaskStore, error) {
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("a2a: task store: open sqlite %q: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
+// NewSQLiteTaskStore keeps tasks in db, the job database's handle
+// ([jobs.SQLite.DB]): tasks are stored where the jobs are, through the
+// same connection. It creates its tables if needed; db stays its owner's
+// to close.
+func NewSQLiteTaskStore(ctx context.Context, db *sql.DB, opts *TaskStoreOptions) (*SQLiteTaskStore, error) {
 	if _, err := db.ExecContext(ctx, sqliteTaskSchema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("a2a: task store: sqlite schema in %q: %w", path, err)
+		return nil, fmt.Errorf("a2a: task store: sqlite schema: %w", err)
 	}
 	return &SQLiteTaskStore{db: db, now: opts.now(), keep: opts.keep()}, nil
 }
 
-// Close closes the database.
-func (s *SQLiteTaskStore) Close() error { return s.db.Close() }
+// Close does nothing: the database belongs to the job store.
+func (s *SQLiteTaskStore) Close() error { return nil }
 
 func (s *SQLiteTaskStore) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
 	r, err := rowOf(t)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -46,11 +47,7 @@ func storeImpls(t *testing.T) []storeImpl {
 			}), push.NewInMemoryStore()
 		}},
 		{name: "sqlite", jobs: true, open: func(t *testing.T, now func() time.Time) (TaskStore, PushConfigStore) {
-			s, err := OpenSQLiteTaskStore(t.Context(), filepath.Join(dir, fmt.Sprintf("tasks%d.db", dbSeq.Add(1))), &TaskStoreOptions{Now: now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
+			s := openSQLiteTasks(t, filepath.Join(dir, fmt.Sprintf("tasks%d.db", dbSeq.Add(1))), &TaskStoreOptions{Now: now})
 			return s, s.PushConfigs()
 		}},
 		{name: "redis", jobs: true, open: func(t *testing.T, now func() time.Time) (TaskStore, PushConfigStore) {
@@ -316,7 +313,11 @@ func TestTaskStoreJobTasks(t *testing.T) {
 func TestSQLiteTaskStoreSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	ctx := withStoreTenant(t.Context(), "acme")
-	s, err := OpenSQLiteTaskStore(ctx, path, nil)
+	js, err := jobs.OpenSQLite(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSQLiteTaskStore(ctx, js.DB(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,12 +327,8 @@ func TestSQLiteTaskStoreSurvivesReopen(t *testing.T) {
 	if _, err := s.PushConfigs().Save(ctx, "t1", &sdk.PushConfig{ID: "p", URL: "https://hooks.example/x"}); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
-	s, err = OpenSQLiteTaskStore(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	js.Close()
+	s = openSQLiteTasks(t, path, nil)
 	if st, err := s.Get(ctx, "t1"); err != nil || st.Task.Status.State != sdk.TaskStateWorking {
 		t.Errorf("Get after reopen = %+v, %v", st, err)
 	}
@@ -348,11 +345,7 @@ func TestTaskStoreKeepFinished(t *testing.T) {
 		now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 		clock := func() time.Time { return time.Unix(0, now.Load()) }
 		ctx := withStoreTenant(t.Context(), "acme")
-		s, err := OpenSQLiteTaskStore(ctx, filepath.Join(t.TempDir(), "jobs.db"), &TaskStoreOptions{Now: clock, KeepFinished: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := openSQLiteTasks(t, filepath.Join(t.TempDir(), "jobs.db"), &TaskStoreOptions{Now: clock, KeepFinished: time.Hour})
 		done, open := newTask("done", "c", sdk.TaskStateCompleted), newTask("open", "c", sdk.TaskStateWorking)
 		for _, tk := range []*sdk.Task{done, open} {
 			if _, err := s.Create(ctx, tk); err != nil {
@@ -403,4 +396,20 @@ func TestTaskStoreKeepFinished(t *testing.T) {
 			t.Errorf("index keeps %d expired tasks", n)
 		}
 	})
+}
+
+// openSQLiteTasks opens a job database at path and a task store in it, as
+// toolhub keeps them; both close when t ends.
+func openSQLiteTasks(t *testing.T, path string, opts *TaskStoreOptions) *SQLiteTaskStore {
+	t.Helper()
+	js, err := jobs.OpenSQLite(t.Context(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { js.Close() })
+	s, err := NewSQLiteTaskStore(t.Context(), js.DB(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

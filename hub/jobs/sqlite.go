@@ -92,6 +92,10 @@ func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite,
 
 func (s *SQLite) Close() error { return s.db.Close() }
 
+// DB is the job database's handle, for stores that keep their tables next
+// to the jobs' (toolhub's A2A tasks). Close closes it.
+func (s *SQLite) DB() *sql.DB { return s.db }
+
 const jobCols = `id, tenant, tool, arguments, meta, priority, status, attempts, next_at, last_error, result, owner, lease_until, created, updated, keep_until`
 
 type scanner interface{ Scan(dest ...any) error }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/internal/config"
@@ -21,11 +20,10 @@ func (a *App) agentTasks(ctx context.Context, cfg *config.Config, o *a2a.ServerO
 		o.TaskStore, o.PushConfigStore = s, s.PushConfigs()
 		return nil
 	}
-	s, err := a2a.OpenSQLiteTaskStore(ctx, filepath.Join(cfg.Data, "jobs.db"), &a2a.TaskStoreOptions{KeepFinished: keep})
+	s, err := a2a.NewSQLiteTaskStore(ctx, a.jobsDB, &a2a.TaskStoreOptions{KeepFinished: keep})
 	if err != nil {
 		return err
 	}
-	context.AfterFunc(a.ctx, func() { s.Close() }) // the app's Close
 	o.TaskStore, o.PushConfigStore = s, s.PushConfigs()
 	return nil
 }

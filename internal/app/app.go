@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,9 +92,12 @@ type App struct {
 	redis   *redis.Client                              // fail-fast: the call path's limits, budgets, cache, volumes
 	// redisDurable waits and retries: the jobs queue and A2A tasks.
 	redisDurable *redis.Client
-	ctx          context.Context // the app's lifetime: probes
-	cancel       context.CancelFunc
-	examples     *exampleVendors
+	// jobsDB is the embedded job database (nil with redis): A2A tasks
+	// keep their tables in it.
+	jobsDB   *sql.DB
+	ctx      context.Context // the app's lifetime: probes
+	cancel   context.CancelFunc
+	examples *exampleVendors
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors

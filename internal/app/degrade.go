@@ -22,7 +22,10 @@ func (a *App) degradation(ctx context.Context, cfg *config.Config) error {
 		cstore = cache.NewRedis(a.redis, &cache.RedisOptions{Prefix: cfg.RedisPrefix + "cache:"})
 		jstore, err = jobs.NewRedis(ctx, a.redisDurable, &jobs.RedisOptions{Prefix: cfg.RedisPrefix + "jobs:"})
 	} else {
-		jstore, err = jobs.OpenSQLite(ctx, filepath.Join(cfg.Data, "jobs.db"), nil)
+		var js *jobs.SQLite
+		if js, err = jobs.OpenSQLite(ctx, filepath.Join(cfg.Data, "jobs.db"), nil); err == nil {
+			jstore, a.jobsDB = js, js.DB()
+		}
 	}
 	if err != nil {
 		return err
