@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/internal/pglisten"
 	"github.com/toolhub/toolhub/internal/pgschema"
 )
 
@@ -299,61 +299,19 @@ func (s *Store) setListening(on bool) {
 	s.mu.Unlock()
 }
 
-// Reconnect backoff of the listener.
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 10 * time.Second
-)
-
 // listen keeps a connection listening on [Channel] until ctx ends,
 // reconnecting with backoff; the cache is used only while it listens.
 func (s *Store) listen(ctx context.Context) {
 	defer close(s.done)
-	backoff := minBackoff
-	for {
-		lasted, err := s.listenOnce(ctx)
-		s.setListening(false)
-		if ctx.Err() != nil {
-			return
-		}
-		if lasted > maxBackoff {
-			backoff = minBackoff
-		}
-		wait := backoff/2 + rand.N(backoff/2)
-		s.log.Warn("pgkeys: listen: connection lost; reading every key from the database until it is back", "where", s.where, "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-func (s *Store) listenOnce(ctx context.Context) (time.Duration, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.conn)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		conn.Close(ctx)
-	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{Channel}.Sanitize()); err != nil {
-		return 0, fmt.Errorf("listen: %w", err)
-	}
-	start := time.Now()
-	s.setListening(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return time.Since(start), err
-		}
-		s.forget(n.Payload)
-	}
+	_ = pglisten.Run(ctx, s.conn, Channel, pglisten.Handlers{
+		Connected: func() { s.setListening(true) },
+		Notify:    s.forget,
+		Lost: func(err error, wait time.Duration) {
+			s.setListening(false)
+			s.log.Warn("pgkeys: listen: connection lost; reading every key from the database until it is back", "where", s.where, "err", err, "retry_in", wait)
+		},
+	})
+	s.setListening(false)
 }
 
 // Schema is the schema that holds the api_keys table.

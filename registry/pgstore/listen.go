@@ -2,12 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/toolhub/toolhub/internal/pglisten"
 )
 
 // Channel is the PostgreSQL notification channel: every committed put or
@@ -25,12 +23,6 @@ const (
 	// Changes made while it was not listening were not heard; reload
 	// everything.
 	KindResync = "resync"
-)
-
-// Reconnect backoff of [Store.Listen].
-const (
-	minBackoff = 100 * time.Millisecond
-	maxBackoff = 10 * time.Second
 )
 
 // Listen calls fn for every change to the registry that commits in this
@@ -51,55 +43,18 @@ const (
 // changes made to other schemas' registries. Reading the id again makes
 // those harmless.
 func (s *Store) Listen(ctx context.Context, fn func(kind, id string)) error {
-	backoff := minBackoff
-	for {
-		lasted, err := s.listenOnce(ctx, fn)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if lasted > maxBackoff {
-			backoff = minBackoff // it had been working: come back fast
-		}
-		wait := backoff/2 + rand.N(backoff/2)
-		s.log.Warn("pgstore: listen: connection lost, reconnecting", "where", s.where, "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-// listenOnce listens on one connection until it fails, and says how long
-// it listened.
-func (s *Store) listenOnce(ctx context.Context, fn func(kind, id string)) (time.Duration, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.conn)
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		conn.Close(ctx)
-	}()
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{Channel}.Sanitize()); err != nil {
-		return 0, fmt.Errorf("listen: %w", err)
-	}
-	start := time.Now()
-	fn(KindResync, "")
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return time.Since(start), err
-		}
-		kind, id, ok := strings.Cut(n.Payload, ":")
-		if !ok || kind == "" || id == "" {
-			s.log.Warn("pgstore: listen: notification is not kind:id; ignored", "where", s.where, "payload", n.Payload)
-			continue
-		}
-		fn(kind, id)
-	}
+	return pglisten.Run(ctx, s.conn, Channel, pglisten.Handlers{
+		Connected: func() { fn(KindResync, "") },
+		Notify: func(payload string) {
+			kind, id, ok := strings.Cut(payload, ":")
+			if !ok || kind == "" || id == "" {
+				s.log.Warn("pgstore: listen: notification is not kind:id; ignored", "where", s.where, "payload", payload)
+				return
+			}
+			fn(kind, id)
+		},
+		Lost: func(err error, wait time.Duration) {
+			s.log.Warn("pgstore: listen: connection lost, reconnecting", "where", s.where, "err", err, "retry_in", wait)
+		},
+	})
 }
