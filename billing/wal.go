@@ -48,7 +48,6 @@ type wal struct {
 	seq  int      // current segment number (the file may not exist yet)
 	f    *os.File // nil until the first append to segment seq
 	size int64
-	buf  []byte
 	open map[string]openIntent // intents without an outcome, by event key
 	err  error                 // the last append error, reported once
 }

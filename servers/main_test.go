@@ -33,11 +33,7 @@ func TestMain(m *testing.M) {
 	if runtime.GOOS == "windows" {
 		testvendorBin += ".exe"
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	cmd := exec.Command(goBin, "build", "-o", testvendorBin, "./internal/testvendor")
+	cmd := exec.Command("go", "build", "-o", testvendorBin, "./internal/testvendor")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building testvendor:", err)

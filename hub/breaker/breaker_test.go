@@ -444,7 +444,7 @@ func TestSet(t *testing.T) {
 		}
 		return nil
 	})
-	if s.Get("weather") != s.Get("weather") {
+	if first, again := s.Get("weather"), s.Get("weather"); first != again {
 		t.Error("Get returned two breakers for one key")
 	}
 	calls(t, s.Get("weather/forecast"), Failure)

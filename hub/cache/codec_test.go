@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,7 +108,7 @@ func TestKeyCanonical(t *testing.T) {
 			}
 		})
 	}
-	got, _ := cache.Canonical(map[string]any{"b": []any{1, 2.5, "x", true, nil}, "a": map[string]any{"z": 1, "y": -0.0}})
+	got, _ := cache.Canonical(map[string]any{"b": []any{1, 2.5, "x", true, nil}, "a": map[string]any{"z": 1, "y": math.Copysign(0, -1)}})
 	if want := `{"a":{"y":0,"z":1},"b":[1,2.5,"x",true,null]}`; string(got) != want {
 		t.Errorf("canonical = %s, want %s", got, want)
 	}

@@ -53,17 +53,7 @@ func (w *logWatch) WithGroup(name string) slog.Handler {
 	return &logWatch{next: w.next.WithGroup(name), s: w.s}
 }
 
-// reset forgets what was seen: the next first sighting counts.
-func (w *logWatch) reset(msgs ...string) {
-	w.s.mu.Lock()
-	defer w.s.mu.Unlock()
-	for _, m := range msgs {
-		delete(w.s.first, m)
-		delete(w.s.count, m)
-	}
-}
-
-// seen returns when msg was first logged since the last reset.
+// seen returns when msg was first logged.
 func (w *logWatch) seen(msg string) (time.Time, bool) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
@@ -71,7 +61,7 @@ func (w *logWatch) seen(msg string) (time.Time, bool) {
 	return t, ok
 }
 
-// times returns how often msg was logged since the last reset.
+// times returns how often msg was logged.
 func (w *logWatch) times(msg string) int {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
