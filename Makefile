@@ -44,7 +44,8 @@ FUZZ_TARGETS := \
 	./hub/cache:FuzzDecode \
 	./billing:FuzzParseMicros \
 	./billing:FuzzDecodeSpillLine \
-	./a2a:FuzzParseCard
+	./a2a:FuzzParseCard \
+	./internal/config:FuzzParse
 
 fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,7 +145,7 @@ type BudgetOptions struct {
 
 // Budgets enforces [BudgetRule]s on calls.
 type Budgets struct {
-	rules  []BudgetRule
+	rules  atomic.Pointer[[]BudgetRule] // replaced whole by SetRules
 	opts   BudgetOptions
 	log    *slog.Logger
 	soft   atomic.Int64
@@ -179,6 +180,14 @@ func NewBudgets(rules []BudgetRule, opts *BudgetOptions) (*Budgets, error) {
 	if b.log == nil {
 		b.log = slog.Default()
 	}
+	if err := b.SetRules(rules); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkRules checks budget rules and returns a copy of them.
+func checkRules(rules []BudgetRule) ([]BudgetRule, error) {
 	for i, r := range rules {
 		if r.Tenant == "" {
 			return nil, fmt.Errorf("billing: budgets[%d]: tenant is required (\"*\" for every tenant)", i)
@@ -192,9 +201,8 @@ func NewBudgets(rules []BudgetRule, opts *BudgetOptions) (*Budgets, error) {
 		if strings.ContainsAny(r.Tenant+r.Vendor, "{}") {
 			return nil, fmt.Errorf("billing: budgets[%d]: tenant and vendor may not contain { or }", i)
 		}
-		b.rules = append(b.rules, r)
 	}
-	return b, nil
+	return slices.Clone(rules), nil
 }
 
 // Stats returns the budget counters.
@@ -221,7 +229,7 @@ type budgetLine struct {
 // lines returns the counters a call by tenant to vendor touches at time at.
 func (b *Budgets) lines(tenant, vendor string, at time.Time) []budgetLine {
 	var out []budgetLine
-	for _, r := range b.rules {
+	for _, r := range *b.rules.Load() {
 		if r.Tenant != "*" && r.Tenant != tenant || r.Vendor != "" && r.Vendor != vendor {
 			continue
 		}

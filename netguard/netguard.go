@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type Policy struct {
 	allowNets, denyNets   []netip.Prefix
 	allowHosts, denyHosts map[string]bool // lower-case names and "host:port"
 	res                   *net.Resolver
+	next                  atomic.Pointer[Policy] // set by Update: the lists in force
 }
 
 // New builds a policy, checking every entry.
@@ -162,6 +164,9 @@ func (p *Policy) resolve(ctx context.Context, host, port string) ([]netip.Addr, 
 // CheckURL checks a vendor URL: its scheme, and every address its host
 // resolves to.
 func (p *Policy) CheckURL(ctx context.Context, raw string) error {
+	if n := p.next.Load(); n != nil {
+		return n.CheckURL(ctx, raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("netguard: url %q: %v", raw, err)
@@ -181,6 +186,9 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 // itself and dials the checked address, so DNS cannot change the answer
 // between the check and the connection.
 func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if n := p.next.Load(); n != nil {
+		return n.DialContext(ctx, network, addr)
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err

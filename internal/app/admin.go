@@ -49,6 +49,15 @@ func (a *App) mayChange(ctx context.Context, id string) (auth.Principal, error) 
 // callers would notice (a tool removed, an argument now required, …) waits
 // for an operator unless an operator made it.
 func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create bool) (api.VendorChange, error) {
+	return a.changeVendor(ctx, spec, create, "")
+}
+
+// changeVendor checks, tries and commits a vendor spec, or stores it for an
+// operator to approve: a registration, an update, or a rollback to an
+// earlier version (action "vendor.rollback", audited when it goes live). A
+// rollback is a change like any other: what it removes or loosens waits for
+// an operator the same way.
+func (a *App) changeVendor(ctx context.Context, spec registry.Vendor, create bool, action string) (api.VendorChange, error) {
 	p, err := a.mayChange(ctx, spec.ID)
 	if err != nil {
 		return api.VendorChange{}, err
@@ -97,6 +106,7 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 		}
 		change.Breaking = registry.BreakingChanges(live, defs)
 	}
+	change.Breaking = append(change.Breaking, privacyLoosened(old.Vendor, spec)...)
 	if len(change.Breaking) > 0 && !p.Is(auth.RoleOperator) {
 		change.Status = "pending_approval"
 		// Stored (shared with every hub when postgres is set): an operator
@@ -108,7 +118,29 @@ func (a *App) RegisterVendor(ctx context.Context, spec registry.Vendor, create b
 		a.audit(ctx, "vendor.pending", spec.ID, old.Vendor, spec)
 		return change, nil
 	}
-	return a.commitVendor(ctx, spec, change, exists, old)
+	change, err = a.commitVendor(ctx, spec, change, exists, old)
+	if err == nil && action != "" {
+		a.audit(ctx, action, spec.ID, old.Vendor, spec)
+	}
+	return change, err
+}
+
+// privacyLoosened lists how spec lets more private data reach its vendor
+// than the vendor in force (the zero Vendor for a new one): a higher
+// max_data_level, or a redaction rule dropped. A vendor key cannot do that
+// by itself: like a breaking change, it waits for an operator. Changes that
+// send the vendor less (a lower level, a rule added) need no approval.
+func privacyLoosened(old, spec registry.Vendor) []string {
+	var out []string
+	if spec.MaxDataLevel > old.MaxDataLevel {
+		out = append(out, fmt.Sprintf("privacy: max_data_level raised from %d to %d", old.MaxDataLevel, spec.MaxDataLevel))
+	}
+	for _, r := range old.Redact {
+		if !slices.Contains(spec.Redact, r) {
+			out = append(out, fmt.Sprintf("privacy: redaction rule %q dropped", r))
+		}
+	}
+	return out
 }
 
 func (a *App) commitVendor(ctx context.Context, spec registry.Vendor, change api.VendorChange, exists bool, old registry.VendorRecord) (api.VendorChange, error) {
@@ -225,11 +257,9 @@ func (a *App) RollbackVendor(ctx context.Context, id string, version int64) (api
 	if i < 0 {
 		return api.VendorChange{}, badRequest("vendor %q has no version %d", id, version)
 	}
-	change, err := a.commitVendor(ctx, h[i].Vendor, api.VendorChange{Vendor: id, Status: "live"}, true, h[len(h)-1])
-	if err == nil {
-		a.audit(ctx, "vendor.rollback", id, h[len(h)-1].Vendor, h[i].Vendor)
-	}
-	return change, err
+	// The earlier version is checked and tried like a new one: rolling
+	// back to it must not skip the approval the same change needs by PUT.
+	return a.changeVendor(ctx, h[i].Vendor, false, "vendor.rollback")
 }
 
 // PendingVendors lists the vendor changes waiting for an operator, on

@@ -277,16 +277,26 @@ func (a *App) Config() *config.Config { return a.cfg.Load() }
 
 // Reload applies a new config without dropping in-flight calls: vendors
 // whose spec did not change keep their connections. A config that does not
-// validate is refused and the old one keeps serving.
+// validate, that changes a key a reload cannot apply ([ReloadableKeys]) or
+// that drops every tenant is refused, and the old one keeps serving.
 func (a *App) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	old := a.cfg.Load()
-	if old != nil && (cfg.Addr != old.Addr || cfg.Data != old.Data || cfg.Redis != old.Redis || cfg.Postgres != old.Postgres) {
-		a.log.Warn("config reload: addr, data, redis and postgres take effect only after a restart")
+	if err := checkReload(old, cfg); err != nil {
+		return err
 	}
-	return a.apply(ctx, cfg)
+	if err := a.reloadOutbound(ctx, old, cfg); err != nil {
+		return err
+	}
+	if err := a.Budgets.SetRules(cfg.Billing.Budgets); err != nil {
+		return err
+	}
+	if err := a.apply(ctx, cfg); err != nil {
+		return err
+	}
+	return a.seedBudgets(ctx) // a budget new to a tenant counts what it spent already
 }
 
 func (a *App) apply(ctx context.Context, cfg *config.Config) error {

@@ -49,5 +49,18 @@ func (a *App) metering(ctx context.Context, cfg *config.Config) error {
 	}
 	a.Budgets, err = billing.NewBudgets(cfg.Billing.Budgets, &billing.BudgetOptions{Pricer: pricer, Store: store,
 		SoftPercent: cfg.Billing.SoftPercent, FailOpen: cfg.Billing.BudgetsFailOpen, Logger: a.log})
-	return err
+	if err != nil {
+		return err
+	}
+	return a.seedBudgets(ctx)
+}
+
+// seedBudgets gives in-process budget counters what the ledger holds for
+// the current day and month (a restart must not let a tenant spend its
+// budget again), after writing the meter's buffer and spill to the ledger.
+func (a *App) seedBudgets(ctx context.Context) error {
+	if err := a.Meter.Flush(ctx); err != nil {
+		a.log.Warn("billing: usage events wait in the spill; budgets are seeded without them", "err", err)
+	}
+	return a.Budgets.Seed(ctx, a.Ledger, time.Now())
 }

@@ -170,8 +170,20 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
+// ErrEmpty: the config sets no key. Such a file is refused, at start and
+// on reload: an emptied or truncated file would otherwise drop every
+// vendor and tenant, and with no tenants every caller sees every tool.
+var ErrEmpty = errors.New("config is empty: it sets no key (to run on the embedded defaults, leave out --config)")
+
 // Parse decodes and validates a config, filling defaults.
 func Parse(data []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if isEmpty(&doc) {
+		return nil, ErrEmpty
+	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -236,6 +248,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("outbound: %v", err))
 	}
 	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate())
+	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 {
 		errs = append(errs, errors.New("jobs: workers, max_attempts and result_ttl must not be negative"))
 	}
@@ -281,6 +296,24 @@ func (c *Config) Validate() error {
 		tseen[c.Tenants[i].ID] = true
 	}
 	return errors.Join(errs...)
+}
+
+// isEmpty reports whether a YAML document holds no key: nothing, only
+// comments, null or an empty mapping.
+func isEmpty(doc *yaml.Node) bool {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	switch n.Kind {
+	case 0, yaml.DocumentNode:
+		return len(n.Content) == 0
+	case yaml.MappingNode:
+		return len(n.Content) == 0
+	case yaml.ScalarNode:
+		return n.Tag == "!!null"
+	}
+	return false
 }
 
 // RegistryCapabilities converts the YAML capabilities.

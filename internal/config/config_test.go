@@ -22,6 +22,11 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate vendor", "vendors: [{id: a, mcp: {transport: stdio, command: x}}, {id: a, mcp: {transport: stdio, command: x}}]", "declared twice"},
 		{"chain to undeclared vendor", "capabilities: [{name: a.b, chain: [{tool: nope/x}]}]", `vendor "nope" is not declared`},
 		{"bad duration", "timeout: 5", "duration"},
+		{"empty file", "", "config is empty"},
+		{"only comments", "# nothing here\n\n", "config is empty"},
+		{"null document", "~", "config is empty"},
+		{"empty mapping", "{}", "config is empty"},
+		{"bad budget", "billing: {budgets: [{tenant: acme, period: week, limit: \"1\"}]}", `period "week"`},
 		{"bad schema", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, input_schema: {type: integr}, chain: [{tool: a/x}]}]", "input schema"},
 	}
 	for _, tt := range tests {

@@ -164,6 +164,9 @@ func (p *Process) VendorsReady(ctx context.Context, ids ...string) bool {
 	return true
 }
 
+// Signal sends sig to the process (SIGHUP: reload the config).
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Kill sends SIGKILL and waits for the process to be gone.
 func (p *Process) Kill() {
 	select {
