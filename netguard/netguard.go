@@ -149,6 +149,12 @@ func (p *Policy) resolve(ctx context.Context, host, port string) ([]netip.Addr, 
 		return nil, fmt.Errorf("netguard: %s has no address", host)
 	}
 	if trusted {
+		// An allowed name or host:port still never reaches a denied address.
+		for _, a := range addrs {
+			if contains(p.denyNets, a) {
+				return nil, fmt.Errorf("%w: %s is on the outbound deny list", ErrRefused, net.JoinHostPort(a.String(), port))
+			}
+		}
 		return addrs, nil
 	}
 	// Every address must pass: a name that resolves to one public and one

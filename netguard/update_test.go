@@ -35,3 +35,15 @@ func TestUpdateAppliesToEarlierClients(t *testing.T) {
 		t.Errorf("a client made before the update dialled a denied address: %v", err)
 	}
 }
+
+func TestDenyWinsOverAnAllowedHostPort(t *testing.T) {
+	p, err := New(Options{Allow: []string{"127.0.0.1:9100", "localhost"}, Deny: []string{"127.0.0.0/8", "::1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://127.0.0.1:9100/mcp", "http://localhost:9100/mcp"} {
+		if err := p.CheckURL(t.Context(), u); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v, want refused by the deny list", u, err)
+		}
+	}
+}

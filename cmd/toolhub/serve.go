@@ -25,17 +25,22 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*cfgPath)
+	// load reads the config with the flags' overrides, at start and on SIGHUP.
+	load := func() (*config.Config, error) {
+		cfg, err := config.Load(*cfgPath)
+		if err != nil {
+			return nil, err
+		}
+		if *addr != "" {
+			cfg.Addr = *addr
+		}
+		if *data != "" {
+			cfg.Data = *data
+		}
+		return cfg, cfg.Validate()
+	}
+	cfg, err := load()
 	if err != nil {
-		return err
-	}
-	if *addr != "" {
-		cfg.Addr = *addr
-	}
-	if *data != "" {
-		cfg.Data = *data
-	}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
@@ -44,7 +49,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	go reloadOnHUP(ctx, a, *cfgPath, log)
+	// Registered before the hub listens: a SIGHUP from then on reloads.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHUP(ctx, a, hup, *cfgPath, load, log)
 
 	if *stdio {
 		log.Info("serving MCP on stdio", "tenant", *tenant)
@@ -62,19 +71,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return a.Serve(ctx, ln)
 }
 
-// reloadOnHUP re-reads the config on SIGHUP. A bad config is refused with
-// one log line and the old one keeps serving.
-func reloadOnHUP(ctx context.Context, a *app.App, path string, log *slog.Logger) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+// reloadOnHUP re-reads the config on SIGHUP. A bad config, or one that
+// changes keys only a restart applies, is refused with one log line and
+// the old one keeps serving.
+func reloadOnHUP(ctx context.Context, a *app.App, hup <-chan os.Signal, path string, load func() (*config.Config, error), log *slog.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 		}
-		cfg, err := config.Load(path)
+		cfg, err := load()
 		if err == nil {
 			err = a.Reload(ctx, cfg)
 		}

@@ -101,7 +101,7 @@ func (a *App) reloadOutbound(ctx context.Context, old, cfg *config.Config) error
 		if u == "" || !errors.Is(a.Guard.CheckURL(ctx, u), netguard.ErrRefused) {
 			continue
 		}
-		a.log.Warn("config reload: the outbound policy now refuses a vendor's URL; disconnecting it", "vendor", id)
+		a.log.Warn("outbound policy changed: disconnecting a vendor whose URL it now refuses", "vendor", id)
 		if v.Kind() == registry.KindA2A {
 			errs = append(errs, a.A2A.Remove(ctx, id), a.A2A.Add(ctx, v))
 		} else {
