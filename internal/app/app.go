@@ -287,13 +287,14 @@ func (a *App) Reload(ctx context.Context, cfg *config.Config) error {
 	if err := checkReload(old, cfg); err != nil {
 		return err
 	}
+	if err := a.apply(ctx, cfg); err != nil {
+		return err
+	}
+	// Validated above: neither fails on the lists themselves.
 	if err := a.reloadOutbound(ctx, old, cfg); err != nil {
 		return err
 	}
 	if err := a.Budgets.SetRules(cfg.Billing.Budgets); err != nil {
-		return err
-	}
-	if err := a.apply(ctx, cfg); err != nil {
 		return err
 	}
 	return a.seedBudgets(ctx) // a budget new to a tenant counts what it spent already
