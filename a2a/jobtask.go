@@ -458,6 +458,15 @@ type jobHandler struct {
 // the task now, then the task once it has ended.
 func (h jobHandler) SubscribeToTask(ctx context.Context, req *sdk.SubscribeToTaskRequest) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
+		// The SDK attaches to a running execution by task id alone: only
+		// the task's own tenant may (another tenant's task is not found,
+		// as with GetTask and CancelTask).
+		if req != nil {
+			if _, err := h.s.store.Get(ctx, req.ID); err != nil {
+				yield(nil, fmt.Errorf("%w: %s", sdk.ErrTaskNotFound, req.ID))
+				return
+			}
+		}
 		var refused error
 		first := true
 		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -41,6 +42,14 @@ type JobRoutesOptions struct {
 	Done <-chan struct{}
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Reauthenticate checks again that an open stream's request still
+	// holds: its key not revoked nor expired. It is asked every Recheck
+	// and before each event; an error ends the stream with close code
+	// 1008 (policy violation). Nil means a stream is never checked again.
+	Reauthenticate func(r *http.Request) error
+	// Recheck is how often an open event stream is checked with
+	// Reauthenticate; zero means 5 s.
+	Recheck time.Duration
 }
 
 // JobRoutes returns the job routes, to mount with [Options.Routes]:
@@ -69,6 +78,9 @@ func JobRoutes(q *jobs.Queue, opts *JobRoutesOptions) func(mux *http.ServeMux) {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
 	}
+	if h.opts.Recheck <= 0 {
+		h.opts.Recheck = 5 * time.Second
+	}
 	h.up = websocket.Upgrader{CheckOrigin: h.opts.CheckOrigin}
 	return func(mux *http.ServeMux) {
 		mux.Handle("GET /v1/jobs/{id}", callers(http.HandlerFunc(h.get)))
@@ -78,6 +90,9 @@ func JobRoutes(q *jobs.Queue, opts *JobRoutesOptions) func(mux *http.ServeMux) {
 		mux.Handle("POST /v1/admin/jobs/{id}/reject", Require(http.HandlerFunc(h.reject), auth.RoleOperator))
 	}
 }
+
+// errRevoked ends an event stream whose key no longer holds.
+var errRevoked = errors.New("api: the stream's key was revoked or expired")
 
 type jobRoutes struct {
 	q    *jobs.Queue
@@ -225,10 +240,38 @@ func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	var revoked atomic.Bool // the request's key no longer holds
+	if h.opts.Reauthenticate != nil {
+		go func() {
+			t := time.NewTicker(h.opts.Recheck)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if h.opts.Reauthenticate(r) != nil {
+						revoked.Store(true)
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	}
 	err = h.q.Follow(ctx, tenant, after, h.opts.Poll, func(e jobs.Event) error {
+		if h.opts.Reauthenticate != nil && h.opts.Reauthenticate(r) != nil {
+			revoked.Store(true)
+			return errRevoked
+		}
 		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		return conn.WriteJSON(e)
 	})
+	if revoked.Load() {
+		h.opts.Logger.Info("jobs: event stream ended: its key was revoked or expired", "tenant", tenant, "key", PrincipalFrom(r.Context()).KeyID)
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "the key of this stream was revoked or expired"), time.Now().Add(time.Second))
+		return
+	}
 	select {
 	case <-h.opts.Done: // nil: never
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "server shutting down"), time.Now().Add(time.Second))

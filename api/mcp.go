@@ -394,10 +394,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
-
-func (f *mcpFront) hasVendor(v string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_, ok := f.vendors[v]
-	return ok
-}

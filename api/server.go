@@ -47,6 +47,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Routes adds more handlers (admin, jobs, …) to the mux.
 	Routes func(mux *http.ServeMux)
+	// Timeouts bound every request's phases (see [Server.HTTPServer]);
+	// zero fields mean the defaults.
+	Timeouts Timeouts
 	// Public reports requests served without authentication (and without
 	// a principal), besides /healthz, /readyz and the agent card: the
 	// dashboard's static files. Nil means none.
@@ -68,6 +71,8 @@ type Server struct {
 	log  *slog.Logger
 	mcp  *mcpFront
 	mux  *http.ServeMux
+	// xorigin refuses state-changing requests from other origins (admit).
+	xorigin *http.CrossOriginProtection
 }
 
 // NewServer builds the front door. Call Close to stop following the catalog.
@@ -85,6 +90,8 @@ func NewServer(gw *hub.Gateway, opts *Options) *Server {
 	if s.opts.Version == "" {
 		s.opts.Version = "dev"
 	}
+	s.opts.Timeouts.defaults()
+	s.xorigin = http.NewCrossOriginProtection()
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.Default()
@@ -101,8 +108,12 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP authenticates the request and routes it.
+// ServeHTTP admits the request (size, time, origin and content-type
+// bounds: admit), authenticates it and routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.admit(w, r) {
+		return
+	}
 	// The A2A agent card is public (A2A discovery); calls to /a2a are not.
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" ||
 		s.opts.Public != nil && s.opts.Public(r) {
@@ -151,8 +162,10 @@ func (s *Server) routes() {
 
 func (s *Server) vendorMCP(w http.ResponseWriter, r *http.Request) {
 	v := r.PathValue("vendor")
-	if registry.ValidateVendorID(v) != nil || len(s.cat.VendorTools(v)) == 0 && !s.mcp.hasVendor(v) {
-		writeError(w, &hub.Error{Code: hub.CodeUnknownTool, Message: "no vendor " + v + " with tools; see GET /v1/vendors"}, "")
+	// A vendor none of whose tools the caller may call is answered as one
+	// that does not exist: vendor ids cannot be probed.
+	if registry.ValidateVendorID(v) != nil || !s.vendorVisible(TenantFrom(r.Context()), v) {
+		writeError(w, &hub.Error{Code: hub.CodeUnknownTool, Message: "no vendor " + v + " with tools you may call; see GET /v1/tools"}, "")
 		return
 	}
 	s.mcp.httpHandler(s.mcp.vendorServer(v), v).ServeHTTP(w, r)
@@ -206,4 +219,14 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// vendorVisible reports whether tenant may call one of vendor's tools.
+func (s *Server) vendorVisible(tenant, vendor string) bool {
+	for _, t := range s.cat.VendorTools(vendor) {
+		if s.gw.Visible(tenant, registry.Entry{Name: t.Catalog, Tool: t}) {
+			return true
+		}
+	}
+	return false
 }

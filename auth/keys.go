@@ -27,6 +27,9 @@ const (
 var (
 	ErrInvalidKey = errors.New("auth: invalid, expired or revoked key")
 	ErrNotFound   = errors.New("auth: key not found")
+	// ErrEnded: a revoked or expired key is not rotated (a new key would
+	// bring it back to life); issue a new one instead.
+	ErrEnded = errors.New("auth: the key is revoked or expired; issue a new key instead of rotating it")
 )
 
 // Key is a stored API key. SecretHash is the SHA-256 of the secret; the
@@ -125,11 +128,15 @@ func Issue(ctx context.Context, s Store, k Key, ttl time.Duration) (string, Key,
 }
 
 // Rotate issues a new key with the same role, subject and lifetime as id,
-// and revokes id. It returns the new token.
+// and revokes id. It returns the new token. A revoked or expired key is
+// not rotated ([ErrEnded]).
 func Rotate(ctx context.Context, s Store, id string) (string, Key, error) {
 	old, err := s.GetKey(ctx, id)
 	if err != nil {
 		return "", Key{}, err
+	}
+	if old.RevokedAt != nil || old.ExpiresAt != nil && !time.Now().Before(*old.ExpiresAt) {
+		return "", Key{}, fmt.Errorf("%w (key %s)", ErrEnded, id)
 	}
 	var ttl time.Duration
 	if old.ExpiresAt != nil {

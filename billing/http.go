@@ -19,6 +19,10 @@ type HandlerOptions struct {
 	Scope func(r *http.Request) (tenant, vendor string, err error)
 	// Now is the clock for default ranges; nil means time.Now.
 	Now func() time.Time
+	// Audience says whose eyes a request's report is for: the money
+	// columns it shows and the statements it may read (a tenant no
+	// payouts, a vendor no invoices: 403). Nil: AudienceAll.
+	Audience func(r *http.Request) Audience
 }
 
 // NewHandler serves reports from l:
@@ -63,6 +67,9 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		}
 		if g := r.URL.Query().Get("group_by"); g != "" {
 			q.GroupBy = strings.Split(g, ",")
+		}
+		if o.Audience != nil {
+			q.Hide = o.Audience(r).Hidden()
 		}
 		q.Format = r.URL.Query().Get("format")
 		if q.Format == "" {
@@ -110,6 +117,10 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 			if !ok {
 				return
 			}
+			if o.Audience != nil && !o.Audience(r).mayRead(kind) {
+				httpError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a %s is not for this key: tenants read invoices, vendors payouts, finance both", kind))
+				return
+			}
 			var st *Statement
 			var err error
 			if kind == "invoice" {
@@ -133,7 +144,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/x-ndjson")
-		ExportCloudEvents(r.Context(), l, Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, w, "")
+		exportCloudEvents(r.Context(), l, Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, w, "", q.Hide)
 	})
 	return mux
 }

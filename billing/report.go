@@ -30,6 +30,9 @@ type ReportQuery struct {
 	Format   string // csv, json or table; "" means table
 	Tenant   string
 	Vendor   string
+	// Hide names money columns left out (see [Audience.Hidden]); nil
+	// shows every column.
+	Hide []string
 }
 
 // Columns of every usage report after the grouping columns. Money is a
@@ -122,12 +125,14 @@ func Report(ctx context.Context, l Ledger, w io.Writer, q ReportQuery) error {
 // WriteRows writes rollup rows as a report in q.Format.
 func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 	header := append(slices.Clone(q.GroupBy), reportColumns...)
+	hidden := hiddenColumns(header, q.Hide)
+	header = dropIndexes(header, hidden)
 	switch q.Format {
 	case FormatCSV:
 		cw := csv.NewWriter(w)
 		cw.Write(header)
 		for _, r := range rows {
-			cw.Write(r.values(q.GroupBy))
+			cw.Write(dropIndexes(r.values(q.GroupBy), hidden))
 		}
 		cw.Flush()
 		return cw.Error()
@@ -147,7 +152,7 @@ func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 		rq := RollupQuery{GroupBy: q.GroupBy}
 		doc := map[string]any{
 			"from": timeOrNil(q.From), "to": timeOrNil(q.To), "group_by": nonNil(q.GroupBy),
-			"rows": conv(rows, rq.Period()), "totals": conv(Totals(rows), ""),
+			"rows": withoutFields(conv(rows, rq.Period()), q.Hide), "totals": withoutFields(conv(Totals(rows), ""), q.Hide),
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -156,7 +161,7 @@ func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(r.values(q.GroupBy), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(dropIndexes(r.values(q.GroupBy), hidden), "\t")+"\t")
 		}
 		for _, t := range Totals(rows) {
 			v := t.values(nil)
@@ -166,7 +171,7 @@ func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 			} else {
 				v[0] = "TOTAL " + v[0]
 			}
-			fmt.Fprintln(tw, strings.Join(append(lead, v...), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(dropIndexes(append(lead, v...), hidden), "\t")+"\t")
 		}
 		return tw.Flush()
 	}
@@ -451,9 +456,5 @@ func ToCloudEvent(ev Event, source string) CloudEvent {
 // ExportCloudEvents writes the events matching f as CloudEvents JSON
 // lines (OpenMeter's ingest shape). source "" means "toolhub".
 func ExportCloudEvents(ctx context.Context, l Ledger, f Filter, w io.Writer, source string) error {
-	if source == "" {
-		source = "toolhub"
-	}
-	enc := json.NewEncoder(w)
-	return l.Query(ctx, f, func(ev Event) error { return enc.Encode(ToCloudEvent(ev, source)) })
+	return exportCloudEvents(ctx, l, f, w, source, nil)
 }

@@ -3,6 +3,7 @@ package hub
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,16 +38,23 @@ const MetaJobID = "toolhub/job_id"
 const MetaIdempotencyKey = "toolhub/idempotency_key"
 
 // ClientMeta is the Meta a caller may send: m without the keys reserved for
-// toolhub's own calls ([MetaJobID], [MetaIdempotencyKey]).
+// toolhub's own calls ([MetaJobID], [MetaIdempotencyKey]), in any case
+// ("Toolhub/Idempotency_Key" is dropped too: a vendor may read keys
+// without regard to case).
 func ClientMeta(m map[string]any) map[string]any {
-	_, job := m[MetaJobID]
-	_, key := m[MetaIdempotencyKey]
-	if !job && !key {
+	reserved := func(k string) bool { return strings.EqualFold(k, MetaJobID) || strings.EqualFold(k, MetaIdempotencyKey) }
+	n := 0
+	for k := range m {
+		if reserved(k) {
+			n++
+		}
+	}
+	if n == 0 {
 		return m
 	}
-	out := make(map[string]any, len(m))
+	out := make(map[string]any, len(m)-n)
 	for k, v := range m {
-		if k != MetaJobID && k != MetaIdempotencyKey {
+		if !reserved(k) {
 			out[k] = v
 		}
 	}

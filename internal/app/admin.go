@@ -68,6 +68,9 @@ func (a *App) changeVendor(ctx context.Context, spec registry.Vendor, create boo
 	if spec.MCP != nil && spec.MCP.Transport == registry.TransportStdio && !p.Is(auth.RoleOperator) {
 		return api.VendorChange{}, forbidden("only an operator registers a stdio vendor: it runs a command on the hub")
 	}
+	if err := stdioRefused(a.cfg.Load(), spec); err != nil {
+		return api.VendorChange{}, err
+	}
 	if !p.Is(auth.RoleOperator) {
 		prefix := registry.VendorEnvPrefix(spec.ID)
 		for _, ref := range spec.EnvRefs() {
@@ -144,6 +147,9 @@ func privacyLoosened(old, spec registry.Vendor) []string {
 }
 
 func (a *App) commitVendor(ctx context.Context, spec registry.Vendor, change api.VendorChange, exists bool, old registry.VendorRecord) (api.VendorChange, error) {
+	if err := stdioRefused(a.cfg.Load(), spec); err != nil { // approvals and rollbacks too
+		return api.VendorChange{}, err
+	}
 	rec, err := a.Store.PutVendor(ctx, spec, -1, api.PrincipalFrom(ctx).KeyID)
 	if err != nil {
 		return api.VendorChange{}, err
@@ -338,6 +344,9 @@ func (a *App) RotateKey(ctx context.Context, id string) (string, auth.Key, error
 	tok, k, err := auth.Rotate(ctx, a.Keys, id)
 	if errors.Is(err, auth.ErrNotFound) {
 		return "", auth.Key{}, badRequest("no key %q", id)
+	}
+	if errors.Is(err, auth.ErrEnded) {
+		return "", auth.Key{}, badRequest("%v", err)
 	}
 	if err == nil {
 		a.audit(ctx, "key.rotate", id, nil, k)

@@ -190,19 +190,20 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		Timeouts:     httpTimeouts(cfg.HTTP),
 		Logger:       a.log,
 		DataLevel:    a.tenantDataLevel,
 		Vendors:      func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
 		Routes: func(mux *http.ServeMux) {
 			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
-			mux.Handle("GET /v1/capabilities", a.Modes.Handler())
+			mux.Handle("GET /v1/capabilities", a.capabilitiesHandler()) // only those the caller may see
 			mux.Handle("POST /v1/plan", &orchestrator.Handler{Planner: a.Planner, MaxBody: cfg.MaxBodyBytes,
 				Tenant: func(r *http.Request) string { return api.TenantFrom(r.Context()) }})
 			// Finance and operators see all usage; a tenant its own; a vendor its own.
-			mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope}),
+			mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope, Audience: reportAudience}),
 				auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))
 			mux.Handle("POST /v1/admin/capabilities/{name}/mode", api.Require(a.Modes.AdminHandler(), auth.RoleOperator))
-			api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log})(mux)
+			api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log, Reauthenticate: a.reauthenticate(cfg)})(mux)
 			api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
 			// toolhub as an A2A agent: a public card, calls as a tenant.
 			mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
@@ -353,9 +354,14 @@ func (a *App) vendors(ctx context.Context, cfg *config.Config) ([]registry.Vendo
 		return nil, fmt.Errorf("registry store: %w", err)
 	}
 	for _, r := range recs {
-		if !seen[r.Vendor.ID] {
-			out = append(out, r.Vendor)
+		if seen[r.Vendor.ID] {
+			continue
 		}
+		if err := stdioRefused(cfg, r.Vendor); err != nil {
+			a.log.Error("a stored vendor is not started", "vendor", r.Vendor.ID, "err", err)
+			continue
+		}
+		out = append(out, r.Vendor)
 	}
 	return out, nil
 }
@@ -446,7 +452,7 @@ func (a *App) visible(tenant string, e registry.Entry) bool {
 // Serve listens on the config's address until ctx ends, then shuts down
 // gracefully (in-flight calls get up to 10 s).
 func (a *App) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: a.API, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	srv := a.API.HTTPServer() // connection timeouts; every request is bounded by the API's own layer
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -54,6 +54,8 @@ type Config struct {
 	Auth         Auth                `yaml:"auth"`
 	Outbound     Outbound            `yaml:"outbound"`
 	Privacy      Privacy             `yaml:"privacy"`
+	HTTP         HTTP                `yaml:"http"`  // timeouts of the front door (docs/security.md)
+	Admin        Admin               `yaml:"admin"` // what the admin API may do
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
@@ -73,6 +75,24 @@ type Jobs struct {
 // caller is tenant "default" with operator rights.
 type Auth struct {
 	Enabled bool `yaml:"enabled"`
+}
+
+// HTTP bounds the front door's connections and requests. Zero fields
+// mean the defaults; changes need a restart.
+type HTTP struct {
+	ReadHeaderTimeout registry.Duration `yaml:"read_header_timeout"` // request line and headers; default 10s
+	ReadTimeout       registry.Duration `yaml:"read_timeout"`        // the whole request body; default 30s
+	WriteTimeout      registry.Duration `yaml:"write_timeout"`       // the whole answer (streams exempt); default 5m
+	IdleTimeout       registry.Duration `yaml:"idle_timeout"`        // a keep-alive connection between requests; default 2m
+}
+
+// Admin bounds what the admin API (vendor self-service, operator keys)
+// may do.
+type Admin struct {
+	// AllowStdioVendors lets operator keys register stdio vendors through
+	// the API: toolhub then runs the command they name on this host.
+	// Default false: stdio vendors come from this file only.
+	AllowStdioVendors bool `yaml:"allow_stdio_vendors"`
 }
 
 // Outbound bounds where vendor URLs may point (SSRF): private, loopback,
@@ -221,6 +241,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("addr %q: %v", c.Addr, err))
 	} else if !c.Auth.Enabled && !IsLoopback(host) {
 		errs = append(errs, fmt.Errorf("addr %q is not a loopback address and auth is off: every caller would be an operator; set auth.enabled: true (and issue keys with `toolhub keys create`) or listen on 127.0.0.1", c.Addr))
+	}
+	if h := c.HTTP; h.ReadHeaderTimeout < 0 || h.ReadTimeout < 0 || h.WriteTimeout < 0 || h.IdleTimeout < 0 {
+		errs = append(errs, errors.New("http: read_header_timeout, read_timeout, write_timeout and idle_timeout must not be negative"))
 	}
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max_body_bytes %d is below 1024", c.MaxBodyBytes))

@@ -90,6 +90,9 @@ func (e *env) do(key, method, path string, body any) (int, map[string]any) {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, e.lab.HubURL+path, rd)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if tok, ok := e.keys[key]; ok {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	} else if key != "" {

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Timeouts bound the phases of a request on the front door. Zero fields
+// mean the defaults written next to them.
+type Timeouts struct {
+	// ReadHeader bounds reading the request line and headers; 10 s.
+	ReadHeader time.Duration
+	// Read bounds reading the whole request body, counted from when the
+	// handler starts; 30 s. A body that has not arrived by then is
+	// answered 408 and the connection closed.
+	Read time.Duration
+	// Write bounds the whole answer, counted from when the handler starts;
+	// 5 min (longer than the slowest vendor call with its retries should
+	// take). Streams are exempt: WebSocket upgrades, and server-sent
+	// events on the routes that stream (MCP, A2A, the planner).
+	Write time.Duration
+	// Idle bounds how long a keep-alive connection waits for its next
+	// request; 2 min.
+	Idle time.Duration
+}
+
+func (t *Timeouts) defaults() {
+	if t.ReadHeader <= 0 {
+		t.ReadHeader = 10 * time.Second
+	}
+	if t.Read <= 0 {
+		t.Read = 30 * time.Second
+	}
+	if t.Write <= 0 {
+		t.Write = 5 * time.Minute
+	}
+	if t.Idle <= 0 {
+		t.Idle = 2 * time.Minute
+	}
+}
+
+// HTTPServer returns the http.Server to serve s with: its connection
+// timeouts ([Options].Timeouts) and a header size bound. The per-request
+// bounds (body size and read time, write time) are s's own, for every
+// route.
+func (s *Server) HTTPServer() *http.Server {
+	t := s.opts.Timeouts
+	return &http.Server{Handler: s, ReadHeaderTimeout: t.ReadHeader, IdleTimeout: t.Idle, MaxHeaderBytes: 64 << 10}
+}
+
+// admit is the one layer every request passes before routing:
+//
+//   - with authentication off, the Host must be a loopback name (a page on
+//     a name that resolves to 127.0.0.1 — DNS rebinding — is refused);
+//   - a state-changing request (not GET, HEAD, OPTIONS) from a browser on
+//     another origin is refused (Sec-Fetch-Site, else Origin against Host);
+//   - a state-changing request's body must be application/json;
+//   - a body is read whole here, at most MaxBodyBytes and within
+//     Timeouts.Read; handlers get it from memory;
+//   - the answer must be written within Timeouts.Write, unless it is a
+//     stream (WebSocket, server-sent events).
+//
+// It answers the request itself and returns false when it refuses it.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Authenticate == nil && !loopbackHost(r.Host) {
+		s.refuse(w, r, http.StatusForbidden, hub.CodeForbidden, fmt.Sprintf("Host %q is not a loopback name: with authentication off toolhub answers only requests addressed to localhost, 127.0.0.1 or [::1] "+
+			"(a web page on a name that resolves here must not reach it); switch auth on to serve other names", r.Host))
+		return false
+	}
+	if err := s.xorigin.Check(r); err != nil {
+		s.refuse(w, r, http.StatusForbidden, hub.CodeForbidden, fmt.Sprintf("%s %s refused: a cross-origin request from a browser page (Origin %q, Sec-Fetch-Site %q) may not change anything here; "+
+			"call toolhub from its own origin or from a program", r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")))
+		return false
+	}
+	rc := http.NewResponseController(w)
+	if !streaming(r) {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Timeouts.Write)) // not supported off a real connection (tests): no bound
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+		return true
+	}
+	if !safeMethod(r.Method) && !isJSON(r.Header.Get("Content-Type")) {
+		s.refuse(w, r, http.StatusUnsupportedMediaType, hub.CodeInvalidRequest, fmt.Sprintf("%s %s: Content-Type %q refused: send the body as application/json",
+			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
+		return false
+	}
+	limit := s.opts.MaxBodyBytes
+	if r.ContentLength > limit {
+		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body of %d bytes is over the %d-byte limit (max_body_bytes)", r.ContentLength, limit))
+		return false
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.Timeouts.Read))
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		s.refuse(w, r, http.StatusRequestTimeout, hub.CodeInvalidRequest, fmt.Sprintf("the request body did not arrive within %v", s.opts.Timeouts.Read))
+		return false
+	case err != nil:
+		s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, "reading the request body: "+err.Error())
+		return false
+	case int64(len(body)) > limit:
+		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body is over the %d-byte limit (max_body_bytes)", limit))
+		return false
+	}
+	// Read whole: a stream that follows must not time out on the idle read
+	// the server keeps on the connection.
+	_ = rc.SetReadDeadline(time.Time{})
+	if d := registry.JSONDepth(body); d > MaxJSONDepth {
+		s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.TransferEncoding = nil
+	return true
+}
+
+// refuse answers a request admit turned away: a JSON-RPC error on the
+// JSON-RPC routes (/mcp, /a2a), the REST error body elsewhere. A body left
+// unread closes the connection.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, code hub.Code, msg string) {
+	if status == http.StatusRequestTimeout || status == http.StatusRequestEntityTooLarge {
+		w.Header().Set("Connection", "close")
+	}
+	err := &hub.Error{Code: code, Message: msg}
+	if p := r.URL.Path; p == "/mcp" || strings.HasPrefix(p, "/mcp/") || p == "/a2a" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(rpcError(nil, rpcInvalidRequest, err))
+		return
+	}
+	writeJSON(w, status, map[string]any{"error": errorBody(err, "")})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// streaming reports a request whose answer is a stream: a WebSocket
+// upgrade, or a client that accepts server-sent events on a route that
+// streams them (MCP, A2A, the planner). Other routes answer whole, within
+// the write deadline, whatever the client accepts.
+func streaming(r *http.Request) bool {
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return true
+	}
+	p := r.URL.Path
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
+		(p == "/mcp" || strings.HasPrefix(p, "/mcp/") || p == "/a2a" || p == "/v1/plan")
+}
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: localhost or a loopback address, any port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
