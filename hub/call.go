@@ -42,7 +42,9 @@ const MetaIdempotencyKey = "toolhub/idempotency_key"
 // ("Toolhub/Idempotency_Key" is dropped too: a vendor may read keys
 // without regard to case).
 func ClientMeta(m map[string]any) map[string]any {
-	reserved := func(k string) bool { return strings.EqualFold(k, MetaJobID) || strings.EqualFold(k, MetaIdempotencyKey) }
+	reserved := func(k string) bool {
+		return strings.EqualFold(k, MetaJobID) || strings.EqualFold(k, MetaIdempotencyKey)
+	}
 	n := 0
 	for k := range m {
 		if reserved(k) {
