@@ -171,6 +171,9 @@ func TestREST(t *testing.T) {
 	defer ts.Close()
 	do := func(method, path, body string) (int, map[string]any, http.Header) {
 		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json") // the front door takes JSON bodies only
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -51,6 +51,9 @@ tenants:
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+keys[key])
 		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		res, err := c.Do(req)
 		if err != nil {
