@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -163,6 +166,47 @@ func streaming(r *http.Request) bool {
 	p := r.URL.Path
 	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") &&
 		(p == "/mcp" || strings.HasPrefix(p, "/mcp/") || p == "/a2a" || p == "/v1/plan")
+}
+
+// eventStream reports a request answered with server-sent events (a
+// WebSocket re-checks its key itself: [JobRoutesOptions].Reauthenticate).
+func eventStream(r *http.Request) bool {
+	return streaming(r) && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// RecheckEvery is how often an open event stream checks that its key
+// still holds.
+const RecheckEvery = 5 * time.Second
+
+// recheck returns r with a context that ends when r's credentials stop
+// holding (checked every RecheckEvery while the request runs), and a stop
+// to call when the request ends.
+func (s *Server) recheck(r *http.Request, p auth.Principal) (*http.Request, func()) {
+	ctx, cancel := context.WithCancel(r.Context())
+	var t *time.Timer
+	var mu sync.Mutex
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(RecheckEvery, func() {
+		if _, err := s.opts.Authenticate(r); err != nil {
+			if ctx.Err() == nil {
+				s.log.Info("stream ended: its key was revoked or expired", "path", r.URL.Path, "key", p.KeyID)
+			}
+			cancel()
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			t.Reset(RecheckEvery)
+		}
+	})
+	return r.WithContext(ctx), func() {
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		t.Stop()
+	}
 }
 
 // loopbackHost reports whether a Host header names this machine's

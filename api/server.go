@@ -128,6 +128,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &hub.Error{Code: hub.CodeUnauthenticated, Message: err.Error()}, "")
 			return
 		}
+		if eventStream(r) {
+			var stop func()
+			r, stop = s.recheck(r, p) // a stream ends when its key is revoked or expires
+			defer stop()
+		}
 	}
 	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 }

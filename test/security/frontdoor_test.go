@@ -521,6 +521,62 @@ func TestTenantBoundaries(t *testing.T) {
 	})
 }
 
+// TestStreamsEndOnRevoke: an MCP notification stream (GET /mcp) opened
+// with a key ends when the key is revoked, as /v1/events does (defect 13).
+func TestStreamsEndOnRevoke(t *testing.T) {
+	h, _, _ := tenantHub(t)
+	st, body := h.req("operator", "POST", "/v1/admin/keys", `{"role":"tenant","tenant":"acme","name":"sse"}`, nil)
+	var k struct {
+		Token string              `json:"token"`
+		Key   struct{ ID string } `json:"key"`
+	}
+	if json.Unmarshal([]byte(body), &k); st != 200 || k.Token == "" {
+		t.Fatalf("issue: %d %s", st, body)
+	}
+	mcpReq := func(method, body, session string) *http.Response {
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		r, _ := http.NewRequestWithContext(t.Context(), method, h.url+"/mcp", rd)
+		r.Header.Set("Authorization", "Bearer "+k.Token)
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := mcpReq("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	stream := mcpReq("GET", "", session)
+	defer stream.Body.Close()
+	if stream.StatusCode != 200 || !strings.HasPrefix(stream.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET /mcp: %d %s", stream.StatusCode, stream.Header)
+	}
+	if st, body := h.req("operator", "DELETE", "/v1/admin/keys/"+k.Key.ID, "", nil); st != 200 {
+		t.Fatalf("revoke: %d %s", st, body)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, stream.Body)
+		ended <- err
+	}()
+	select {
+	case <-ended: // the hub ended the stream
+	case <-time.After(90 * time.Second):
+		t.Fatal("the MCP stream of a revoked key is still open")
+	}
+}
+
 // firstMessage reads the first JSON-RPC message of an answer, plain JSON
 // or the first event of a stream.
 func firstMessage(t *testing.T, resp *http.Response) string {
