@@ -211,3 +211,33 @@ func TestHandler(t *testing.T) {
 		t.Errorf("export: %d", code)
 	}
 }
+
+// Each audience sees its own money columns and statements only.
+func TestAudience(t *testing.T) {
+	rows := []billing.Row{{Tenant: "acme", Currency: "USD", Calls: 1, TenantCost: 2, VendorCost: 1}}
+	for _, tt := range []struct {
+		a             billing.Audience
+		hidden, shown []string
+	}{
+		{billing.AudienceAll, nil, []string{"tenant_cost", "vendor_cost", "margin"}},
+		{billing.AudienceTenant, []string{"vendor_cost", "margin"}, []string{"tenant_cost"}},
+		{billing.AudienceVendor, []string{"tenant_cost", "margin"}, []string{"vendor_cost"}},
+	} {
+		for _, f := range []string{billing.FormatCSV, billing.FormatJSON, billing.FormatTable} {
+			var b strings.Builder
+			if err := billing.WriteRows(&b, billing.ReportQuery{GroupBy: []string{"tenant"}, Format: f, Hide: tt.a.Hidden()}, rows); err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range tt.hidden {
+				if strings.Contains(b.String(), h) {
+					t.Errorf("audience %d, %s: shows %s:\n%s", tt.a, f, h, b.String())
+				}
+			}
+			for _, s := range tt.shown {
+				if !strings.Contains(b.String(), s) {
+					t.Errorf("audience %d, %s: lacks %s:\n%s", tt.a, f, s, b.String())
+				}
+			}
+		}
+	}
+}
