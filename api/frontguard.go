@@ -61,15 +61,17 @@ func (s *Server) HTTPServer() *http.Server {
 	return &http.Server{Handler: s, ReadHeaderTimeout: t.ReadHeader, IdleTimeout: t.Idle, MaxHeaderBytes: 64 << 10}
 }
 
-// admit is the one layer every request passes before routing:
+// admit is the one layer every request passes before authentication and
+// routing:
 //
 //   - with authentication off, the Host must be a loopback name (a page on
 //     a name that resolves to 127.0.0.1 — DNS rebinding — is refused);
 //   - a state-changing request (not GET, HEAD, OPTIONS) from a browser on
 //     another origin is refused (Sec-Fetch-Site, else Origin against Host);
-//   - a state-changing request's body must be application/json;
-//   - a body is read whole here, at most MaxBodyBytes and within
-//     Timeouts.Read; handlers get it from memory;
+//   - a state-changing request's body must be application/json, and a
+//     declared length must be within MaxBodyBytes;
+//   - the body must arrive within Timeouts.Read (readBody reads it, once
+//     the caller is authenticated);
 //   - the answer must be written within Timeouts.Write, unless it is a
 //     stream (WebSocket, server-sent events).
 //
@@ -89,7 +91,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 	if !streaming(r) {
 		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Timeouts.Write)) // not supported off a real connection (tests): no bound
 	}
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 && len(r.TransferEncoding) == 0 {
+	if !hasBody(r) {
 		return true
 	}
 	if !safeMethod(r.Method) && !isJSON(r.Header.Get("Content-Type")) {
@@ -97,12 +99,30 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 		return false
 	}
-	limit := s.opts.MaxBodyBytes
-	if r.ContentLength > limit {
-		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body of %d bytes is over the %d-byte limit (max_body_bytes)", r.ContentLength, limit))
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body of %d bytes is over the %d-byte limit (max_body_bytes)", r.ContentLength, s.opts.MaxBodyBytes))
 		return false
 	}
+	// Whatever reads the body from now on (readBody, or the server
+	// discarding it after a refusal) reads it within Timeouts.Read.
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.Timeouts.Read))
+	return true
+}
+
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && (r.ContentLength != 0 || len(r.TransferEncoding) > 0)
+}
+
+// readBody reads an admitted request's body whole, at most MaxBodyBytes,
+// within the read deadline admit set, and gives it to the handlers from
+// memory. It runs after authentication: a caller without a key makes the
+// hub buffer nothing. It answers the request and returns false when the
+// body is refused.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
+	if !hasBody(r) {
+		return true
+	}
+	limit := s.opts.MaxBodyBytes
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	var ne net.Error
 	switch {
@@ -118,7 +138,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// Read whole: a stream that follows must not time out on the idle read
 	// the server keeps on the connection.
-	_ = rc.SetReadDeadline(time.Time{})
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if d := registry.JSONDepth(body); d > MaxJSONDepth {
 		s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth))
 		return false

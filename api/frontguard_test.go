@@ -40,6 +40,7 @@ func TestAdmit(t *testing.T) {
 		{"too large", "POST", call, "application/json", `{"arguments":{"city":"` + strings.Repeat("x", 65<<10) + `"}}`, nil, 413},
 		{"too deep", "POST", call, "application/json", strings.Repeat("[", 100) + strings.Repeat("]", 100), nil, 400},
 		{"no body needs no type", "POST", "/v1/tools/nope/call", "", "", nil, 404},
+		{"a public route takes no body", "POST", "/healthz", "application/json", "{}", nil, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

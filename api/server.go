@@ -108,8 +108,9 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// ServeHTTP admits the request (size, time, origin and content-type
-// bounds: admit), authenticates it and routes it.
+// ServeHTTP admits the request (origin, Host, content type, time bounds:
+// admit), authenticates it, reads its body (bounded: readBody) and routes
+// it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r) {
 		return
@@ -117,6 +118,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The A2A agent card is public (A2A discovery); calls to /a2a are not.
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" ||
 		s.opts.Public != nil && s.opts.Public(r) {
+		if hasBody(r) { // public routes take none: nothing unauthenticated is buffered
+			s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, r.URL.Path+" takes no request body")
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 		return
 	}
@@ -125,6 +130,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if p, err = s.opts.Authenticate(r); err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhub"`)
+			if hasBody(r) {
+				w.Header().Set("Connection", "close") // the body is not read
+			}
 			writeError(w, &hub.Error{Code: hub.CodeUnauthenticated, Message: err.Error()}, "")
 			return
 		}
@@ -133,6 +141,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r, stop = s.recheck(r, p) // a stream ends when its key is revoked or expires
 			defer stop()
 		}
+	}
+	if !s.readBody(w, r) {
+		return
 	}
 	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 }
