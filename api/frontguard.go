@@ -87,9 +87,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 			"call toolhub from its own origin or from a program", r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")))
 		return false
 	}
+	// The connection keeps a deadline from its previous request: set or
+	// clear it for this one. (Off a real connection, in tests, deadlines
+	// are not supported: no bound.)
 	rc := http.NewResponseController(w)
-	if !streaming(r) {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Timeouts.Write)) // not supported off a real connection (tests): no bound
+	if streaming(r) {
+		_ = rc.SetWriteDeadline(time.Time{})
+	} else {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.Timeouts.Write))
 	}
 	if !hasBody(r) {
 		return true
