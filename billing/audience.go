@@ -47,8 +47,9 @@ func (a Audience) mayRead(kind string) bool {
 	return true
 }
 
-// hiddenColumns drops the columns named in hide from a header and a row.
-func hiddenColumns(header []string, hide []string) []int {
+// hiddenColumns returns the indexes in header of the columns named in
+// hide, for dropIndexes.
+func hiddenColumns(header, hide []string) []int {
 	var idx []int
 	for i, h := range header {
 		if slices.Contains(hide, h) {
@@ -58,6 +59,7 @@ func hiddenColumns(header []string, hide []string) []int {
 	return idx
 }
 
+// dropIndexes returns vals without the elements at idx.
 func dropIndexes(vals []string, idx []int) []string {
 	if len(idx) == 0 {
 		return vals
