@@ -204,6 +204,23 @@ func TestCrossSiteAdmin(t *testing.T) {
 	}
 }
 
+// TestStdioVendorsWhenAllowed: admin.allow_stdio_vendors lets an operator
+// register a stdio vendor through the API (here toolhub itself, serving
+// MCP on stdio).
+func TestStdioVendorsWhenAllowed(t *testing.T) {
+	h := serve(t, "addr: 127.0.0.1:0\nlog_level: info\nadmin: {allow_stdio_vendors: true}\n", "")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "nested.yaml")
+	if err := os.WriteFile(cfg, []byte("addr: 127.0.0.1:0\nlog_level: error\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := json.Marshal(map[string]any{"mcp": map[string]any{"transport": "stdio", "command": toolhubBin,
+		"args": []string{"serve", "--stdio", "--config", cfg, "--data", filepath.Join(dir, "data")}}})
+	if st, body := h.req("", "POST", "/v1/vendors/nested", string(spec), nil); st != 200 || !strings.Contains(body, `"live"`) {
+		t.Errorf("an operator registering a stdio vendor with allow_stdio_vendors: %d %s", st, body)
+	}
+}
+
 // TestA2ABodyLimit (defect 4): /a2a reads no more than max_body_bytes,
 // whether the body says its length or is chunked.
 func TestA2ABodyLimit(t *testing.T) {
