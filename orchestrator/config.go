@@ -7,12 +7,13 @@ import (
 )
 
 // Config is the planner's section of toolhub.yaml ("planner:"). The zero
-// Config plans with [DefaultRules] and no LLM.
+// Config plans offline from the catalog, with no LLM.
 type Config struct {
 	// LLM; no base_url means none (mode auto uses the rules). The API key
 	// is not here: the caller passes it to [New] (cmd reads TOOLHUB_LLM_API_KEY).
 	LLM Options `yaml:"llm" json:"llm"`
-	// Rules; nil means DefaultRules().
+	// Rules are tried before the catalog by the offline planner; nil means
+	// none (the catalog alone: names, descriptions, parameters and keywords).
 	Rules *Rules `yaml:"rules" json:"rules,omitempty"`
 	// MaxSteps, Timeout, MaxTools, Parallel: see [Planner]; zero means the default.
 	MaxSteps int      `yaml:"max_steps" json:"max_steps,omitempty"`
@@ -26,8 +27,6 @@ func New(cfg Config, gw Gateway, cat *registry.Catalog, apiKey string) (*Planner
 	p := &Planner{Gateway: gw, Catalog: cat, MaxSteps: cfg.MaxSteps, Timeout: time.Duration(cfg.Timeout), MaxTools: cfg.MaxTools, Parallel: cfg.Parallel}
 	if cfg.Rules != nil {
 		p.Rules = *cfg.Rules
-	} else {
-		p.Rules = DefaultRules()
 	}
 	if cfg.LLM.BaseURL != "" {
 		o := cfg.LLM

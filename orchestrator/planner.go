@@ -16,7 +16,7 @@ import (
 // Planning modes of a [Request].
 const (
 	ModeAuto  = "auto"  // the LLM tool loop when a model is configured, else rules
-	ModeRules = "rules" // the offline rule planner, run as a DAG
+	ModeRules = "rules" // the offline planner (configured rules, then the catalog), run as a DAG
 	ModeLLM   = "llm"   // the LLM tool loop
 	ModePlan  = "plan"  // ask the LLM for an explicit JSON plan, then run it as a DAG
 )
@@ -33,13 +33,26 @@ type Outcome struct {
 	PlanID string       `json:"plan_id"`
 	Goal   string       `json:"goal"`
 	Mode   string       `json:"mode"`   // the mode that ran: rules, llm or plan
-	Status string       `json:"status"` // ok, degraded (some step failed) or failed
+	Status string       `json:"status"` // ok, degraded (some step failed), partial (some clauses not planned), no_match or failed
 	Answer string       `json:"answer"` // the model's final answer, or the integrate step's summary
 	Plan   *Plan        `json:"plan,omitempty"`
 	Steps  []StepResult `json:"steps"`
 	Turns  int          `json:"turns,omitempty"` // model turns (llm, plan)
 	Error  *ErrorBody   `json:"error,omitempty"` // why it failed
+	// Unplanned lists the clauses of the goal the offline planner did not
+	// turn into steps, and why (with the closest tools as suggestions).
+	Unplanned []Unplanned `json:"unplanned,omitempty"`
+	// Note says why the mode that ran is not the one asked for (the model
+	// failed and the offline planner answered).
+	Note string `json:"note,omitempty"`
 }
+
+// Statuses of an [Outcome] besides the step statuses.
+const (
+	StatusDegraded = "degraded" // some step failed
+	StatusPartial  = "partial"  // some clauses of the goal were not planned (see Unplanned)
+	StatusNoMatch  = "no_match" // nothing in the catalog fits the goal
+)
 
 // Planner turns goals into gateway calls: an LLM tool loop, an LLM-written
 // plan, or the offline rule planner; plans run as DAGs by an [Executor].
@@ -49,8 +62,12 @@ type Planner struct {
 	Catalog *registry.Catalog
 	// Model; nil means no LLM (auto uses the rules).
 	Model Model
-	// Rules for the rule planner; see [DefaultRules].
+	// Rules are tried first by the offline planner; a goal they do not
+	// match is planned from the catalog. See [DefaultRules].
 	Rules Rules
+	// Keywords returns the configured planner keywords of a vendor tool
+	// (capabilities carry their own); nil means none.
+	Keywords func(registry.Entry) []string
 	// MaxSteps is the default step budget: model turns, or plan steps; zero means 8.
 	MaxSteps int
 	// Timeout is the time budget of one run; zero means 2 minutes.
@@ -68,6 +85,7 @@ type Planner struct {
 	once    sync.Once
 	initErr error
 	rules   *compiledRules
+	off     offline
 }
 
 // Init checks the configuration and fills in defaults. [New] calls it; Run
@@ -156,13 +174,14 @@ func (p *Planner) Run(ctx context.Context, tenant string, req Request, events Ev
 	switch out.Mode {
 	case ModeLLM:
 		err = p.loop(ctx, tenant, out.PlanID, req.Goal, maxSteps, out, emit)
-	case ModeRules:
-		var plan *Plan
-		if plan, err = p.rules.plan(req.Goal); err == nil {
-			err = p.runPlan(ctx, tenant, plan, out, emit)
-		} else {
-			err = hub.Errorf(hub.CodeInvalidRequest, "%w", err)
+		if err != nil && (req.Mode == "" || req.Mode == ModeAuto) && len(out.Steps) == 0 && modelFailed(err) && ctx.Err() == nil {
+			// The model is down: the offline planner answers instead.
+			out.Note = "the model failed (" + err.Error() + "); planned offline from the catalog"
+			out.Mode, out.Turns = ModeRules, 0
+			err = p.runOffline(ctx, tenant, req.Goal, out, emit)
 		}
+	case ModeRules:
+		err = p.runOffline(ctx, tenant, req.Goal, out, emit)
 	case ModePlan:
 		var plan *Plan
 		if plan, err = p.askPlan(ctx, tenant, req.Goal, maxSteps, out); err == nil {
@@ -170,16 +189,79 @@ func (p *Planner) Run(ctx context.Context, tenant string, req Request, events Ev
 		}
 	}
 	if err != nil {
+		var nm errNoMatch
+		if errors.As(err, &nm) {
+			return out, nm.error
+		}
 		return out, fail(out, err)
 	}
 	out.Status = StatusOK
 	for _, s := range out.Steps {
 		if s.Status != StatusOK {
-			out.Status = "degraded"
+			out.Status = StatusDegraded
 		}
+	}
+	if len(out.Unplanned) > 0 {
+		out.Status = StatusPartial
 	}
 	return out, nil
 }
+
+// modelFailed says whether err means the model is down: a 429 or 5xx
+// after the client's retries, a network error, an answer that is not one.
+// A refusal that retrying cannot fix (a bad key, an unknown model) is
+// reported instead, so the operator sees it.
+func modelFailed(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Temporary()
+	}
+	return strings.HasPrefix(err.Error(), "orchestrator: llm")
+}
+
+// runOffline plans goal with the configured rules, or else from the
+// catalog, and runs the plan. Clauses it could not plan are reported in
+// out.Unplanned and in the answer; when none could be planned it fails
+// with invalid_request and status no_match.
+func (p *Planner) runOffline(ctx context.Context, tenant, goal string, out *Outcome, emit EventFunc) error {
+	plan, rerr := p.rules.plan(goal)
+	if rerr != nil {
+		plan, out.Unplanned = p.PlanOffline(tenant, goal)
+	}
+	if len(plan.Steps) == 0 {
+		var msg strings.Builder
+		msg.WriteString("nothing in the catalog fits the goal")
+		for _, u := range out.Unplanned {
+			fmt.Fprintf(&msg, "; %q: %s", u.Clause, u.Message)
+		}
+		if len(out.Unplanned) == 0 {
+			msg.WriteString(" (say what you want, e.g. \"weather in Paris\"; or configure an LLM for free-form goals)")
+		}
+		out.Answer = msg.String()
+		err := hub.Errorf(hub.CodeInvalidRequest, "%w: %s", ErrNoIntent, msg.String())
+		fail(out, err)
+		out.Status = StatusNoMatch
+		return errNoMatch{err}
+	}
+	err := p.runPlan(ctx, tenant, plan, out, emit)
+	if len(out.Unplanned) > 0 {
+		var b strings.Builder
+		b.WriteString(out.Answer)
+		for _, u := range out.Unplanned {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "not done: %q: %s", u.Clause, u.Message)
+		}
+		out.Answer = b.String()
+	}
+	return err
+}
+
+// errNoMatch carries a no_match outcome through Run, which keeps its status.
+type errNoMatch struct{ error }
+
+func (e errNoMatch) Unwrap() error { return e.error }
 
 func fail(out *Outcome, err error) error {
 	out.Status = StatusFailed

@@ -15,6 +15,9 @@ type Capability struct {
 	InputSchema  json.RawMessage `json:"inputSchema" yaml:"-"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty" yaml:"-"`
 	Chain        []ChainStep     `json:"chain" yaml:"chain"`
+	// Keywords help the offline planner find the capability: words a user
+	// may say for it, in any language (e.g. [天气, weather, forecast]).
+	Keywords []string `json:"keywords,omitempty" yaml:"keywords,omitempty"`
 
 	in, out *Schema
 }
@@ -76,6 +79,9 @@ func (c *Capability) Compile() error {
 		if c.out, err = CompileSchema(c.OutputSchema); err != nil {
 			errs = append(errs, fmt.Errorf("capability %q: output schema: %w", c.Name, err))
 		}
+	}
+	if err := CheckKeywords(c.Keywords); err != nil {
+		errs = append(errs, fmt.Errorf("capability %q: keywords: %w", c.Name, err))
 	}
 	if len(c.Chain) == 0 {
 		errs = append(errs, fmt.Errorf("capability %q: chain is empty; list at least one vendor tool as \"vendor/tool\"", c.Name))

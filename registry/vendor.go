@@ -61,6 +61,10 @@ type Vendor struct {
 	// by the tool's own name; a classed tool's timeout comes from the
 	// hub's class table instead of Timeout.
 	Classes map[string]string `json:"classes,omitempty" yaml:"classes,omitempty"`
+	// Keywords help the offline planner find the vendor's tools: by the
+	// tool's own name, words a user may say for it, in any language
+	// (e.g. {current_weather: [天气, weather, forecast]}).
+	Keywords map[string][]string `json:"keywords,omitempty" yaml:"keywords,omitempty"`
 	// ToolBreakers lists tools (own names) that get a circuit breaker of
 	// their own besides the vendor's, so one failing tool stops alone.
 	ToolBreakers []string `json:"tool_breakers,omitempty" yaml:"tool_breakers,omitempty"`
@@ -260,6 +264,14 @@ func (v *Vendor) Validate() error {
 			add("classes: tool %q: class %q is unknown; want one of %v", tool, class, ToolClasses)
 		}
 	}
+	if len(v.Keywords) > 1000 {
+		add("keywords: %d tools, over 1000", len(v.Keywords))
+	}
+	for tool, words := range v.Keywords {
+		if err := CheckKeywords(words); err != nil {
+			add("keywords: tool %q: %v", tool, err)
+		}
+	}
 	if v.MaxDataLevel < 0 || v.MaxDataLevel > MaxDataLevel {
 		add("max_data_level %d: want 0 (public) to 3 (biometrics, passwords)", v.MaxDataLevel)
 	}
@@ -267,6 +279,26 @@ func (v *Vendor) Validate() error {
 		add("probe: interval %v is negative", p.Interval.D())
 	}
 	return errors.Join(errs...)
+}
+
+// Bounds of a tool's or capability's planner keywords.
+const (
+	MaxKeywords      = 64
+	MaxKeywordLength = 64
+)
+
+// CheckKeywords checks the planner keywords of one tool or capability: at
+// most [MaxKeywords], each non-empty and at most [MaxKeywordLength] bytes.
+func CheckKeywords(words []string) error {
+	if len(words) > MaxKeywords {
+		return fmt.Errorf("%d keywords, over %d", len(words), MaxKeywords)
+	}
+	for _, w := range words {
+		if strings.TrimSpace(w) == "" || len(w) > MaxKeywordLength {
+			return fmt.Errorf("keyword %q: want 1 to %d bytes of text", w, MaxKeywordLength)
+		}
+	}
+	return nil
 }
 
 func checkURL(s string) error {

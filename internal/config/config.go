@@ -170,6 +170,7 @@ type Capability struct {
 	InputSchema  map[string]any       `yaml:"input_schema"`
 	OutputSchema map[string]any       `yaml:"output_schema"`
 	Chain        []registry.ChainStep `yaml:"chain"`
+	Keywords     []string             `yaml:"keywords"` // words for the offline planner, e.g. [天气, weather, forecast]
 }
 
 // Load reads a config file; path "" loads the embedded default.
@@ -344,7 +345,7 @@ func (c *Config) RegistryCapabilities() ([]registry.Capability, error) {
 	out := make([]registry.Capability, 0, len(c.Capabilities))
 	var errs []error
 	for _, yc := range c.Capabilities {
-		rc := registry.Capability{Name: yc.Name, Description: yc.Description, Chain: yc.Chain}
+		rc := registry.Capability{Name: yc.Name, Description: yc.Description, Chain: yc.Chain, Keywords: yc.Keywords}
 		var err error
 		if yc.InputSchema != nil {
 			if rc.InputSchema, err = json.Marshal(yc.InputSchema); err != nil {

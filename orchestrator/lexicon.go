@@ -1,0 +1,109 @@
+package orchestrator
+
+// The offline planner's built-in lexicon: small, general word lists in
+// English and Chinese. Vendors and operators add their own words per tool
+// with `keywords:` in the config; these only bridge the commonest gaps (a
+// Chinese goal against an English description, "add" against "sum").
+
+// conceptGroups are words that mean the same thing to a tool catalog. A
+// word in a group matches any other word of the group, in either language.
+// English words are written as they are typed; they are stemmed when the
+// lexicon is built.
+var conceptGroups = [][]string{
+	{"weather", "forecast", "temperature", "rain", "raining", "snow", "sunny", "umbrella", "天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热"},
+	{"route", "direction", "directions", "navigate", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径"},
+	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "dine", "cafe", "餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子"},
+	{"image", "picture", "photo", "illustration", "drawing", "painting", "图片", "图像", "照片", "插画", "图"},
+	{"draw", "paint", "sketch", "illustrate", "画", "绘制", "画一"},
+	{"generate", "create", "make", "render", "生成", "创建", "制作"},
+	{"sum", "add", "plus", "total", "addition", "加", "相加", "求和", "之和", "总和", "加起来", "加上"},
+	{"multiply", "times", "product", "乘", "相乘", "乘以"},
+	{"subtract", "minus", "difference", "减", "相减", "减去"},
+	{"echo", "repeat", "say back", "parrot", "重复", "复述", "回显", "跟我说"},
+	{"environment", "env", "环境变量", "环境"},
+	{"compress", "gzip", "zip", "压缩", "打包"},
+	{"research", "investigate", "study", "研究", "调研", "调查"},
+	{"log", "logging", "logs", "日志"},
+	{"toggle", "switch", "turn on", "turn off", "enable", "disable", "开启", "关闭", "打开", "切换"},
+	{"message", "消息", "信息"},
+	{"error", "错误", "报错"},
+	{"resource", "资源"},
+	{"link", "links", "链接"},
+	{"reference", "引用"},
+	{"file", "文件"},
+	{"tiny", "small", "little", "小", "微型"},
+	{"long", "slow", "长", "长时间"},
+	{"operation", "task", "job", "操作", "任务"},
+	{"structured", "结构化"},
+	{"annotated", "annotation", "annotations", "标注", "注释"},
+	{"subscription", "subscriber", "subscribe", "订阅"},
+	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
+	{"translate", "translation", "翻译"},
+	{"flight", "airline", "plane", "机票", "航班", "飞机"},
+	{"hotel", "accommodation", "lodging", "酒店", "宾馆", "住宿"},
+	{"joke", "笑话"},
+	{"stock", "share price", "股票", "股价"},
+	{"music", "song", "play", "音乐", "歌", "播放"},
+	{"email", "mail", "邮件"},
+	{"calendar", "schedule", "meeting", "日历", "日程", "会议"},
+	{"news", "headline", "新闻"},
+	{"time", "clock", "时间", "几点"},
+	{"walking", "walk", "on foot", "步行", "走路"},
+	{"driving", "drive", "car", "by car", "开车", "驾车", "自驾"},
+	{"transit", "train", "bus", "subway", "metro", "public transport", "公交", "地铁", "火车", "坐车"},
+	{"metric", "celsius", "公制", "摄氏"},
+	{"imperial", "fahrenheit", "英制", "华氏"},
+}
+
+// stopwords carry no meaning for choosing a tool.
+var stopwordList = []string{
+	"a", "an", "the", "and", "or", "of", "to", "in", "into", "for", "from", "on", "at", "by", "with", "about",
+	"me", "my", "mine", "i", "i'm", "you", "your", "we", "us", "our", "it", "its", "it's", "this", "that", "these", "those",
+	"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "can", "could", "would", "will", "shall", "should",
+	"what", "what's", "whats", "which", "who", "how", "how's", "where", "when", "why", "there", "here", "please", "pls", "kindly",
+	"some", "any", "all", "one", "get", "give", "show", "tell", "let", "let's", "want", "need", "like", "going", "go", "gonna",
+	"check", "find", "look", "see", "know", "help", "also", "then", "just", "now", "out", "up", "as", "so", "too", "very",
+	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
+	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
+	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
+}
+
+// hanFunctionWords are Chinese words that are never places and never pick
+// a tool: pronouns, particles, question words, time words, measure phrases.
+// The tokenizer reads them as words so that what is left between them
+// ("北京", "西湖") can be read as a place.
+var hanFunctionWords = []string{
+	"我", "你", "他", "她", "我们", "你们", "帮我", "给我", "请", "请问", "麻烦", "帮忙", "一下", "一遍", "一只", "一张", "一幅", "一个", "一份", "一次", "一家",
+	"的", "了", "吗", "呢", "吧", "啊", "呀", "么", "是", "在", "有", "和", "跟", "与", "及", "以及", "并", "并且", "还有", "然后", "再", "顺便", "同时", "另外", "接着", "之后", "如果", "要是", "的话", "那么",
+	"怎么样", "如何", "怎样", "什么", "多少", "几", "哪里", "哪儿", "吗？", "是不是", "会不会", "等于", "是多少",
+	"今天", "明天", "后天", "昨天", "今晚", "明早", "现在", "周末", "早上", "上午", "中午", "下午", "晚上",
+	"查", "查一下", "查查", "看看", "看一下", "告诉", "告诉我", "想", "想要", "要", "需要", "能", "可以", "会", "推荐", "找一下", "安排", "计划", "旅行", "行程",
+	"从", "到", "去", "往", "至", "那里", "那边", "那儿", "附近", "周边", "周围", "当地", "这里", "这边",
+	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
+}
+
+// conjunctions split a goal into clauses (besides punctuation).
+var (
+	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true}
+	englishConjPhrases  = [][]string{{"and", "then"}, {"as", "well", "as"}, {"after", "that"}, {"and", "also"}}
+	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
+)
+
+// placeWords are words that refer back to a place named earlier.
+var (
+	englishThere = map[string]bool{"there": true, "nearby": true, "around": true, "locally": true}
+	hanThere     = map[string]bool{"那里": true, "那边": true, "那儿": true, "附近": true, "周边": true, "周围": true, "当地": true}
+)
+
+// timeWords are not places even after "in" or "at".
+var timeWords = map[string]bool{
+	"morning": true, "afternoon": true, "evening": true, "night": true, "today": true, "tomorrow": true, "tonight": true,
+	"minute": true, "minutes": true, "hour": true, "hours": true, "second": true, "seconds": true, "day": true, "days": true,
+	"week": true, "weeks": true, "month": true, "months": true, "year": true, "years": true, "weekend": true, "noon": true,
+	"moment": true, "future": true, "past": true, "general": true, "detail": true, "details": true, "order": true, "total": true,
+	"celsius": true, "fahrenheit": true, "english": true, "chinese": true, "french": true, "parallel": true,
+}
+
+// hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.
+var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+var hanUnits = map[rune]int{'十': 10, '百': 100, '千': 1000, '万': 10000}

@@ -1,0 +1,900 @@
+package orchestrator
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+
+)
+
+// The offline planner: it reads a goal against whatever catalog the tenant
+// can see, without a model. A goal is split into clauses; each clause is
+// matched to the tool or capability that fits it best (or to none, said so
+// with the closest tools), and its arguments are filled from the tool's input
+// schema. Independent steps run in parallel and an integrate step merges
+// them.
+
+// Reasons a clause was not planned.
+const (
+	ReasonNoMatch    = "no_match"          // nothing in the catalog fits
+	ReasonNotVisible = "not_visible"       // tools that fit exist, but the tenant may not use them
+	ReasonMissing    = "missing_arguments" // a tool fits, but the goal does not say a required argument
+	ReasonInvalid    = "invalid_arguments" // a tool fits, but the arguments read from the goal break its schema
+)
+
+// Unplanned is a clause of a goal the offline planner did not turn into a
+// step, and why.
+type Unplanned struct {
+	Clause      string   `json:"clause"`
+	Reason      string   `json:"reason"` // ReasonNoMatch, ReasonNotVisible, ReasonMissing, ReasonInvalid
+	Message     string   `json:"message"`
+	Tool        string   `json:"tool,omitempty"`        // the tool that fits (missing or invalid arguments)
+	Missing     []string `json:"missing,omitempty"`     // required arguments the goal does not give
+	Suggestions []string `json:"suggestions,omitempty"` // the closest tools the tenant can use
+}
+
+// minScore is the least score of a clause's best entry for it to be used.
+const minScore = 1.0
+
+// offline holds the planner's index of the catalog, rebuilt when the
+// catalog or the configured keywords change.
+type offline struct {
+	mu sync.Mutex
+	ix atomic.Pointer[offlineIndex]
+}
+
+func (p *Planner) index() *offlineIndex {
+	if p.Catalog == nil {
+		return nil
+	}
+	entries := p.Catalog.Entries(nil)
+	version := p.Catalog.Version()
+	fp := keywordsFingerprint(entries, p.Keywords)
+	if ix := p.off.ix.Load(); ix != nil && ix.version == version && ix.fp == fp {
+		return ix
+	}
+	p.off.mu.Lock()
+	defer p.off.mu.Unlock()
+	if ix := p.off.ix.Load(); ix != nil && ix.version == version && ix.fp == fp {
+		return ix
+	}
+	ix := buildIndex(version, fp, entries, p.Keywords)
+	p.off.ix.Store(ix)
+	return ix
+}
+
+// PlanOffline plans goal for tenant from the catalog alone, without
+// running anything: the plan (possibly with no steps) and the clauses it
+// could not plan.
+func (p *Planner) PlanOffline(tenant, goal string) (*Plan, []Unplanned) {
+	ix := p.index()
+	plan := &Plan{Goal: goal}
+	if ix == nil {
+		return plan, []Unplanned{{Clause: goal, Reason: ReasonNoMatch, Message: "the planner has no catalog"}}
+	}
+	vis := make([]bool, len(ix.entries))
+	v := p.visibility()
+	for i, e := range ix.entries {
+		vis[i] = v == nil || v.Visible(tenant, e.e)
+	}
+	return ix.plan(goal, vis)
+}
+
+// clause is a part of a goal that asks for one thing.
+type clause struct {
+	toks       []token
+	start, end int
+	ranked     []match
+	best       int // index into ranked of the chosen visible entry, or -1
+	places     places
+	placeToks  map[int]bool // tokens read as places
+}
+
+type places struct {
+	place, origin, dest string
+	there               bool
+}
+
+func (pl places) any() string {
+	switch {
+	case pl.place != "":
+		return pl.place
+	case pl.dest != "":
+		return pl.dest
+	}
+	return pl.origin
+}
+
+func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
+	toks := tokenize(goal, ix.dict)
+	clauses := ix.clauses(goal, toks, vis)
+	plan := &Plan{Goal: goal}
+	var unplanned []Unplanned
+	var ids []string
+	seen := map[string]bool{}
+	// The place a clause without its own refers to: the last one named
+	// before it, or else the first one named after it.
+	var ctx places
+	next := func(i int) string {
+		for _, c := range clauses[i+1:] {
+			if p := c.places.any(); p != "" {
+				return p
+			}
+		}
+		return ""
+	}
+	for i := range clauses {
+		c := &clauses[i]
+		text := strings.TrimSpace(goal[c.start:c.end])
+		if c.best >= 0 {
+			oe := ix.entries[c.ranked[c.best].entry]
+			args, missing, err := ix.fill(goal, c, oe, ctx, next(i))
+			switch {
+			case len(missing) > 0:
+				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
+					Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(missing))})
+			case err != nil:
+				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
+					Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
+			default:
+				sig := oe.e.Name + fmt.Sprint(args)
+				if !seen[sig] {
+					seen[sig] = true
+					id := stepID(oe.e.Name, plan.Steps)
+					plan.Steps = append(plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
+					ids = append(ids, id)
+				}
+			}
+		} else if u, ok := ix.unplanned(text, c, vis); ok {
+			unplanned = append(unplanned, u)
+		}
+		if c.places.any() != "" {
+			ctx = c.places
+			if ctx.place == "" {
+				ctx.place = c.places.any()
+			}
+		}
+	}
+	if len(ids) > 1 {
+		plan.Steps = append(plan.Steps, Step{ID: IntegrateTool, Tool: IntegrateTool, DependsOn: ids})
+	}
+	return plan, unplanned
+}
+
+func example(missing []string) string {
+	for _, m := range missing {
+		switch {
+		case originNames[m] || destNames[m]:
+			return "\"from Paris to Lyon\""
+		case strings.Contains(m, "city") || strings.Contains(m, "location") || strings.Contains(m, "place") || m == "near":
+			return "\"in Paris\""
+		}
+	}
+	return "a value in quotes"
+}
+
+func stepID(name string, steps []Step) string {
+	id := name
+	if len(id) > 60 {
+		id = id[:60]
+	}
+	for n := 2; ; n++ {
+		taken := id == IntegrateTool
+		for _, s := range steps {
+			taken = taken || s.ID == id
+		}
+		if !taken {
+			return id
+		}
+		id = fmt.Sprintf("%s_%d", name[:min(len(name), 60)], n)
+	}
+}
+
+// clauses splits the tokens into clauses, ranks the catalog for each and
+// folds clauses that only carry arguments ("add 3 and 5") into a neighbour.
+func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause {
+	var parts [][]token
+	var cur []token
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.conj || t.kind == tPunct {
+			if len(cur) > 0 {
+				parts = append(parts, cur)
+			}
+			cur = nil
+			continue
+		}
+		if t.kind == tWord && ix.conjPhrase(toks, i) > 0 {
+			if len(cur) > 0 {
+				parts = append(parts, cur)
+			}
+			cur = nil
+			i += ix.conjPhrase(toks, i) - 1
+			continue
+		}
+		cur = append(cur, t)
+	}
+	if len(cur) > 0 {
+		parts = append(parts, cur)
+	}
+	var out []clause
+	pendingArgs := []token(nil) // an arguments-only part before any clause
+	for _, part := range parts {
+		if !hasContent(part) {
+			if len(out) > 0 {
+				prev := &out[len(out)-1]
+				prev.toks = append(prev.toks, part...)
+				prev.end = part[len(part)-1].end
+			} else {
+				pendingArgs = append(pendingArgs, part...)
+			}
+			continue
+		}
+		if pendingArgs != nil {
+			part = append(pendingArgs, part...)
+			pendingArgs = nil
+		}
+		out = append(out, clause{toks: part, start: part[0].start, end: part[len(part)-1].end})
+	}
+	if pendingArgs != nil && len(out) == 0 {
+		out = append(out, clause{toks: pendingArgs, start: pendingArgs[0].start, end: pendingArgs[len(pendingArgs)-1].end})
+	}
+	for i := range out {
+		c := &out[i]
+		c.ranked = ix.rank(c.toks)
+		c.best = -1
+		for j, m := range c.ranked {
+			if m.score < minScore {
+				break
+			}
+			if m.strong && vis[m.entry] {
+				c.best = j
+				break
+			}
+		}
+		if c.best >= 0 {
+			c.best = ix.preferCapability(c.ranked, c.best, vis)
+		}
+		c.places, c.placeToks = readPlaces(c.toks, ix)
+	}
+	return out
+}
+
+// preferCapability picks, among entries that score within 10% of the best,
+// a capability over the vendor tools of its chain: the capability is the
+// governed way to reach them (fallback, cache, queue).
+func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) int {
+	b := ix.entries[ranked[best].entry]
+	if b.e.Capability != nil {
+		return best
+	}
+	for _, c := range b.chainedBy {
+		if !vis[c] {
+			continue
+		}
+		for j, m := range ranked {
+			if m.entry == c && m.score >= 0.75*ranked[best].score {
+				return j
+			}
+		}
+	}
+	return best
+}
+
+// conjPhrase returns the length of a conjunction phrase ("and then", "as
+// well as") starting at toks[i], or 0.
+func (ix *offlineIndex) conjPhrase(toks []token, i int) int {
+	for _, ph := range englishConjPhrases {
+		if i+len(ph) > len(toks) {
+			continue
+		}
+		ok := true
+		for k, w := range ph {
+			if toks[i+k].kind != tWord || strings.ToLower(toks[i+k].text) != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return len(ph)
+		}
+	}
+	return 0
+}
+
+// hasContent says whether a part has a word that could pick a tool or name
+// a place; parts with only numbers, quotes and function words do not.
+func hasContent(toks []token) bool {
+	for _, t := range toks {
+		switch t.kind {
+		case tWord, tHan:
+			if !t.stop {
+				return true
+			}
+		case tHanRaw:
+			return true
+		}
+	}
+	return false
+}
+
+// unplanned explains a clause no visible entry fits. A clause that only
+// sets the scene ("plan my day in Nairobi") is not reported.
+func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned, bool) {
+	content := false
+	for i, t := range c.toks {
+		if c.placeToks[i] || t.stop || t.kind == tNum || t.kind == tQuote || t.kind == tPunct {
+			continue
+		}
+		if t.kind == tHanRaw && runeLen(t.text) == 1 {
+			content = true // a lone character the dictionary does not know: a verb ("订", "讲")
+			continue
+		}
+		content = true
+	}
+	if !content {
+		return Unplanned{}, false
+	}
+	u := Unplanned{Clause: text, Reason: ReasonNoMatch}
+	hidden := 0
+	for _, m := range c.ranked {
+		if m.score < minScore || !m.strong {
+			continue
+		}
+		if !vis[m.entry] {
+			hidden++
+		}
+	}
+	for _, m := range c.ranked {
+		if len(u.Suggestions) == 3 {
+			break
+		}
+		if vis[m.entry] && m.score > 0 {
+			u.Suggestions = append(u.Suggestions, ix.entries[m.entry].e.Name)
+		}
+	}
+	switch {
+	case hidden > 0:
+		u.Reason = ReasonNotVisible
+		u.Message = fmt.Sprintf("the catalog has %d tool(s) for this, but this tenant may not use them; ask an operator to add them to the tenant's tools", hidden)
+	case len(u.Suggestions) > 0:
+		u.Message = "no tool in the catalog fits this; the closest are " + strings.Join(u.Suggestions, ", ")
+	default:
+		u.Message = "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"
+	}
+	return u, true
+}
+
+// readPlaces finds the places a clause names: "from X to Y", "X到Y",
+// "in X", "X的", "X附近", "near the station", and words that refer back
+// ("there", "附近").
+func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
+	var pl places
+	used := map[int]bool{}
+	set := func(dst *string, val string, idx ...int) {
+		if *dst == "" && val != "" {
+			*dst = val
+			for _, i := range idx {
+				used[i] = true
+			}
+		}
+	}
+	for i, t := range toks {
+		switch t.kind {
+		case tWord:
+			lw := strings.ToLower(t.text)
+			if englishThere[lw] {
+				pl.there = true
+			}
+			switch lw {
+			case "from":
+				if v, idx := englishPlace(toks, i+1, ix); v != "" {
+					set(&pl.origin, v, idx...)
+					j := idx[len(idx)-1] + 1
+					if j < len(toks) && strings.EqualFold(toks[j].text, "to") {
+						if v, idx := englishPlace(toks, j+1, ix); v != "" {
+							set(&pl.dest, v, idx...)
+						}
+					}
+				}
+			case "to", "towards":
+				if v, idx := englishPlace(toks, i+1, ix); v != "" {
+					set(&pl.dest, v, idx...)
+				}
+			case "in", "at", "near", "around", "for", "of":
+				if lw == "of" && (i == 0 || !strings.EqualFold(toks[i-1].text, "weather") && !strings.EqualFold(toks[i-1].text, "north") && !strings.EqualFold(toks[i-1].text, "south")) {
+					continue
+				}
+				if v, idx := englishPlace(toks, i+1, ix); v != "" {
+					set(&pl.place, v, idx...)
+				}
+			}
+		case tHan:
+			if hanThere[t.norm] {
+				pl.there = true
+			}
+		case tHanRaw:
+			prev, next := "", ""
+			if i > 0 {
+				prev = toks[i-1].text
+			}
+			if i+1 < len(toks) {
+				next = toks[i+1].text
+			}
+			// 从X…到Y, X到Y
+			if j := hanTo(toks, i+1); j > 0 && (prev == "从" || i == 0 || toks[i-1].stop) {
+				set(&pl.origin, t.text, i)
+				set(&pl.dest, toks[j].text, j)
+				continue
+			}
+			switch {
+			case prev == "去" || prev == "到" || prev == "往" || prev == "至":
+				set(&pl.dest, t.text, i)
+			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
+				set(&pl.place, t.text, i)
+			}
+		}
+	}
+	if pl.place == "" && pl.dest == "" && pl.origin == "" {
+		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
+		// a capitalised name not at the start ("Paris weather" too).
+		for i, t := range toks {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 {
+				set(&pl.place, t.text, i)
+				break
+			}
+			if t.kind == tWord && isCapitalised(t.text) && !t.stop && !ix.strongKey(key(t.norm)) && (i > 0 || len(toks) > 1) {
+				v, idx := englishPlace(toks, i, ix)
+				set(&pl.place, v, idx...)
+				if v != "" {
+					break
+				}
+			}
+		}
+	}
+	return pl, used
+}
+
+// hanTo returns the index of Y in "…到Y" starting at toks[i] (mode words
+// such as 步行 may come first), or 0.
+func hanTo(toks []token, i int) int {
+	for ; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tHan && (t.text == "到" || t.text == "去" || t.text == "至" || t.text == "往") {
+			if i+1 < len(toks) && toks[i+1].kind == tHanRaw {
+				return i + 1
+			}
+			return 0
+		}
+		if t.kind != tHan || t.stop {
+			return 0
+		}
+	}
+	return 0
+}
+
+// strongKey says whether k names a tool somewhere in the catalog (in a
+// keyword, name, title or description, not only in a parameter's example).
+func (ix *offlineIndex) strongKey(k string) bool {
+	for _, p := range ix.post[k] {
+		if p.strong {
+			return true
+		}
+	}
+	return false
+}
+
+func isCapitalised(s string) bool {
+	for _, r := range s {
+		return unicode.IsUpper(r)
+	}
+	return false
+}
+
+// englishPlace reads a place name at toks[i]: capitalised words ("New
+// York"), "the" and up to three plain words ("the train station"), or one
+// plain word that is not a stop word, a time or a number ("paris").
+func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
+	if i >= len(toks) {
+		return "", nil
+	}
+	the := false
+	if toks[i].kind == tWord && strings.EqualFold(toks[i].text, "the") {
+		the = true
+		i++
+	}
+	if i >= len(toks) {
+		return "", nil
+	}
+	t := toks[i]
+	if t.kind == tQuote {
+		return t.text, []int{i}
+	}
+	if t.kind != tWord {
+		return "", nil
+	}
+	lw := strings.ToLower(t.text)
+	if englishThere[lw] || timeWords[lw] {
+		return "", nil
+	}
+	var words []string
+	var idx []int
+	if isCapitalised(t.text) {
+		for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && len(words) < 5; j++ {
+			words = append(words, toks[j].text)
+			idx = append(idx, j)
+		}
+		return strings.Join(words, " "), idx
+	}
+	limit := 1
+	if the {
+		limit = 3
+	}
+	for j := i; j < len(toks) && len(words) < limit; j++ {
+		tj := toks[j]
+		lj := strings.ToLower(tj.text)
+		if tj.kind != tWord || tj.stop || tj.conj || timeWords[lj] || englishThere[lj] {
+			break
+		}
+		if !the && ix.strongKey(key(tj.norm)) {
+			break // a word of the catalog ("weather"), not a place
+		}
+		words = append(words, tj.text)
+		idx = append(idx, j)
+	}
+	return strings.Join(words, " "), idx
+}
+
+// fill reads the arguments of oe's input schema from the clause. ctx is
+// the place context before the clause, later the first place named after.
+func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, later string) (map[string]any, []string, error) {
+	args := map[string]any{}
+	m := c.ranked[c.best]
+	matched := map[int]bool{}
+	for i, t := range c.toks {
+		if k := tokKey(t); k != "" && m.keys[k] {
+			matched[i] = true
+		}
+	}
+	own := c.places
+	here := own.place
+	if here == "" {
+		here = own.dest
+	}
+	if here == "" {
+		here = ctx.place
+	}
+	if here == "" {
+		here = later
+	}
+	origin, dest := own.origin, own.dest
+	switch {
+	case origin == "" && dest == "":
+		switch {
+		case own.place != "":
+			dest = own.place
+		case ctx.origin != "" && ctx.dest != "":
+			origin, dest = ctx.origin, ctx.dest
+		default:
+			dest = here
+		}
+	case origin == "":
+		if p := firstNonEmpty(own.place, ctx.place, later); p != "" && !strings.EqualFold(p, dest) {
+			origin = p
+		}
+	case dest == "":
+		if p := firstNonEmpty(own.place, ctx.place); p != "" && !strings.EqualFold(p, origin) {
+			dest = p
+		}
+	}
+	// Enums named in the clause; place-like enums take a place.
+	for _, p := range oe.params {
+		if len(p.enum) == 0 {
+			continue
+		}
+		if v, ok := enumIn(p.enum, c.toks, goal); ok {
+			args[p.name] = v
+		}
+	}
+	var nums []token
+	for _, t := range c.toks {
+		if t.kind == tNum {
+			nums = append(nums, t)
+		}
+	}
+	var quotes []string
+	for _, t := range c.toks {
+		if t.kind == tQuote {
+			quotes = append(quotes, t.text)
+		}
+	}
+	for _, p := range oe.params {
+		if _, done := args[p.name]; done {
+			continue
+		}
+		var v string
+		switch p.role {
+		case roleOrigin:
+			v = origin
+		case roleDest:
+			v = dest
+		case rolePlace:
+			v = here
+		}
+		if v == "" {
+			continue
+		}
+		if len(p.enum) > 0 {
+			if e, ok := enumValue(p.enum, v); ok {
+				args[p.name] = e
+			}
+			continue
+		}
+		args[p.name] = v
+	}
+	// Numbers: first those next to a word of a parameter ("5 seconds",
+	// "3 steps"), then the rest in order, required parameters first.
+	usedNum := map[int]bool{}
+	for _, p := range oe.params {
+		if p.role != roleNumber {
+			continue
+		}
+		if _, done := args[p.name]; done {
+			continue
+		}
+		for ni, n := range nums {
+			if !usedNum[ni] && numberHinted(c.toks, n, p) {
+				args[p.name] = numberFor(p, n.val)
+				usedNum[ni] = true
+				break
+			}
+		}
+	}
+	for _, wantReq := range []bool{true, false} {
+		for _, p := range oe.params {
+			if p.role != roleNumber || oe.required[p.name] != wantReq {
+				continue
+			}
+			if _, done := args[p.name]; done {
+				continue
+			}
+			for ni, n := range nums {
+				if !usedNum[ni] {
+					args[p.name] = numberFor(p, n.val)
+					usedNum[ni] = true
+					break
+				}
+			}
+		}
+	}
+	// Quoted text, then the clause itself, for free-text parameters.
+	for _, wantReq := range []bool{true, false} {
+		for _, p := range oe.params {
+			if _, done := args[p.name]; done || oe.required[p.name] != wantReq || p.role != roleText && !(p.role == roleOther && wantReq && (p.typ == "string" || p.typ == "")) {
+				continue
+			}
+			if len(quotes) > 0 {
+				args[p.name] = quotes[0]
+				quotes = quotes[1:]
+				continue
+			}
+			if p.role == roleText {
+				if tail := freeText(goal, c, matched); tail != "" {
+					args[p.name] = tail
+				}
+			}
+		}
+	}
+	// Switches named in the clause ("with an image" → includeImage).
+	for _, p := range oe.params {
+		if _, done := args[p.name]; done || p.role != roleBool {
+			continue
+		}
+		if boolNamed(p.name, c.toks) {
+			args[p.name] = true
+		}
+	}
+	for _, p := range oe.params {
+		if _, done := args[p.name]; !done && p.hasDef {
+			args[p.name] = p.def
+		}
+	}
+	var missing []string
+	for _, p := range oe.params {
+		if _, ok := args[p.name]; !ok && oe.required[p.name] {
+			missing = append(missing, p.name)
+		}
+	}
+	for r := range oe.required {
+		found := false
+		for _, p := range oe.params {
+			found = found || p.name == r
+		}
+		if !found {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	if err := oe.validate(args); err != nil {
+		// Leave out what the goal did not require and try again.
+		for k := range args {
+			if !oe.required[k] {
+				delete(args, k)
+			}
+		}
+		if err2 := oe.validate(args); err2 != nil {
+			return nil, nil, err
+		}
+	}
+	return args, nil, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func tokKey(t token) string {
+	switch t.kind {
+	case tWord, tHan:
+		return key(t.norm)
+	}
+	return ""
+}
+
+// enumIn finds an enum value named in the clause: by its words ("walking"
+// in "walking route"), or through the lexicon ("步行" → walking).
+func enumIn(enum []any, toks []token, goal string) (any, bool) {
+	keys := map[string]bool{}
+	lower := map[string]bool{}
+	for _, t := range toks {
+		if k := tokKey(t); k != "" {
+			keys[k] = true
+		}
+		if t.kind == tWord {
+			lower[strings.ToLower(t.text)] = true
+		}
+	}
+	for _, v := range enum {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			continue
+		}
+		ws := splitWords(s)
+		all := len(ws) > 0
+		for _, w := range ws {
+			if !keys[key(stem(w))] && !lower[w] {
+				all = false
+			}
+		}
+		if all {
+			return v, true
+		}
+		if hanRuns(s) != nil && strings.Contains(goal, s) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func enumValue(enum []any, v string) (any, bool) {
+	for _, e := range enum {
+		if s, ok := e.(string); ok && strings.EqualFold(s, v) {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// numberHinted says whether a word next to the number (two tokens either
+// side) names the parameter: "5 seconds" for "duration … in seconds".
+func numberHinted(toks []token, n token, p param) bool {
+	for i, t := range toks {
+		if t.start != n.start {
+			continue
+		}
+		for j := max(0, i-2); j <= min(len(toks)-1, i+2); j++ {
+			if j != i && toks[j].kind == tWord && !toks[j].stop && p.words[toks[j].norm] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func numberFor(p param, v float64) any {
+	if p.typ == "integer" && v == math.Trunc(v) {
+		return int(v)
+	}
+	return v
+}
+
+// boolNamed says whether the clause names a switch's words ("includeImage"
+// in "with an image").
+func boolNamed(name string, toks []token) bool {
+	keys := map[string]bool{}
+	for _, t := range toks {
+		if k := tokKey(t); k != "" {
+			keys[k] = true
+		}
+	}
+	n := 0
+	for _, w := range splitWords(name) {
+		switch w {
+		case "include", "is", "enable", "use", "with", "show", "has", "should", "do":
+			continue
+		}
+		if !keys[key(stem(w))] {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+var (
+	aboutRe      = regexp.MustCompile(`(?i)\b(?:about|regarding|on the topic of)\s+|关于`)
+	leadFillerRe = regexp.MustCompile(`^(?i:(?:me|us|for me|please|now)\s+)+|^(?:一下|一张|一幅|一遍|一个|帮我|给我|请)+`)
+	tailFillerRe = regexp.MustCompile(`(?i)(?:\s+(?:please|for me|now)|吧|吗|呢|。)+$`)
+	connectorRe  = regexp.MustCompile(`^(?i:of|showing|that shows|with|where)\s+|^的`)
+)
+
+// freeText is the clause after the words that picked the tool: "draw a
+// cat on a skateboard" → "a cat on a skateboard", "an image of a
+// lighthouse" → "a lighthouse", "研究一下量子计算" → "量子计算".
+func freeText(goal string, c *clause, matched map[int]bool) string {
+	first := -1
+	for i := range c.toks {
+		if matched[i] {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	start := c.toks[first].end
+	// Skip articles and more words of the tool ("an image of …").
+	j := first + 1
+	skippedTool := false
+	for j < len(c.toks) && (c.toks[j].stop && c.toks[j].kind == tWord && !isConnector(c.toks[j]) || matched[j]) {
+		if matched[j] {
+			skippedTool = true
+		}
+		j++
+	}
+	if skippedTool && j < len(c.toks) {
+		if isConnector(c.toks[j]) {
+			start = c.toks[j].end
+		} else if !matched[j] {
+			start = c.toks[j].start
+		}
+	}
+	tail := goal[start:c.end]
+	if loc := aboutRe.FindStringIndex(tail); loc != nil {
+		tail = tail[loc[1]:]
+	}
+	tail = strings.TrimFunc(tail, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) && r != '"' })
+	tail = leadFillerRe.ReplaceAllString(tail, "")
+	tail = connectorRe.ReplaceAllString(tail, "")
+	tail = tailFillerRe.ReplaceAllString(tail, "")
+	return strings.TrimFunc(tail, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+}
+
+func isConnector(t token) bool {
+	switch strings.ToLower(t.text) {
+	case "of", "showing", "about", "的":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,546 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// The offline planner's index of a catalog: every entry's words (name,
+// title, description, parameters, keywords) weighted by where they appear
+// and by how rare they are across the catalog, so one clause is ranked
+// against a hundred tools with a few map lookups.
+
+// Field weights: a word in a tool's keywords or name says more than one in
+// a parameter's description.
+const (
+	wKeyword   = 3.0
+	wName      = 3.0
+	wTitle     = 2.0
+	wDesc      = 1.5
+	wParamName = 0.8
+	wParamDesc = 0.5
+	wBigram    = 0.6 // per Chinese character pair of a Chinese description
+)
+
+var (
+	plannerStop = map[string]bool{}
+	concepts    = map[string]string{} // stemmed English word or phrase, or Chinese word → "#n"
+	// lexPhrases are the lexicon's multi-word English phrases, stemmed.
+	lexPhrases = map[string]bool{}
+	baseDict   = &hanDict{words: map[string]hanWord{}}
+)
+
+func init() {
+	for _, w := range stopwordList {
+		plannerStop[w] = true
+		plannerStop[stem(w)] = true
+	}
+	for gi, g := range conceptGroups {
+		id := "#" + g[0]
+		if gi > 0 && concepts[englishKey(g[0])] != "" {
+			id = concepts[englishKey(g[0])]
+		}
+		for _, w := range g {
+			if hanRuns(w) != nil {
+				concepts[w] = id
+				baseDict.add(w, hanWord{})
+				continue
+			}
+			k := englishKey(w)
+			concepts[k] = id
+			if strings.Contains(k, " ") {
+				lexPhrases[k] = true
+			}
+		}
+	}
+	for _, w := range hanFunctionWords {
+		baseDict.add(w, hanWord{function: true, conj: hanConjunctions[w]})
+	}
+	for w := range hanConjunctions {
+		baseDict.add(w, hanWord{function: true, conj: true})
+	}
+}
+
+// englishKey stems each word of an English word or phrase.
+func englishKey(s string) string {
+	ws := splitWords(s)
+	for i, w := range ws {
+		ws[i] = stem(w)
+	}
+	return strings.Join(ws, " ")
+}
+
+// key is what a term is indexed and looked up under: its concept, if the
+// lexicon has one, else itself.
+func key(term string) string {
+	if c, ok := concepts[term]; ok {
+		return c
+	}
+	return term
+}
+
+type posting struct {
+	entry  int
+	w      float64
+	strong bool // from a keyword, the name, the title or the description
+}
+
+// offEntry is one catalog entry as the offline planner sees it.
+type offEntry struct {
+	e         registry.Entry
+	params    []param
+	required  map[string]bool
+	chainedBy []int // capabilities (entry indexes) whose chain has this vendor tool
+	retries   int
+	validate  func(any) error
+}
+
+type offlineIndex struct {
+	version uint64
+	fp      uint64
+	entries []*offEntry
+	post    map[string][]posting // key → postings
+	bigrams map[string][]posting // Chinese character pairs of Chinese texts
+	dict    *hanDict
+	phrases map[string]bool // stemmed multi-word phrases to look up
+	maxWords int            // longest phrase, in words
+}
+
+// buildIndex indexes entries; keywords returns the configured keywords of
+// a vendor tool (may be nil).
+func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
+	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
+		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1}
+	for w, hw := range baseDict.words {
+		ix.dict.words[w] = hw
+	}
+	for p := range lexPhrases {
+		ix.addPhrase(p)
+	}
+	type fieldText struct {
+		text string
+		w    float64
+	}
+	perEntry := make([]map[string]posting, len(entries))
+	bigramsPer := make([]map[string]posting, len(entries))
+	capIdx := map[string]int{} // "vendor/tool" → capability entry index, for chains
+	for i, e := range entries {
+		oe := &offEntry{e: e, required: map[string]bool{}}
+		var fields []fieldText
+		var kws []string
+		var schema json.RawMessage
+		if c := e.Capability; c != nil {
+			schema = c.InputSchema
+			kws = c.Keywords
+			fields = append(fields, fieldText{strings.NewReplacer(".", " ", "_", " ").Replace(c.Name), wName}, fieldText{c.Description, wDesc})
+			oe.validate = c.ValidateInput
+			for _, s := range c.Chain {
+				capIdx[s.Tool] = i
+			}
+		} else {
+			t := e.Tool
+			schema = t.Def.InputSchema
+			fields = append(fields, fieldText{t.Def.Name, wName}, fieldText{t.Vendor, wParamName}, fieldText{t.Def.Title, wTitle}, fieldText{t.Def.Description, wDesc})
+			oe.validate = t.ValidateInput
+			oe.retries = retriesFor(t.Def.Annotations)
+		}
+		if keywords != nil && e.Tool != nil {
+			kws = append(slices.Clone(kws), keywords(e)...)
+		}
+		oe.params, oe.required = schemaParams(schema)
+		for _, p := range oe.params {
+			fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
+		}
+		for _, kw := range kws {
+			kw = strings.TrimSpace(kw)
+			if kw == "" {
+				continue
+			}
+			if hanRuns(kw) != nil && isAllHan(kw) {
+				ix.dict.add(kw, hanWord{})
+				fields = append(fields, fieldText{"\x00" + kw, wKeyword})
+				continue
+			}
+			if k := englishKey(kw); strings.Contains(k, " ") {
+				ix.addPhrase(k)
+				fields = append(fields, fieldText{"\x00" + k, wKeyword})
+				continue
+			}
+			fields = append(fields, fieldText{kw, wKeyword})
+		}
+		m := map[string]posting{}
+		bm := map[string]posting{}
+		put := func(into map[string]posting, k string, w float64) {
+			strong := w >= wDesc
+			if old, ok := into[k]; !ok || old.w < w {
+				into[k] = posting{entry: i, w: w, strong: strong || old.strong}
+			} else if strong && !old.strong {
+				old.strong = true
+				into[k] = old
+			}
+		}
+		for _, f := range fields {
+			if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
+				put(m, key(rest), f.w)
+				continue
+			}
+			for _, w := range splitWords(f.text) {
+				if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
+					put(m, key(s), f.w)
+				}
+			}
+			for _, run := range hanRuns(f.text) {
+				for _, t := range tokenize(run, ix.dict) {
+					if t.kind == tHan && !t.stop {
+						put(m, key(t.norm), f.w)
+					}
+				}
+				if f.w >= wDesc || f.w == wTitle {
+					rs := []rune(run)
+					for j := 0; j+1 < len(rs); j++ {
+						put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc)
+					}
+				}
+			}
+		}
+		perEntry[i], bigramsPer[i] = m, bm
+		ix.entries = append(ix.entries, oe)
+	}
+	for i, e := range entries {
+		if e.Tool != nil {
+			if c, ok := capIdx[e.Tool.Vendor+"/"+e.Tool.Def.Name]; ok {
+				ix.entries[i].chainedBy = append(ix.entries[i].chainedBy, c)
+			}
+		}
+	}
+	// Rare words weigh more (inverse document frequency).
+	n := float64(len(entries))
+	for into, per := range map[*map[string][]posting][]map[string]posting{&ix.post: perEntry, &ix.bigrams: bigramsPer} {
+		df := map[string]int{}
+		for _, m := range per {
+			for k := range m {
+				df[k]++
+			}
+		}
+		for _, m := range per {
+			for k, p := range m {
+				p.w *= math.Log(1 + n/float64(df[k]))
+				(*into)[k] = append((*into)[k], p)
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *offlineIndex) addPhrase(p string) {
+	ix.phrases[p] = true
+	if n := strings.Count(p, " ") + 1; n > ix.maxWords {
+		ix.maxWords = n
+	}
+}
+
+func isAllHan(s string) bool {
+	for _, r := range s {
+		if !isHan(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// retriesFor retries a read-only or idempotent tool once.
+func retriesFor(annotations json.RawMessage) int {
+	var a struct {
+		ReadOnly   bool `json:"readOnlyHint"`
+		Idempotent bool `json:"idempotentHint"`
+	}
+	if json.Unmarshal(annotations, &a) == nil && (a.ReadOnly || a.Idempotent) {
+		return 1
+	}
+	return 0
+}
+
+// Parameter roles: how the offline planner fills a parameter.
+type paramRole uint8
+
+const (
+	roleOther  paramRole = iota
+	roleOrigin           // where a route starts
+	roleDest             // where it ends
+	rolePlace            // a city, location, place to look near
+	roleText             // free text: a prompt, a message, a topic
+	roleNumber
+	roleBool
+	roleEnum
+)
+
+type param struct {
+	name, desc, typ string
+	enum            []any
+	def             any
+	hasDef          bool
+	role            paramRole
+	words           map[string]bool // stems of the name and description, for number hints
+}
+
+var (
+	originNames = map[string]bool{"from": true, "origin": true, "start": true, "source": true, "departure": true, "src": true}
+	destNames   = map[string]bool{"to": true, "destination": true, "dest": true, "end": true, "target": true, "dst": true}
+	placeWords  = []string{"city", "location", "place", "near", "address", "region", "area", "where", "town", "locality", "poi", "country", "地点", "城市", "位置"}
+	textNames   = map[string]bool{"prompt": true, "message": true, "text": true, "query": true, "topic": true, "content": true, "question": true,
+		"input": true, "q": true, "instruction": true, "instructions": true, "body": true, "sentence": true, "msg": true, "keyword": true,
+		"keywords": true, "term": true, "subject": true, "description": true, "utterance": true}
+)
+
+// schemaParams reads the top-level properties of an input schema, in the
+// order they are written, and its required list.
+func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
+	req := map[string]bool{}
+	var s struct {
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(raw, &s)
+	for _, r := range s.Required {
+		req[r] = true
+	}
+	var out []param
+	for _, kv := range orderedProperties(raw) {
+		var p struct {
+			Type        any             `json:"type"`
+			Description string          `json:"description"`
+			Title       string          `json:"title"`
+			Enum        []any           `json:"enum"`
+			Default     json.RawMessage `json:"default"`
+			Format      string          `json:"format"`
+		}
+		if json.Unmarshal(kv.v, &p) != nil {
+			continue
+		}
+		pr := param{name: kv.k, desc: strings.TrimSpace(p.Title + " " + p.Description), enum: p.Enum, words: map[string]bool{}}
+		switch t := p.Type.(type) {
+		case string:
+			pr.typ = t
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok && s != "null" {
+					pr.typ = s
+					break
+				}
+			}
+		}
+		if len(p.Default) > 0 {
+			pr.hasDef = json.Unmarshal(p.Default, &pr.def) == nil
+		}
+		for _, w := range splitWords(kv.k + " " + pr.desc) {
+			if !plannerStop[w] {
+				pr.words[stem(w)] = true
+			}
+		}
+		pr.role = roleOf(pr, p.Format)
+		out = append(out, pr)
+	}
+	return out, req
+}
+
+func roleOf(p param, format string) paramRole {
+	name := strings.ToLower(p.name)
+	words := splitWords(p.name)
+	last := ""
+	if len(words) > 0 {
+		last = words[len(words)-1]
+	}
+	first := ""
+	if len(words) > 0 {
+		first = words[0]
+	}
+	desc := strings.ToLower(p.desc)
+	switch {
+	case p.typ == "number" || p.typ == "integer":
+		return roleNumber
+	case p.typ == "boolean":
+		return roleBool
+	case originNames[name] || originNames[first] && len(words) > 1 && words[1] != "date":
+		return roleOrigin
+	case destNames[name] || destNames[first] && len(words) > 1 && words[1] != "date":
+		return roleDest
+	}
+	for _, w := range placeWords {
+		if strings.Contains(name, w) || strings.Contains(desc, w+" name") || strings.HasPrefix(desc, w) || strings.Contains(desc, " "+w) && strings.Contains(desc, "name") {
+			return rolePlace
+		}
+	}
+	if len(p.enum) > 0 {
+		return roleEnum
+	}
+	if (p.typ == "string" || p.typ == "") && format == "" && (textNames[name] || textNames[last]) {
+		return roleText
+	}
+	return roleOther
+}
+
+type kv struct {
+	k string
+	v json.RawMessage
+}
+
+// orderedProperties returns a schema's "properties" in document order.
+func orderedProperties(raw json.RawMessage) []kv {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if t != "properties" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil
+		}
+		var out []kv
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return out
+			}
+			name, _ := t.(string)
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return out
+			}
+			out = append(out, kv{name, v})
+		}
+		return out
+	}
+	return nil
+}
+
+// keywordsFingerprint hashes the configured keywords of vendor tools, so a
+// config change that only touches keywords rebuilds the index.
+func keywordsFingerprint(entries []registry.Entry, keywords func(registry.Entry) []string) uint64 {
+	if keywords == nil {
+		return 0
+	}
+	h := fnv.New64a()
+	for _, e := range entries {
+		if e.Tool == nil {
+			continue
+		}
+		for _, k := range keywords(e) {
+			h.Write([]byte(k))
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{1})
+	}
+	return h.Sum64()
+}
+
+// match is one entry's score for a clause.
+type match struct {
+	entry  int
+	score  float64
+	strong bool
+	keys   map[string]bool // the clause keys that hit it
+}
+
+// queryKeys returns the lookup keys of a clause's tokens, each with the
+// index of the first token that produced it.
+func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
+	keys := map[string]int{}
+	add := func(k string, i int) {
+		if _, ok := keys[k]; !ok {
+			keys[k] = i
+		}
+	}
+	for i, t := range toks {
+		switch t.kind {
+		case tWord:
+			if !t.stop && len(t.norm) > 1 {
+				add(key(t.norm), i)
+			}
+			// Phrases start at any word, stop words included ("how do i get").
+			words := []string{t.norm}
+			for j := i + 1; j < len(toks) && len(words) < ix.maxWords && toks[j].kind == tWord; j++ {
+				words = append(words, toks[j].norm)
+				if p := strings.Join(words, " "); ix.phrases[p] {
+					add(key(p), i)
+				}
+			}
+		case tHan:
+			if !t.stop {
+				add(key(t.norm), i)
+			}
+		}
+	}
+	return keys
+}
+
+// rank scores every entry against a clause's tokens, best first.
+func (ix *offlineIndex) rank(toks []token) []match {
+	keys := ix.queryKeys(toks)
+	byEntry := map[int]*match{}
+	hit := func(k string, p posting) {
+		m := byEntry[p.entry]
+		if m == nil {
+			m = &match{entry: p.entry, keys: map[string]bool{}}
+			byEntry[p.entry] = m
+		}
+		m.score += p.w
+		m.strong = m.strong || p.strong
+		m.keys[k] = true
+	}
+	for k := range keys {
+		for _, p := range ix.post[k] {
+			hit(k, p)
+		}
+	}
+	if len(ix.bigrams) > 0 {
+		seen := map[string]bool{}
+		for _, t := range toks {
+			if t.kind != tHan && t.kind != tHanRaw || t.stop {
+				continue
+			}
+			rs := []rune(t.text)
+			for j := 0; j+1 < len(rs); j++ {
+				bg := string(rs[j : j+2])
+				if seen[bg] {
+					continue
+				}
+				seen[bg] = true
+				for _, p := range ix.bigrams[bg] {
+					hit("", p)
+				}
+			}
+		}
+	}
+	out := make([]match, 0, len(byEntry))
+	for _, m := range byEntry {
+		out = append(out, *m)
+	}
+	slices.SortFunc(out, func(a, b match) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return a.entry - b.entry
+	})
+	return out
+}
+
+func runeLen(s string) int { return utf8.RuneCountInString(s) }

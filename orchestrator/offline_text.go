@@ -1,0 +1,377 @@
+package orchestrator
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Reading text for the offline planner: a goal becomes tokens (English words,
+// numbers, quoted text, Chinese words found by forward maximum matching
+// against a dictionary, and runs of Chinese characters the dictionary does
+// not know, which are place candidates).
+
+type tokKind uint8
+
+const (
+	tWord   tokKind = iota // letters and digits; norm is the stem
+	tNum                   // a number; val
+	tHan                   // a Chinese dictionary word; norm is the word
+	tHanRaw                // Chinese characters not in the dictionary
+	tQuote                 // quoted text; text is what is inside the quotes
+	tPunct                 // a hard separator between clauses
+)
+
+type token struct {
+	kind       tokKind
+	text       string // as typed
+	norm       string // stem (tWord), word (tHan, tHanRaw)
+	val        float64
+	start, end int  // byte offsets in the goal
+	stop       bool // carries no meaning for choosing a tool
+	conj       bool // splits clauses
+}
+
+// stem is a light English stemmer: it folds the usual inflections so that
+// "restaurants", "compression", "driving" meet "restaurant", "compress",
+// "drive". Both the catalog and the goal go through it.
+func stem(w string) string {
+	if len(w) <= 3 || !isASCII(w) {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ing") && len(w) > 5:
+		w = undouble(w[:len(w)-3])
+	case strings.HasSuffix(w, "ed") && len(w) > 4:
+		w = undouble(w[:len(w)-2])
+	case strings.HasSuffix(w, "ions") && len(w) > 6:
+		w = w[:len(w)-4]
+	case strings.HasSuffix(w, "ion") && len(w) > 5:
+		w = w[:len(w)-3]
+	case strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "zes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:len(w)-1]
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func undouble(w string) string {
+	n := len(w)
+	if n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
+
+// hanDict is the dictionary of Chinese words the tokenizer knows.
+type hanDict struct {
+	words  map[string]hanWord
+	maxLen int // in runes
+}
+
+type hanWord struct {
+	function bool // a function word (never a place, never a tool)
+	conj     bool
+}
+
+func (d *hanDict) add(w string, hw hanWord) {
+	if w == "" {
+		return
+	}
+	if old, ok := d.words[w]; ok {
+		hw.function = hw.function && old.function
+		hw.conj = hw.conj || old.conj
+	}
+	d.words[w] = hw
+	if n := utf8.RuneCountInString(w); n > d.maxLen {
+		d.maxLen = n
+	}
+}
+
+// markers are single-character function words that are never part of a
+// place name; other single-character function words ("上", "家") may start
+// one ("上海") and are read as part of an unknown run when followed by one.
+var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true, "往": true, "至": true, "把": true, "将": true, "给": true,
+	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "请": true, "我": true, "你": true}
+
+var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
+
+func isHardSep(r rune) bool {
+	switch r {
+	case '。', '；', ';', '！', '？', '!', '?', '\n', '，', ',', '、', '：', ':':
+		return true
+	}
+	return false
+}
+
+// tokenize reads goal into tokens; dict may be nil.
+func tokenize(goal string, dict *hanDict) []token {
+	var out []token
+	i := 0
+	for i < len(goal) {
+		r, size := utf8.DecodeRuneInString(goal[i:])
+		switch {
+		case quotePairs[r] != 0 || r == '\'' && (i == 0 || !isWordRune(lastRune(goal[:i]))):
+			closer := quotePairs[r]
+			if r == '\'' {
+				closer = '\''
+			}
+			if j := strings.IndexRune(goal[i+size:], closer); j >= 0 && strings.TrimSpace(goal[i+size:i+size+j]) != "" {
+				inner := goal[i+size : i+size+j]
+				end := i + size + j + utf8.RuneLen(closer)
+				out = append(out, token{kind: tQuote, text: inner, norm: strings.ToLower(inner), start: i, end: end})
+				i = end
+				continue
+			}
+			i += size
+		case isHardSep(r) || r == '.' && (i+size == len(goal) || goal[i+size] == ' ' || goal[i+size] == '\n'):
+			out = append(out, token{kind: tPunct, text: goal[i : i+size], start: i, end: i + size, conj: true})
+			i += size
+		case r == '+' || r == '＋':
+			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
+			i += size
+		case isHan(r):
+			j := i
+			for j < len(goal) {
+				r2, s2 := utf8.DecodeRuneInString(goal[j:])
+				if !isHan(r2) {
+					break
+				}
+				j += s2
+			}
+			out = append(out, segmentHan(goal, i, j, dict)...)
+			i = j
+		case isWordRune(r):
+			j := i + size
+			for j < len(goal) {
+				r2, s2 := utf8.DecodeRuneInString(goal[j:])
+				if isWordRune(r2) {
+					j += s2
+					continue
+				}
+				// Inner apostrophes, dots and dashes: "what's", "README.md", "3.5", "get-sum".
+				if (r2 == '\'' || r2 == '’' || r2 == '.' || r2 == '-') && j+s2 < len(goal) {
+					if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
+						j += s2
+						continue
+					}
+				}
+				break
+			}
+			text := goal[i:j]
+			if v, err := strconv.ParseFloat(text, 64); err == nil {
+				out = append(out, token{kind: tNum, text: text, val: v, start: i, end: j})
+			} else {
+				lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
+				t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
+				t.stop = plannerStop[lower] || plannerStop[t.norm]
+				t.conj = englishConjunctions[lower]
+				out = append(out, t)
+			}
+			i = j
+		default:
+			i += size
+		}
+	}
+	return out
+}
+
+func isWordRune(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isHan(r)
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+// segmentHan splits the Chinese run goal[from:to] by forward maximum
+// matching against dict; numerals become numbers, and characters the
+// dictionary does not know gather into tHanRaw tokens.
+func segmentHan(goal string, from, to int, dict *hanDict) []token {
+	var out []token
+	raw := -1 // start of the pending unknown run
+	flush := func(end int) {
+		if raw >= 0 {
+			out = append(out, token{kind: tHanRaw, text: goal[raw:end], norm: goal[raw:end], start: raw, end: end})
+			raw = -1
+		}
+	}
+	i := from
+	for i < to {
+		if w, n := dict.longest(goal[i:to]); n > 0 {
+			hw := dict.words[w]
+			// A single-character function word followed by an unknown
+			// character starts a name ("上海"), unless it is a marker.
+			// After a number it is a measure word ("5家").
+			afterNumber := i > 0 && (unicode.IsDigit(lastRune(goal[:i])) || len(out) > 0 && out[len(out)-1].kind == tNum && out[len(out)-1].end == i)
+			if hw.function && utf8.RuneCountInString(w) == 1 && !markers[w] && !afterNumber && i+n < to {
+				if _, m := dict.longest(goal[i+n : to]); m == 0 && !isNumeral(goal[i+n:to]) {
+					if raw < 0 {
+						raw = i
+					}
+					i += n
+					continue
+				}
+			}
+			flush(i)
+			out = append(out, token{kind: tHan, text: w, norm: w, start: i, end: i + n, stop: hw.function, conj: hw.conj})
+			i += n
+			continue
+		}
+		if v, n := hanNumber(goal[i:to]); n > 0 {
+			flush(i)
+			out = append(out, token{kind: tNum, text: goal[i : i+n], val: float64(v), start: i, end: i + n})
+			i += n
+			continue
+		}
+		if raw < 0 {
+			raw = i
+		}
+		_, size := utf8.DecodeRuneInString(goal[i:])
+		i += size
+	}
+	flush(to)
+	return out
+}
+
+// longest returns the longest dictionary word at the start of s and its
+// length in bytes.
+func (d *hanDict) longest(s string) (string, int) {
+	if d == nil {
+		return "", 0
+	}
+	// Byte offsets of the first maxLen runes.
+	ends := make([]int, 0, 8)
+	n := 0
+	for i := range s {
+		if i > 0 {
+			ends = append(ends, i)
+		}
+		if n++; n > d.maxLen {
+			break
+		}
+	}
+	if n <= d.maxLen {
+		ends = append(ends, len(s))
+	}
+	for k := len(ends) - 1; k >= 0; k-- {
+		if _, ok := d.words[s[:ends[k]]]; ok {
+			return s[:ends[k]], ends[k]
+		}
+	}
+	return "", 0
+}
+
+func isNumeral(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	_, a := hanNumerals[r]
+	_, b := hanUnits[r]
+	return a || b
+}
+
+// hanNumber reads a Chinese numeral at the start of s ("三", "十二", "两百五十")
+// and returns its value and length in bytes (0 when there is none).
+func hanNumber(s string) (int, int) {
+	total, section, digit, n := 0, 0, -1, 0
+	for i, r := range s {
+		if d, ok := hanNumerals[r]; ok {
+			digit = d
+			n = i + utf8.RuneLen(r)
+			continue
+		}
+		if u, ok := hanUnits[r]; ok {
+			if digit < 0 {
+				digit = 1
+			}
+			if u == 10000 {
+				total = (total + section + digit) * u
+				section = 0
+			} else {
+				section += digit * u
+			}
+			digit = 0
+			n = i + utf8.RuneLen(r)
+			continue
+		}
+		break
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	if digit > 0 {
+		section += digit
+	}
+	return total + section, n
+}
+
+// splitWords splits a name or a description into lower-case words: on
+// anything but letters and digits, and between camelCase humps
+// ("getTinyImage" → get, tiny, image).
+func splitWords(s string) []string {
+	var out []string
+	var cur []rune
+	var prev rune
+	emit := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for _, r := range s {
+		switch {
+		case isHan(r):
+			emit()
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if unicode.IsUpper(r) && unicode.IsLower(prev) {
+				emit()
+			}
+			cur = append(cur, r)
+		default:
+			emit()
+		}
+		prev = r
+	}
+	emit()
+	return out
+}
+
+// hanRuns returns the runs of Chinese characters in s.
+func hanRuns(s string) []string {
+	var out []string
+	start := -1
+	for i, r := range s {
+		if isHan(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			out = append(out, s[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
