@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
-
 )
 
 // The offline planner: it reads a goal against whatever catalog the tenant
@@ -245,7 +244,11 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 	}
 	for i := range out {
 		c := &out[i]
+		c.places, c.placeToks = readPlaces(c.toks, ix)
 		c.ranked = ix.rank(c.toks)
+		if c.places.origin != "" && c.places.dest != "" {
+			ix.boostRoutes(c)
+		}
 		c.best = -1
 		for j, m := range c.ranked {
 			if m.score < minScore {
@@ -259,9 +262,30 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 		if c.best >= 0 {
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
 		}
-		c.places, c.placeToks = readPlaces(c.toks, ix)
 	}
 	return out
+}
+
+// routeBonus is added to the score of a tool with an origin and a
+// destination parameter when the clause names both ("drive from A to B").
+const routeBonus = 2.0
+
+func (ix *offlineIndex) boostRoutes(c *clause) {
+	seen := map[int]bool{}
+	for j := range c.ranked {
+		m := &c.ranked[j]
+		seen[m.entry] = true
+		if ix.entries[m.entry].route {
+			m.score += routeBonus
+			m.strong = true
+		}
+	}
+	for i, e := range ix.entries {
+		if e.route && !seen[i] {
+			c.ranked = append(c.ranked, match{entry: i, score: routeBonus, strong: true, keys: map[string]bool{}})
+		}
+	}
+	sortMatches(c.ranked)
 }
 
 // preferCapability picks, among entries that score within 10% of the best,
@@ -596,7 +620,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 		if len(p.enum) == 0 {
 			continue
 		}
-		if v, ok := enumIn(p.enum, c.toks, goal); ok {
+		if v, ok := enumIn(p.enum, c.toks, c.placeToks, goal); ok {
 			args[p.name] = v
 		}
 	}
@@ -754,15 +778,18 @@ func tokKey(t token) string {
 
 // enumIn finds an enum value named in the clause: by its words ("walking"
 // in "walking route"), or through the lexicon ("步行" → walking).
-func enumIn(enum []any, toks []token, goal string) (any, bool) {
+func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any, bool) {
 	keys := map[string]bool{}
 	lower := map[string]bool{}
-	for _, t := range toks {
-		if k := tokKey(t); k != "" {
-			keys[k] = true
-		}
+	for i, t := range toks {
 		if t.kind == tWord {
 			lower[strings.ToLower(t.text)] = true
+		}
+		if placeToks[i] {
+			continue // "train station" is a place, not a mode (but "to blob 3" names Blob)
+		}
+		if k := tokKey(t); k != "" {
+			keys[k] = true
 		}
 	}
 	for _, v := range enum {

@@ -100,17 +100,18 @@ type offEntry struct {
 	chainedBy []int // capabilities (entry indexes) whose chain has this vendor tool
 	retries   int
 	validate  func(any) error
+	route     bool // has both an origin and a destination parameter
 }
 
 type offlineIndex struct {
-	version uint64
-	fp      uint64
-	entries []*offEntry
-	post    map[string][]posting // key → postings
-	bigrams map[string][]posting // Chinese character pairs of Chinese texts
-	dict    *hanDict
-	phrases map[string]bool // stemmed multi-word phrases to look up
-	maxWords int            // longest phrase, in words
+	version  uint64
+	fp       uint64
+	entries  []*offEntry
+	post     map[string][]posting // key → postings
+	bigrams  map[string][]posting // Chinese character pairs of Chinese texts
+	dict     *hanDict
+	phrases  map[string]bool // stemmed multi-word phrases to look up
+	maxWords int             // longest phrase, in words
 }
 
 // buildIndex indexes entries; keywords returns the configured keywords of
@@ -155,6 +156,12 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 			kws = append(slices.Clone(kws), keywords(e)...)
 		}
 		oe.params, oe.required = schemaParams(schema)
+		var from, to bool
+		for _, p := range oe.params {
+			from = from || p.role == roleOrigin
+			to = to || p.role == roleDest
+		}
+		oe.route = from && to
 		for _, p := range oe.params {
 			fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
 		}
@@ -531,6 +538,12 @@ func (ix *offlineIndex) rank(toks []token) []match {
 	for _, m := range byEntry {
 		out = append(out, *m)
 	}
+	sortMatches(out)
+	return out
+}
+
+// sortMatches orders matches best first, ties in catalog order.
+func sortMatches(out []match) {
 	slices.SortFunc(out, func(a, b match) int {
 		if a.score != b.score {
 			if a.score > b.score {
@@ -540,7 +553,6 @@ func (ix *offlineIndex) rank(toks []token) []match {
 		}
 		return a.entry - b.entry
 	})
-	return out
 }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
