@@ -50,12 +50,12 @@ func (p *Planner) index() *offlineIndex {
 	if p.Catalog == nil {
 		return nil
 	}
-	entries := p.Catalog.Entries(nil)
 	version := p.Catalog.Version()
-	fp := keywordsFingerprint(entries, p.Keywords)
-	if ix := p.off.ix.Load(); ix != nil && ix.version == version && ix.fp == fp {
+	if ix := p.off.ix.Load(); ix != nil && ix.version == version && (p.Keywords == nil || ix.fp == keywordsFingerprint(ix.catalogEntries(), p.Keywords)) {
 		return ix
 	}
+	entries := p.Catalog.Entries(nil)
+	fp := keywordsFingerprint(entries, p.Keywords)
 	p.off.mu.Lock()
 	defer p.off.mu.Unlock()
 	if ix := p.off.ix.Load(); ix != nil && ix.version == version && ix.fp == fp {

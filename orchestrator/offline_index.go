@@ -246,6 +246,14 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 	return ix
 }
 
+func (ix *offlineIndex) catalogEntries() []registry.Entry {
+	out := make([]registry.Entry, len(ix.entries))
+	for i, e := range ix.entries {
+		out[i] = e.e
+	}
+	return out
+}
+
 func (ix *offlineIndex) addPhrase(p string) {
 	ix.phrases[p] = true
 	if n := strings.Count(p, " ") + 1; n > ix.maxWords {
