@@ -32,6 +32,8 @@ const SystemPrompt = `You are toolhub's planner. Reach the user's goal by callin
 func (p *Planner) loop(ctx context.Context, tenant, planID, goal string, maxSteps int, out *Outcome, emit EventFunc) error {
 	tools := Functions(p.Catalog, p.visibility(), tenant, goal, p.MaxTools)
 	msgs := []Message{{Role: "system", Content: SystemPrompt}, {Role: "user", Content: goal}}
+	var lastCalls string
+	repeats := 0
 	for turn := 1; turn <= maxSteps; turn++ {
 		resp, err := p.Model.Chat(ctx, &ChatRequest{Messages: msgs, Tools: tools})
 		if err != nil {
@@ -54,6 +56,15 @@ func (p *Planner) loop(ctx context.Context, tenant, planID, goal string, maxStep
 			}
 			out.Answer = msg.Content
 			return nil
+		}
+		// A model that asks for the same calls turn after turn is stuck:
+		// stop it before the step budget pays for more of the same.
+		if sig := callsSignature(msg.ToolCalls); sig == lastCalls {
+			if repeats++; repeats >= maxRepeats {
+				return fmt.Errorf("%w: the model asked for the same tool calls %d turns in a row (%s); stopped", ErrStepBudget, repeats, callNames(msg.ToolCalls))
+			}
+		} else {
+			lastCalls, repeats = sig, 1
 		}
 		msgs = append(msgs, msg)
 		replies := make([]Message, len(msg.ToolCalls))
@@ -107,7 +118,18 @@ func (p *Planner) toolCall(ctx context.Context, tenant, planID string, turn, i i
 	r, err := p.Gateway.Call(ctx, &hub.Call{Tenant: tenant, Name: tc.Function.Name, Arguments: args, PlanID: planID})
 	lat := ms(p.now().Sub(start))
 	if err != nil {
-		return fail(errorBody(err), lat)
+		e := errorBody(err)
+		if e.Code == string(hub.CodeUnknownTool) {
+			// A name the model made up: point it at the closest real ones.
+			if near := Functions(p.Catalog, p.visibility(), tenant, strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(tc.Function.Name), 3); len(near) > 0 {
+				names := make([]string, len(near))
+				for i, f := range near {
+					names[i] = f.Function.Name
+				}
+				e.Message += "; call one of the tools you were given, e.g. " + strings.Join(names, ", ")
+			}
+		}
+		return fail(e, lat)
 	}
 	if r.IsError {
 		return fail(&ErrorBody{Code: "tool_error", Message: hub.TextOf(r)}, lat)
@@ -128,6 +150,37 @@ func (p *Planner) toolCall(ctx context.Context, tenant, planID string, turn, i i
 		content, _ = json.Marshal(map[string]any{"truncated": true, "partial": string(content[:maxToolResult])})
 	}
 	return res, string(content)
+}
+
+// maxRepeats is how many turns in a row the model may ask for the same
+// tool calls before the loop stops.
+const maxRepeats = 3
+
+// callsSignature identifies a turn's tool calls: names and arguments
+// (re-encoded, so key order and spacing do not matter), in order.
+func callsSignature(calls []ToolCall) string {
+	var b strings.Builder
+	for _, c := range calls {
+		b.WriteString(c.Function.Name)
+		b.WriteByte(0)
+		var v any
+		if json.Unmarshal([]byte(c.Function.Arguments), &v) == nil {
+			j, _ := json.Marshal(v)
+			b.Write(j)
+		} else {
+			b.WriteString(c.Function.Arguments)
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func callNames(calls []ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Function.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // parseArguments decodes a model's arguments string: empty means {}; it

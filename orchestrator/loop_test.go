@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -152,7 +153,7 @@ func TestLoopMalformedCalls(t *testing.T) {
 func TestLoopStepBudget(t *testing.T) {
 	h := newTestHub(t, map[string]tool{"wx/current": echo}, nil)
 	m := newScriptedModel(t, func(i int, req map[string]any) (int, string) {
-		return 200, toolCalls(call{"c", "wx__current", `{"city":"Paris"}`}) // forever
+		return 200, toolCalls(call{"c", "wx__current", fmt.Sprintf(`{"city":"Paris %d"}`, i)}) // forever, never the same
 	})
 	out, err := newLLMPlanner(t, h, m).Run(t.Context(), "t", Request{Goal: "weather", MaxSteps: 4}, nil)
 	if !errors.Is(err, ErrStepBudget) || !strings.Contains(err.Error(), "4 model turns without a final answer") {
@@ -186,5 +187,62 @@ func TestLoopModelErrors(t *testing.T) {
 	}
 	if _, err := (&Planner{Gateway: h}).Run(t.Context(), "t", Request{Goal: "x", Mode: ModeLLM}, nil); !errors.Is(err, ErrNoModel) {
 		t.Errorf("llm mode without a model: %v", err)
+	}
+}
+
+// A model stuck in a loop asks for the same call again and again (its
+// arguments written differently): the loop stops on the third identical turn
+// instead of spending the whole step budget.
+func TestLoopRepeatingModel(t *testing.T) {
+	h := newTestHub(t, map[string]tool{"wx/current": echo}, nil)
+	m := newScriptedModel(t, func(i int, req map[string]any) (int, string) {
+		args := `{"city":"Paris","units":"metric"}`
+		if i%2 == 0 {
+			args = `{ "units": "metric", "city": "Paris" }`
+		}
+		return 200, toolCalls(call{fmt.Sprint("c", i), "wx__current", args})
+	})
+	out, err := newLLMPlanner(t, h, m).Run(t.Context(), "t", Request{Goal: "weather in Paris", MaxSteps: 8}, nil)
+	if !errors.Is(err, ErrStepBudget) || !strings.Contains(err.Error(), "same tool calls 3 turns in a row (wx__current)") {
+		t.Fatalf("error %v, want the loop stopped", err)
+	}
+	if n := len(m.requests()); n != 3 || out.Turns != 3 || out.Error.Code != "budget_exceeded" {
+		t.Errorf("%d model requests, %d turns, error %+v; want 3", n, out.Turns, out.Error)
+	}
+	if n := len(h.Calls()); n != 2 {
+		t.Errorf("%d tool calls, want 2 (the third turn is not run)", n)
+	}
+}
+
+// A model that names a tool that does not exist is told so, with the
+// closest real tools; nothing is sent upstream for it, and it recovers.
+func TestLoopUnknownToolName(t *testing.T) {
+	h := newTestHub(t, map[string]tool{"wx/current_weather|Current weather for a city": echo, "maps/route|Route between two places": echo}, nil)
+	m := newScriptedModel(t, func(i int, req map[string]any) (int, string) {
+		switch i {
+		case 1:
+			return 200, toolCalls(call{"c1", "get_weather_forecast", `{"city":"Paris"}`})
+		case 2:
+			return 200, toolCalls(call{"c2", "wx__current_weather", `{"city":"Paris"}`})
+		}
+		return 200, final("Paris: mild.")
+	})
+	out, err := newLLMPlanner(t, h, m).Run(t.Context(), "t", Request{Goal: "weather in Paris"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fed map[string]ErrorBody
+	if err := json.Unmarshal([]byte(toolMessages(m.requests()[1])["c1"]), &fed); err != nil {
+		t.Fatal(err)
+	}
+	if e := fed["error"]; e.Code != "unknown_tool" || !strings.Contains(e.Message, `unknown tool "get_weather_forecast"`) || !strings.Contains(e.Message, "e.g. wx__current_weather") {
+		t.Errorf("the model was told %+v", e)
+	}
+	calls := h.Calls()
+	if len(calls) != 1 || calls[0].Name != "wx__current_weather" {
+		t.Errorf("upstream calls %+v, want only the corrected one", calls)
+	}
+	if out.Answer != "Paris: mild." || out.Steps[0].Status != StatusFailed || out.Steps[1].Status != StatusOK {
+		t.Errorf("outcome %+v", out)
 	}
 }

@@ -187,6 +187,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		a.Close()
 		return nil, fmt.Errorf("planner: %w", err)
 	}
+	a.Planner.Keywords = a.plannerKeywords
 	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -380,6 +381,16 @@ func (a *App) spec(vendor string) (registry.Vendor, bool) {
 		return v, ok
 	}
 	return registry.Vendor{}, false
+}
+
+// plannerKeywords are the offline planner's words for a vendor tool, from
+// its vendor's spec (keywords: {tool: [...]}).
+func (a *App) plannerKeywords(e registry.Entry) []string {
+	if e.Tool == nil {
+		return nil
+	}
+	v, _ := a.spec(e.Tool.Vendor)
+	return v.Keywords[e.Tool.Def.Name]
 }
 
 // timeout is a vendor tool's attempt timeout: its class's when the vendor
