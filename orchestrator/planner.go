@@ -230,7 +230,7 @@ func (p *Planner) runOffline(ctx context.Context, tenant, goal string, out *Outc
 	}
 	if len(plan.Steps) == 0 {
 		var msg strings.Builder
-		msg.WriteString("nothing in the catalog fits the goal")
+		msg.WriteString("could not plan any part of the goal")
 		for _, u := range out.Unplanned {
 			fmt.Fprintf(&msg, "; %q: %s", u.Clause, u.Message)
 		}
