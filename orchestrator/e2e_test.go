@@ -40,13 +40,14 @@ func labConfig() string {
 	return b.String()
 }
 
-func TestRulePlannerEndToEnd(t *testing.T) {
+func TestOfflinePlannerEndToEnd(t *testing.T) {
 	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: labConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	p := &Planner{Gateway: l.App.Gateway, Catalog: l.App.Catalog, Rules: DefaultRules()}
+	// No rules: the offline planner reads the catalog (and its keywords).
+	p := &Planner{Gateway: l.App.Gateway, Catalog: l.App.Catalog}
 	h := httptest.NewServer(&Handler{Planner: p, Tenant: func(*http.Request) string { return "default" }})
 	defer h.Close()
 
@@ -73,9 +74,41 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 	if route["distance_km"] == nil {
 		t.Errorf("route %v has no distance_km", route)
 	}
-	for _, want := range []string{"weather: Lyon", "route: Paris → Lyon", "restaurants: "} {
+	for _, want := range []string{"weather_current: Lyon", "maps_route: Paris → Lyon", "places_restaurants: "} {
 		if !strings.Contains(out.Answer, want) {
 			t.Errorf("answer %q lacks %q", out.Answer, want)
+		}
+	}
+
+	// Goals as users type them, in Chinese too, over the same catalog.
+	for _, tt := range []struct {
+		goal  string
+		tools []string
+		want  []string
+	}{
+		{"查一下成都的天气，然后推荐附近的餐厅", []string{"weather_current", "places_restaurants", IntegrateTool}, []string{"weather_current: 成都", "places_restaurants: "}},
+		{"Plan my day in Nairobi tomorrow: check the weather, find a route to the airport and a restaurant nearby",
+			[]string{"weather_current", "maps_route", "places_restaurants", IntegrateTool}, []string{"weather_current: Nairobi", "maps_route: Nairobi → airport"}},
+		{"画一只在月球上的猫", []string{"image_generate"}, nil},
+	} {
+		out, err := p.Run(t.Context(), "default", Request{Goal: tt.goal}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.goal, err)
+		}
+		var tools []string
+		for _, s := range out.Steps {
+			tools = append(tools, s.Tool)
+			if s.Status != StatusOK {
+				t.Errorf("%s: step %s: %+v", tt.goal, s.ID, s.Error)
+			}
+		}
+		if !slices.Equal(tools, tt.tools) || out.Status != StatusOK {
+			t.Errorf("%s: status %s, steps %v, want %v", tt.goal, out.Status, tools, tt.tools)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out.Answer, w) {
+				t.Errorf("%s: answer %q lacks %q", tt.goal, out.Answer, w)
+			}
 		}
 	}
 
@@ -90,12 +123,12 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 	if got.Status != StatusOK || !strings.Contains(got.Answer, "Oslo") {
 		t.Errorf("outcome %+v", got)
 	}
-	if strings.Join(events, ",") != "plan ,step_started weather,step_finished weather" {
+	if strings.Join(events, ",") != "plan ,step_started weather_current,step_finished weather_current" {
 		t.Errorf("events %v", events)
 	}
 
 	// Errors.
-	if _, err := Remote(t.Context(), nil, h.URL, nil, Request{Goal: "tell me a joke"}, nil); err == nil || !strings.Contains(err.Error(), "invalid_request: orchestrator: no rule matches") {
+	if _, err := Remote(t.Context(), nil, h.URL, nil, Request{Goal: "tell me a joke"}, nil); err == nil || !strings.Contains(err.Error(), "invalid_request: orchestrator: no tool fits the goal") {
 		t.Errorf("no intent: %v", err)
 	}
 	for _, tt := range []struct{ body, want string }{
@@ -151,7 +184,7 @@ func TestRulePlannerEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if deg.Status != "degraded" || deg.Steps[1].Status != StatusFailed || !strings.Contains(deg.Answer, "route: unavailable (") || !strings.Contains(deg.Answer, "weather: Lyon") {
+	if deg.Status != "degraded" || deg.Steps[1].Status != StatusFailed || !strings.Contains(deg.Answer, "maps_route: unavailable (") || !strings.Contains(deg.Answer, "weather_current: Lyon") {
 		t.Errorf("outcome %s: %q %+v", deg.Status, deg.Answer, deg.Steps[1])
 	}
 }

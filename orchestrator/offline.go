@@ -246,7 +246,7 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 		c := &out[i]
 		c.places, c.placeToks = readPlaces(c.toks, ix)
 		c.ranked = ix.rank(c.toks)
-		if c.places.origin != "" && c.places.dest != "" {
+		if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
 			ix.boostRoutes(c)
 		}
 		c.best = -1
@@ -264,6 +264,17 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 		}
 	}
 	return out
+}
+
+// hasAction says whether a clause has a word besides places and function
+// words ("drive", "开车"): "plan a trip from Paris to Lyon" has none.
+func hasAction(c *clause) bool {
+	for i, t := range c.toks {
+		if !c.placeToks[i] && !t.stop && (t.kind == tWord || t.kind == tHan) {
+			return true
+		}
+	}
+	return false
 }
 
 // routeBonus is added to the score of a tool with an origin and a

@@ -79,8 +79,9 @@ func DefaultRules() Rules {
 	}
 }
 
-// ErrNoIntent is wrapped when no rule matches a goal.
-var ErrNoIntent = errors.New("orchestrator: no rule matches the goal")
+// ErrNoIntent is wrapped when no configured rule matches a goal, and when
+// the offline planner can plan no part of it.
+var ErrNoIntent = errors.New("orchestrator: no tool fits the goal")
 
 type compiledRules struct {
 	r       Rules
