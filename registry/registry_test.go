@@ -218,6 +218,10 @@ func TestVendorValidate(t *testing.T) {
 		{"stdio without command", Vendor{ID: "w", MCP: &MCPSpec{Transport: "stdio"}}, "needs a command"},
 		{"bad url", Vendor{ID: "w", MCP: &MCPSpec{Transport: "http", URL: "ftp://x"}}, "scheme must be http"},
 		{"a2a", Vendor{ID: "t", A2A: &A2ASpec{Card: "http://127.0.0.1:9200/.well-known/agent-card.json"}}, ""},
+		{"keywords", Vendor{ID: "w", MCP: &MCPSpec{Transport: "stdio", Command: "x"}, Keywords: map[string][]string{"current": {"天气", "weather"}}}, ""},
+		{"empty keyword", Vendor{ID: "w", MCP: &MCPSpec{Transport: "stdio", Command: "x"}, Keywords: map[string][]string{"current": {" "}}}, `keywords: tool "current": keyword " "`},
+		{"long keyword", Vendor{ID: "w", MCP: &MCPSpec{Transport: "stdio", Command: "x"}, Keywords: map[string][]string{"t": {strings.Repeat("x", 65)}}}, "want 1 to 64 bytes"},
+		{"too many keywords", Vendor{ID: "w", MCP: &MCPSpec{Transport: "stdio", Command: "x"}, Keywords: map[string][]string{"t": make([]string, 65)}}, "65 keywords, over 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

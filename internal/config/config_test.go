@@ -15,6 +15,33 @@ func TestDefaultConfigIsValid(t *testing.T) {
 	}
 }
 
+// Planner keywords reach the registry: on capabilities and, by tool, on vendors.
+func TestKeywords(t *testing.T) {
+	c, err := Parse([]byte(`
+vendors: [{id: a, mcp: {transport: stdio, command: x}, keywords: {x: [画, draw]}}]
+capabilities: [{name: a.b, keywords: [天气, weather], chain: [{tool: a/x}]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := c.RegistryCapabilities()
+	if err != nil || len(caps) != 1 || strings.Join(caps[0].Keywords, ",") != "天气,weather" {
+		t.Errorf("capability keywords: %v %+v", err, caps)
+	}
+	if got := c.Vendors[0].Keywords["x"]; strings.Join(got, ",") != "画,draw" {
+		t.Errorf("vendor keywords %v", got)
+	}
+	d, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range d.Capabilities {
+		if len(cp.Keywords) == 0 {
+			t.Errorf("default capability %s has no planner keywords", cp.Name)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, yaml, want string }{
 		{"unknown key", "adr: x", "field adr not found"},
@@ -27,6 +54,8 @@ func TestParseErrors(t *testing.T) {
 		{"null document", "~", "config is empty"},
 		{"empty mapping", "{}", "config is empty"},
 		{"bad budget", "billing: {budgets: [{tenant: acme, period: week, limit: \"1\"}]}", `period "week"`},
+		{"bad keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, keywords: [\"\"], chain: [{tool: a/x}]}]", `capability "a.b": keywords: keyword ""`},
+		{"bad vendor keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}, keywords: {x: [\"\"]}}]", `vendors[0]: vendor "a": keywords: tool "x"`},
 		{"bad schema", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, input_schema: {type: integr}, chain: [{tool: a/x}]}]", "input schema"},
 	}
 	for _, tt := range tests {
