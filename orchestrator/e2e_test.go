@@ -188,3 +188,22 @@ func TestOfflinePlannerEndToEnd(t *testing.T) {
 		t.Errorf("outcome %s: %q %+v", deg.Status, deg.Answer, deg.Steps[1])
 	}
 }
+
+// Keywords a vendor declares in the config reach the app's planner.
+func TestVendorKeywordsReachThePlanner(t *testing.T) {
+	cfg := strings.Replace(labConfig(), "  - id: places\n", "  - id: places\n    keywords: {search_restaurants: [宵夜, late-night snack]}\n", 1)
+	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, goal := range []string{"杭州有什么宵夜", "a late-night snack near Hangzhou"} {
+		out, err := l.App.Planner.Run(t.Context(), "default", Request{Goal: goal}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", goal, err)
+		}
+		if len(out.Steps) != 1 || out.Steps[0].Tool != "places__search_restaurants" || out.Steps[0].Status != StatusOK {
+			t.Errorf("%s: %s %+v", goal, out.Status, out.Steps)
+		}
+	}
+}

@@ -169,8 +169,8 @@ func tokenize(goal string, dict *hanDict) []token {
 					j += s2
 					continue
 				}
-				// Inner apostrophes, dots and dashes: "what's", "README.md", "3.5", "get-sum".
-				if (r2 == '\'' || r2 == '’' || r2 == '.' || r2 == '-') && j+s2 < len(goal) {
+				// Inner apostrophes and dots: "what's", "README.md", "3.5".
+				if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
 					if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
 						j += s2
 						continue
