@@ -5,11 +5,17 @@
 //
 // Three ways to plan, chosen per [Request] by its mode:
 //
-//   - rules (the offline default): [Rules] map intents recognised by regular
-//     expressions to capabilities; a goal naming several ("plan a trip from
-//     Paris to Lyon: weather, route and restaurants") becomes parallel steps
-//     and an [IntegrateTool] step that merges them. [DefaultRules] match the
-//     example capabilities.
+//   - rules (the offline default, and the fallback when the model is down):
+//     configured [Rules] first, else the catalog itself. A goal is split into
+//     clauses ("and", "then", "，", "然后", "顺便" …); each clause is matched to
+//     the tenant's best-fitting tool or capability over names, titles,
+//     descriptions, parameters and configured keywords (Chinese is segmented
+//     against a dictionary of keywords and a small built-in lexicon); the
+//     arguments are read from the input schema (places, numbers, enum values,
+//     quoted or free text, defaults; "there"/"附近" reuse the last place).
+//     Steps run in parallel and an [IntegrateTool] step merges them. Clauses
+//     nothing fits are reported in [Outcome].Unplanned with the closest tools
+//     ([Planner.PlanOffline] plans without running).
 //   - llm: the tool loop. The tenant's catalog goes to an OpenAI-compatible
 //     model as function specs ([Functions]); every tool call it asks for runs
 //     through the gateway (a turn's calls in parallel) and the results, or
@@ -25,7 +31,7 @@
 // Wiring, in short:
 //
 //	client, _ := orchestrator.NewClient(orchestrator.Options{BaseURL: url, Model: "gpt-4o-mini", APIKey: os.Getenv("TOOLHUB_LLM_API_KEY")})
-//	p := &orchestrator.Planner{Gateway: gw, Catalog: cat, Model: client, Rules: orchestrator.DefaultRules()}
+//	p := &orchestrator.Planner{Gateway: gw, Catalog: cat, Model: client}
 //	if err := p.Init(); err != nil { … }
 //	mux.Handle("POST /v1/plan", &orchestrator.Handler{Planner: p, Tenant: func(r *http.Request) string { return api.TenantFrom(r.Context()) }})
 //

@@ -271,3 +271,40 @@ func TestHanNumbers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlanOffline: any goal gives a plan that validates (known tools,
+// arguments that fit their schemas) or clauses reported as not done; never
+// a panic.
+func FuzzPlanOffline(f *testing.F) {
+	for _, g := range []string{"weather in Paris and a route from Paris to Lyon", "北京明天天气怎么样，顺便画一只猫", "add 3 and 5", `echo "hi"`,
+		"从上海开车到苏州要多久", "十二加三十", "'", "“", "和和和", "from to", "in the", "上上上海", "1.2.3 plus -4", "\x00\xff"} {
+		f.Add(g)
+	}
+	h := newSchemaHub(f, []schemaTool{
+		{"wx", def("current_weather", "Current weather for a city.", `{"city":{"type":"string","minLength":1,"description":"City name"},"units":{"enum":["metric","imperial"]}}`, "city")},
+		{"maps", def("route", "Route between two places.", `{"from":{"type":"string"},"to":{"type":"string"},"mode":{"enum":["driving","walking"]}}`, "from", "to")},
+		{"img", def("draw", "Draw an image from a prompt.", `{"prompt":{"type":"string","minLength":1}}`, "prompt")},
+		{"calc", def("sum", "Sum of two numbers.", `{"a":{"type":"number"},"b":{"type":"integer","maximum":100}}`, "a", "b")},
+		{"calc", def("echo", "Echo a message.", `{"message":{"type":"string"}}`, "message")},
+	}, nil, nil)
+	p := offlineFor(f, h)
+	f.Fuzz(func(t *testing.T, goal string) {
+		plan, unplanned := p.PlanOffline("t", goal)
+		if len(plan.Steps) == 0 {
+			return
+		}
+		if err := plan.Validate("t", h.Lookup); err != nil {
+			t.Fatalf("%q: %v", goal, err)
+		}
+		for _, s := range plan.Steps {
+			if s.Tool == IntegrateTool {
+				continue
+			}
+			e, _ := h.Lookup("t", s.Tool)
+			if err := e.Tool.ValidateInput(s.Arguments); err != nil {
+				t.Fatalf("%q: step %s %v: %v", goal, s.Tool, s.Arguments, err)
+			}
+		}
+		_ = unplanned
+	})
+}

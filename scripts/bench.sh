@@ -22,6 +22,23 @@ trap 'rm -f "$out" "$out.go"' EXIT
   grep -E '^(Benchmark|pkg:)' "$out.go"
   echo '```'
   echo
+  echo "## Offline planner: evaluation set and planning latency"
+  echo
+  echo "The evaluation set (orchestrator/testdata/eval.yaml: goals in English and Chinese, over the default"
+  echo "config's catalog and over @modelcontextprotocol/server-everything's real tools) planned offline and"
+  echo "graded on tools and key arguments (targets: ≥ 95% exactly right, 0 wrong tools). Planning latency is"
+  echo "BenchmarkOfflinePlan above: one goal over a 100-tool catalog (target ≤ 1 ms); BenchmarkOfflineIndex is"
+  echo "the one-off cost of indexing that catalog after it changes."
+  echo
+  echo '```'
+  if ! go test -count=1 -run '^TestEval$' -v ./orchestrator/ >"$out.go" 2>&1; then
+    cat "$out.go" >&2
+    echo "bench: the planner evaluation failed" >&2
+    exit 1
+  fi
+  grep -o 'offline planner evaluation:.*' "$out.go"
+  echo '```'
+  echo
   echo "## HTTP: one MCP tool call, direct to the vendor vs through toolhub /mcp"
   echo
   echo "Load generator, example vendor and hub run in one process on this machine, so at saturation"
