@@ -196,51 +196,65 @@ func stepID(name string, steps []Step) string {
 // clauses splits the tokens into clauses, ranks the catalog for each and
 // folds clauses that only carry arguments ("add 3 and 5") into a neighbour.
 func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause {
-	var parts [][]token
+	type part struct {
+		toks  []token
+		after string // the separator after it, lower-case ("" at the end)
+	}
+	var parts []part
 	var cur []token
+	cut := func(sep string) {
+		if len(cur) > 0 {
+			parts = append(parts, part{cur, strings.ToLower(sep)})
+		} else if len(parts) > 0 && sep != "" {
+			parts[len(parts)-1].after = strings.ToLower(sep)
+		}
+		cur = nil
+	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.conj || t.kind == tPunct {
-			if len(cur) > 0 {
-				parts = append(parts, cur)
-			}
-			cur = nil
+			cut(t.text)
 			continue
 		}
-		if t.kind == tWord && ix.conjPhrase(toks, i) > 0 {
-			if len(cur) > 0 {
-				parts = append(parts, cur)
-			}
-			cur = nil
-			i += ix.conjPhrase(toks, i) - 1
+		if n := ix.conjPhrase(toks, i); t.kind == tWord && n > 0 {
+			cut(t.text)
+			i += n - 1
 			continue
 		}
 		cur = append(cur, t)
 	}
-	if len(cur) > 0 {
-		parts = append(parts, cur)
-	}
+	cut("")
+	// A part with only arguments ("5" in "add 3 and 5", "把3" in "把3和4加起来")
+	// joins the clause it belongs to: the next one when "and" leads on to it,
+	// else the one before.
 	var out []clause
-	pendingArgs := []token(nil) // an arguments-only part before any clause
-	for _, part := range parts {
-		if !hasContent(part) {
-			if len(out) > 0 {
-				prev := &out[len(out)-1]
-				prev.toks = append(prev.toks, part...)
-				prev.end = part[len(part)-1].end
-			} else {
-				pendingArgs = append(pendingArgs, part...)
+	var pending []token
+	for k, pt := range parts {
+		if !hasContent(pt.toks) {
+			if andLike[pt.after] && k+1 < len(parts) || len(out) == 0 {
+				pending = append(pending, pt.toks...)
+				continue
 			}
+			prev := &out[len(out)-1]
+			prev.toks = append(prev.toks, pt.toks...)
+			prev.end = pt.toks[len(pt.toks)-1].end
 			continue
 		}
-		if pendingArgs != nil {
-			part = append(pendingArgs, part...)
-			pendingArgs = nil
+		toks := pt.toks
+		if pending != nil {
+			toks = append(pending, toks...)
+			pending = nil
 		}
-		out = append(out, clause{toks: part, start: part[0].start, end: part[len(part)-1].end})
+		out = append(out, clause{toks: toks, start: toks[0].start, end: toks[len(toks)-1].end})
 	}
-	if pendingArgs != nil && len(out) == 0 {
-		out = append(out, clause{toks: pendingArgs, start: pendingArgs[0].start, end: pendingArgs[len(pendingArgs)-1].end})
+	if pending != nil {
+		if len(out) > 0 {
+			prev := &out[len(out)-1]
+			prev.toks = append(prev.toks, pending...)
+			prev.end = pending[len(pending)-1].end
+		} else {
+			out = append(out, clause{toks: pending, start: pending[0].start, end: pending[len(pending)-1].end})
+		}
 	}
 	for i := range out {
 		c := &out[i]
@@ -319,6 +333,9 @@ func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) i
 	}
 	return best
 }
+
+// andLike separators join what is on either side ("3 and 5").
+var andLike = map[string]bool{"and": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
 
 // conjPhrase returns the length of a conjunction phrase ("and then", "as
 // well as") starting at toks[i], or 0.
