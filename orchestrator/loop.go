@@ -30,7 +30,7 @@ const SystemPrompt = `You are toolhub's planner. Reach the user's goal by callin
 
 // loop runs the model/tool conversation for goal.
 func (p *Planner) loop(ctx context.Context, tenant, planID, goal string, maxSteps int, out *Outcome, emit EventFunc) error {
-	tools := Functions(p.Catalog, p.visibility(), tenant, goal, p.MaxTools)
+	tools := p.functions(tenant, goal)
 	msgs := []Message{{Role: "system", Content: SystemPrompt}, {Role: "user", Content: goal}}
 	var lastCalls string
 	repeats := 0

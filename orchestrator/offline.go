@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
+
+	"github.com/toolhub/toolhub/registry"
 )
 
 // The offline planner: it reads a goal against whatever catalog the tenant
@@ -952,4 +954,49 @@ func isConnector(t token) bool {
 		return true
 	}
 	return false
+}
+
+// functions offers the model the tenant's tools as function specs. With
+// MaxTools set it keeps the MaxTools entries most relevant to goal, read as
+// the offline planner reads it (so a Chinese goal finds its tools too): each
+// clause's best fit first, then every other match by score, then the rest
+// in catalog order.
+func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
+	ix := p.index()
+	if p.MaxTools <= 0 || ix == nil {
+		return Functions(p.Catalog, p.visibility(), tenant, goal, p.MaxTools)
+	}
+	vis := make([]bool, len(ix.entries))
+	v := p.visibility()
+	for i, e := range ix.entries {
+		vis[i] = v == nil || v.Visible(tenant, e.e)
+	}
+	var order []int
+	taken := make([]bool, len(ix.entries))
+	take := func(i int) {
+		if vis[i] && !taken[i] {
+			taken[i] = true
+			order = append(order, i)
+		}
+	}
+	clauses := ix.clauses(goal, tokenize(goal, ix.dict), vis)
+	var all []match
+	for _, c := range clauses {
+		if c.best >= 0 {
+			take(c.ranked[c.best].entry)
+		}
+		all = append(all, c.ranked...)
+	}
+	sortMatches(all)
+	for _, m := range all {
+		take(m.entry)
+	}
+	for i := range ix.entries {
+		take(i)
+	}
+	out := make([]registry.FunctionTool, 0, min(p.MaxTools, len(order)))
+	for _, i := range order[:min(p.MaxTools, len(order))] {
+		out = append(out, registry.FunctionSpec(ix.entries[i].e))
+	}
+	return out
 }

@@ -308,3 +308,26 @@ func FuzzPlanOffline(f *testing.F) {
 		_ = unplanned
 	})
 }
+
+// With MaxTools, the model is offered the tools the goal is about, read
+// as the offline planner reads it: Chinese included.
+func TestLLMOfferedRelevantTools(t *testing.T) {
+	h := newSchemaHub(t, []schemaTool{
+		{"a", def("alpha", "Alpha numbers.", `{}`)},
+		{"b", def("beta", "Beta letters.", `{}`)},
+		{"maps", def("route", "Route between two places.", `{"from":{"type":"string"},"to":{"type":"string"}}`, "from", "to")},
+		{"wx", def("current_weather", "Current weather for a city.", `{"city":{"type":"string"}}`, "city")},
+	}, nil, nil)
+	m := newScriptedModel(t, func(int, map[string]any) (int, string) { return 200, final("ok") })
+	p := &Planner{Gateway: h, Catalog: h.Catalog(), Model: m.client(t), MaxTools: 2}
+	if _, err := p.Run(t.Context(), "t", Request{Goal: "北京天气怎么样，再查一下去天津的路线"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range m.requests()[0]["tools"].([]any) {
+		names = append(names, tl.(map[string]any)["function"].(map[string]any)["name"].(string))
+	}
+	if diff := cmp.Diff([]string{"wx__current_weather", "maps__route"}, names); diff != "" {
+		t.Errorf("tools offered (-want +got)\n%s", diff)
+	}
+}

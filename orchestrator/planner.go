@@ -315,7 +315,7 @@ const PlanPrompt = `You are toolhub's planner. Write a plan that reaches the use
 // askPlan asks the model for a JSON plan (response_format json_object,
 // retried without it when the server refuses it) and validates it.
 func (p *Planner) askPlan(ctx context.Context, tenant, goal string, maxSteps int, out *Outcome) (*Plan, error) {
-	tools := Functions(p.Catalog, p.visibility(), tenant, goal, p.MaxTools)
+	tools := p.functions(tenant, goal)
 	var spec strings.Builder
 	for _, t := range tools {
 		fmt.Fprintf(&spec, "- %s: %s; parameters %s\n", t.Function.Name, t.Function.Description, t.Function.Parameters)
