@@ -89,11 +89,10 @@ var (
 	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
 )
 
-// placeWords are words that refer back to a place named earlier.
-var (
-	englishThere = map[string]bool{"there": true, "nearby": true, "around": true, "locally": true}
-	hanThere     = map[string]bool{"那里": true, "那边": true, "那儿": true, "附近": true, "周边": true, "周围": true, "当地": true}
-)
+// englishThere are words that refer back to a place named earlier; they are
+// never read as a place themselves (nor are the Chinese ones, 那里 and 附近,
+// which are function words above).
+var englishThere = map[string]bool{"there": true, "nearby": true, "around": true, "locally": true}
 
 // timeWords are not places even after "in" or "at".
 var timeWords = map[string]bool{

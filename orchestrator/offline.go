@@ -95,9 +95,10 @@ type clause struct {
 	placeToks  map[int]bool // tokens read as places
 }
 
+// places a clause names. A clause that says "there" or "附近" names none of
+// its own and so reuses the last one named.
 type places struct {
 	place, origin, dest string
-	there               bool
 }
 
 func (pl places) any() string {
@@ -137,7 +138,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
 			switch {
 			case len(missing) > 0:
 				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
-					Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(missing))})
+					Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(oe, missing))})
 			case err != nil:
 				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
 					Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
@@ -166,16 +167,24 @@ func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
 	return plan, unplanned
 }
 
-func example(missing []string) string {
-	for _, m := range missing {
-		switch {
-		case originNames[m] || destNames[m]:
+// example shows how a goal could give the first missing argument.
+func example(oe *offEntry, missing []string) string {
+	for _, p := range oe.params {
+		if p.name != missing[0] {
+			continue
+		}
+		switch p.role {
+		case roleOrigin, roleDest:
 			return "\"from Paris to Lyon\""
-		case strings.Contains(m, "city") || strings.Contains(m, "location") || strings.Contains(m, "place") || m == "near":
+		case rolePlace:
 			return "\"in Paris\""
+		case roleNumber:
+			return "the number"
+		case roleEnum:
+			return fmt.Sprintf("one of %v", p.enum)
 		}
 	}
-	return "a value in quotes"
+	return "the value in quotes"
 }
 
 func stepID(name string, steps []Step) string {
@@ -379,16 +388,13 @@ func hasContent(toks []token) bool {
 // unplanned explains a clause no visible entry fits. A clause that only
 // sets the scene ("plan my day in Nairobi") is not reported.
 func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned, bool) {
+	// Content is what is left besides places, numbers, quotes and function
+	// words; a lone unknown character counts (a verb: "订", "讲").
 	content := false
 	for i, t := range c.toks {
-		if c.placeToks[i] || t.stop || t.kind == tNum || t.kind == tQuote || t.kind == tPunct {
-			continue
+		if !c.placeToks[i] && !t.stop && t.kind != tNum && t.kind != tQuote && t.kind != tPunct {
+			content = true
 		}
-		if t.kind == tHanRaw && runeLen(t.text) == 1 {
-			content = true // a lone character the dictionary does not know: a verb ("订", "讲")
-			continue
-		}
-		content = true
 	}
 	if !content {
 		return Unplanned{}, false
@@ -441,9 +447,6 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		switch t.kind {
 		case tWord:
 			lw := strings.ToLower(t.text)
-			if englishThere[lw] {
-				pl.there = true
-			}
 			switch lw {
 			case "from":
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
@@ -466,10 +469,6 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.place, v, idx...)
 				}
-			}
-		case tHan:
-			if hanThere[t.norm] {
-				pl.there = true
 			}
 		case tHanRaw:
 			prev, next := "", ""
