@@ -133,6 +133,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
 		c := &clauses[i]
 		text := strings.TrimSpace(goal[c.start:c.end])
 		if c.best >= 0 {
+			ix.preferFillable(goal, c, vis, ctx, next(i))
 			oe := ix.entries[c.ranked[c.best].entry]
 			args, missing, err := ix.fill(goal, c, oe, ctx, next(i))
 			switch {
@@ -163,6 +164,11 @@ func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
 	}
 	if len(ids) > 1 {
 		plan.Steps = append(plan.Steps, Step{ID: IntegrateTool, Tool: IntegrateTool, DependsOn: ids})
+	}
+	if len(plan.Steps) == 0 && len(unplanned) == 0 {
+		// Only scene-setting and places, or nothing readable: say so.
+		unplanned = append(unplanned, Unplanned{Clause: strings.TrimSpace(goal), Reason: ReasonNoMatch,
+			Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
 	}
 	return plan, unplanned
 }
@@ -279,7 +285,7 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 			if m.score < minScore {
 				break
 			}
-			if m.strong && vis[m.entry] {
+			if m.fits() && vis[m.entry] {
 				c.best = j
 				break
 			}
@@ -313,12 +319,12 @@ func (ix *offlineIndex) boostRoutes(c *clause) {
 		seen[m.entry] = true
 		if ix.entries[m.entry].route {
 			m.score += routeBonus
-			m.strong = true
+			m.strong, m.named = true, true
 		}
 	}
 	for i, e := range ix.entries {
 		if e.route && !seen[i] {
-			c.ranked = append(c.ranked, match{entry: i, score: routeBonus, strong: true, keys: map[string]bool{}})
+			c.ranked = append(c.ranked, match{entry: i, score: routeBonus, strong: true, named: true, keys: map[string]bool{}})
 		}
 	}
 	sortMatches(c.ranked)
@@ -347,6 +353,48 @@ func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) i
 
 // andLike separators join what is on either side ("3 and 5").
 var andLike = map[string]bool{"and": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
+
+// preferFillable breaks near ties (within 10% of the best score) in favour
+// of the entry whose arguments the clause fills best: "translate hello into
+// Spanish" between translate_text and translate_speech (which wants a link).
+func (ix *offlineIndex) preferFillable(goal string, c *clause, vis []bool, ctx places, later string) {
+	top := c.ranked[c.best].score
+	if ix.entries[c.ranked[c.best].entry].e.Capability != nil {
+		return
+	}
+	var alts []int
+	for j := c.best; j < len(c.ranked) && len(alts) < 4; j++ {
+		m := c.ranked[j]
+		if m.score < 0.9*top {
+			break
+		}
+		if m.fits() && vis[m.entry] {
+			alts = append(alts, j)
+		}
+	}
+	if len(alts) < 2 {
+		return
+	}
+	best, bestN := c.best, -1
+	for _, j := range alts {
+		c.best = j
+		oe := ix.entries[c.ranked[j].entry]
+		args, missing, err := ix.fill(goal, c, oe, ctx, later)
+		n := -1
+		if len(missing) == 0 && err == nil {
+			n = 0
+			for _, p := range oe.params {
+				if v, ok := args[p.name]; ok && !(p.hasDef && fmt.Sprint(v) == fmt.Sprint(p.def)) {
+					n++
+				}
+			}
+		}
+		if n > bestN {
+			best, bestN = j, n
+		}
+	}
+	c.best = best
+}
 
 // conjPhrase returns the length of a conjunction phrase ("and then", "as
 // well as") starting at toks[i], or 0.
@@ -402,10 +450,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 	u := Unplanned{Clause: text, Reason: ReasonNoMatch}
 	hidden := 0
 	for _, m := range c.ranked {
-		if m.score < minScore || !m.strong {
-			continue
-		}
-		if !vis[m.entry] {
+		if m.fits() && !vis[m.entry] {
 			hidden++
 		}
 	}
@@ -659,10 +704,22 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 			nums = append(nums, t)
 		}
 	}
+	// Links and addresses go to parameters of their format (or named like
+	// one: url, link, email); other quoted text to free-text parameters.
 	var quotes []string
 	for _, t := range c.toks {
-		if t.kind == tQuote {
+		if t.kind != tQuote {
+			continue
+		}
+		if t.format == "" {
 			quotes = append(quotes, t.text)
+			continue
+		}
+		for _, p := range oe.params {
+			if _, done := args[p.name]; !done && (p.format == t.format || p.format == "" && p.typ == "string" && formatNamed(p.name, t.format)) {
+				args[p.name] = t.text
+				break
+			}
 		}
 	}
 	for _, p := range oe.params {
@@ -736,7 +793,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 				continue
 			}
 			if p.role == roleText {
-				if tail := freeText(goal, c, matched); tail != "" {
+				if tail := freeText(goal, c, matched); tail != "" && !filledWith(args, tail) {
 					args[p.name] = tail
 				}
 			}
@@ -786,6 +843,25 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 		}
 	}
 	return args, nil, nil
+}
+
+// filledWith says whether another argument already holds v (the rest of
+// "email bob@example.com" is the address, not a message).
+func filledWith(args map[string]any, v string) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok && strings.EqualFold(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func formatNamed(name, format string) bool {
+	n := strings.ToLower(name)
+	if format == "uri" {
+		return strings.Contains(n, "url") || strings.Contains(n, "uri") || strings.Contains(n, "link")
+	}
+	return strings.Contains(n, "email") || strings.Contains(n, "mail")
 }
 
 func firstNonEmpty(s ...string) string {

@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/toolhub/toolhub/registry"
@@ -115,5 +116,35 @@ func BenchmarkOfflineIndex(b *testing.B) {
 	for b.Loop() {
 		p := offlinePlanner(b, cat, kw)
 		p.PlanOffline("default", "add 3 and 5")
+	}
+}
+
+// Over the 100-tool catalog, where tools overlap: links and addresses are
+// values of their own, near ties go to the tool the goal can fill, and a
+// goal nothing fits is said so rather than left silent.
+func TestOfflineLargeCatalog(t *testing.T) {
+	cat, kw := catalog100(t)
+	p := offlinePlanner(t, cat, kw)
+	for _, tt := range []struct{ goal, want string }{
+		{"shorten https://example.com/a-long/path", `vendor-0__shorten_url map[url:https://example.com/a-long/path]`},
+		{"send an email to bob@example.com", `vendor-0__send_email map[to:bob@example.com]`},
+		{"translate hello into Spanish", `vendor-0__translate_text`},
+		{"train times from Paris to Lyon", `vendor-0__train_times map[from:Paris to:Lyon]`},
+		{"flights from Shanghai to Tokyo", `vendor-0__flight_search map[destination:Tokyo origin:Shanghai]`},
+		{"find a pharmacy near Union Square", `vendor-0__pharmacy_find map[near:Union Square]`},
+		{"明天上海会下雨吗", `weather_current map[city:上海]`},
+		{"把灯关掉", `no_match`},
+	} {
+		plan, un := p.PlanOffline("default", tt.goal)
+		var got []string
+		for _, s := range plan.Steps {
+			got = append(got, fmt.Sprintf("%s %v", s.Tool, s.Arguments))
+		}
+		for _, u := range un {
+			got = append(got, u.Reason)
+		}
+		if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+			t.Errorf("%s: %v, want %s", tt.goal, got, tt.want)
+		}
 	}
 }

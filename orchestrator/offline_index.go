@@ -90,6 +90,7 @@ type posting struct {
 	entry  int
 	w      float64
 	strong bool // from a keyword, the name, the title or the description
+	named  bool // from a keyword, the name or the title
 }
 
 // offEntry is one catalog entry as the offline planner sees it.
@@ -184,35 +185,30 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 		}
 		m := map[string]posting{}
 		bm := map[string]posting{}
-		put := func(into map[string]posting, k string, w float64) {
-			strong := w >= wDesc
-			if old, ok := into[k]; !ok || old.w < w {
-				into[k] = posting{entry: i, w: w, strong: strong || old.strong}
-			} else if strong && !old.strong {
-				old.strong = true
-				into[k] = old
-			}
+		put := func(into map[string]posting, k string, w float64, field float64) {
+			old := into[k]
+			into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
 		}
 		for _, f := range fields {
 			if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
-				put(m, key(rest), f.w)
+				put(m, key(rest), f.w, f.w)
 				continue
 			}
 			for _, w := range splitWords(f.text) {
 				if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
-					put(m, key(s), f.w)
+					put(m, key(s), f.w, f.w)
 				}
 			}
 			for _, run := range hanRuns(f.text) {
 				for _, t := range tokenize(run, ix.dict) {
 					if t.kind == tHan && !t.stop {
-						put(m, key(t.norm), f.w)
+						put(m, key(t.norm), f.w, f.w)
 					}
 				}
 				if f.w >= wDesc || f.w == wTitle {
 					rs := []rune(run)
 					for j := 0; j+1 < len(rs); j++ {
-						put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc)
+						put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
 					}
 				}
 			}
@@ -302,6 +298,7 @@ type param struct {
 	def             any
 	hasDef          bool
 	role            paramRole
+	format          string          // the schema's format ("uri", "email", …)
 	words           map[string]bool // stems of the name and description, for number hints
 }
 
@@ -358,6 +355,7 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 				pr.words[stem(w)] = true
 			}
 		}
+		pr.format = p.Format
 		pr.role = roleOf(pr, p.Format)
 		out = append(out, pr)
 	}
@@ -381,6 +379,8 @@ func roleOf(p param, format string) paramRole {
 		return roleNumber
 	case p.typ == "boolean":
 		return roleBool
+	case format != "":
+		return roleOther // a link, an address, a date: filled from a value of that format
 	case originNames[name] || originNames[first] && len(words) > 1 && words[1] != "date":
 		return roleOrigin
 	case destNames[name] || destNames[first] && len(words) > 1 && words[1] != "date":
@@ -469,7 +469,16 @@ type match struct {
 	entry  int
 	score  float64
 	strong bool
+	named  bool            // a keyword, the name or the title was hit
+	desc   int             // description (or parameter) hits
 	keys   map[string]bool // the clause keys that hit it
+}
+
+// fits says whether a match is evidence enough to use the entry: a word of
+// its keywords, name or title, or two of its description ("what time is
+// it" does not pick "tide times" on one shared word).
+func (m match) fits() bool {
+	return m.score >= minScore && m.strong && (m.named || m.desc >= 2)
 }
 
 // queryKeys returns the lookup keys of a clause's tokens, each with the
@@ -516,6 +525,10 @@ func (ix *offlineIndex) rank(toks []token) []match {
 		}
 		m.score += p.w
 		m.strong = m.strong || p.strong
+		m.named = m.named || p.named
+		if p.strong && !p.named {
+			m.desc++
+		}
 		m.keys[k] = true
 	}
 	for k := range keys {

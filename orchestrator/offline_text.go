@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -28,9 +29,37 @@ type token struct {
 	text       string // as typed
 	norm       string // stem (tWord), word (tHan, tHanRaw)
 	val        float64
-	start, end int  // byte offsets in the goal
-	stop       bool // carries no meaning for choosing a tool
-	conj       bool // splits clauses
+	start, end int    // byte offsets in the goal
+	stop       bool   // carries no meaning for choosing a tool
+	conj       bool   // splits clauses
+	format     string // "uri" or "email" for a link or an address (tQuote)
+}
+
+var (
+	urlRe   = regexp.MustCompile(`^https?://[^\s"'“”<>，。]+`)
+	emailRe = regexp.MustCompile(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+)
+
+// urlOrEmail returns the length of a link or an e-mail address at the
+// start of s, or 0.
+func urlOrEmail(s string) int {
+	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+		return 0
+	}
+	if m := urlRe.FindString(s); m != "" {
+		return len(strings.TrimRight(m, ".,;:!?)"))
+	}
+	if m := emailRe.FindString(s); m != "" {
+		return len(m)
+	}
+	return 0
+}
+
+func valueFormat(s string) string {
+	if strings.Contains(s, "://") {
+		return "uri"
+	}
+	return "email"
 }
 
 // stem is a light English stemmer: it folds the usual inflections so that
@@ -144,6 +173,11 @@ func tokenize(goal string, dict *hanDict) []token {
 				continue
 			}
 			i += size
+		case urlOrEmail(goal[i:]) > 0:
+			// A link or an address is one value: "https://x.org/a-long/path", "bob@example.com".
+			n := urlOrEmail(goal[i:])
+			out = append(out, token{kind: tQuote, text: goal[i : i+n], norm: strings.ToLower(goal[i : i+n]), start: i, end: i + n, format: valueFormat(goal[i : i+n])})
+			i += n
 		case isHardSep(r) || r == '.' && (i+size == len(goal) || goal[i+size] == ' ' || goal[i+size] == '\n'):
 			out = append(out, token{kind: tPunct, text: goal[i : i+size], start: i, end: i + size, conj: true})
 			i += size
