@@ -1,7 +1,6 @@
 package orchestrator_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -291,5 +290,3 @@ func TestEval(t *testing.T) {
 		t.Errorf("%.1f%% exactly right, want at least 95%%", pct)
 	}
 }
-
-var _ = context.Background
