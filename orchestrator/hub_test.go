@@ -107,9 +107,3 @@ func hang(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
-
-func failing(code hub.Code) tool {
-	return func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
-		return nil, &hub.Error{Code: code, Message: "vendor says no"}
-	}
-}
