@@ -239,6 +239,7 @@ func (c *conn) close() {
 func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case mcp.MethodNotificationToolsListChanged:
+		c.v.listChanges.Add(1)
 		c.v.kick(c.v.resync)
 	case mcp.MethodNotificationSubscriptionsAcknowledged:
 		if c.acked != nil && c.ackOnce.CompareAndSwap(false, true) {
