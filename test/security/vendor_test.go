@@ -1,0 +1,196 @@
+package security
+
+// End-to-end tests of the guards against a vendor (docs/security.md, "Guards
+// against a vendor"), each against a real `toolhub serve` and real MCP
+// servers (mcp-go over streamable HTTP) playing the vendor.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// echoServer is a well-behaved vendor with one tool.
+func echoServer(opts ...server.ServerOption) *server.MCPServer {
+	s := server.NewMCPServer("testvendor", "1.0.0", append([]server.ServerOption{server.WithToolCapabilities(true)}, opts...)...)
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(req.GetString("text", "")), nil
+	})
+	return s
+}
+
+// vendorHubConfig is a hub with authentication on, allowed to reach the
+// given test vendors (host:port) and nothing else on loopback.
+func vendorHubConfig(allow ...string) string {
+	q := make([]string, len(allow))
+	for i, a := range allow {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Sprintf(`auth: {enabled: true}
+outbound: {allow: [%s]}
+tenants:
+  - {id: acme, tools: ["*"]}
+`, strings.Join(q, ", "))
+}
+
+var vendorKeys = map[string][]string{
+	"operator": {"--role", "operator"},
+	"vx":       {"--role", "vendor", "--vendor", "vx"},
+}
+
+func mcpSpec(url string) map[string]any {
+	return map[string]any{"mcp": map[string]any{"transport": "http", "url": url}}
+}
+
+// Defect 2: a vendor key put ${SOME_VAR} in mcp.url; the URL was expanded
+// from the hub's environment (only headers and env were checked against
+// the vendor's own TOOLHUB_VENDOR_<ID>_* prefix) and the hub sent the
+// operator's secret to the vendor's host.
+func TestVendorURLCannotCarryHubSecrets(t *testing.T) {
+	tv := newTestVendor(t, echoServer())
+	h := startHub(t, vendorHubConfig(tv.addr()), []string{"HUB_SECRET=hub-secret-7f3a9c", "TOOLHUB_VENDOR_VX_TENANT=vx-own-tenant"}, vendorKeys)
+	for _, u := range []string{
+		tv.ts.URL + "/mcp?key=${HUB_SECRET}",
+		tv.ts.URL + "/${HUB_SECRET}/mcp",
+	} {
+		st, m := h.register("vx", "vx", mcpSpec(u))
+		if st != 403 || !strings.Contains(fmt.Sprint(m), "TOOLHUB_VENDOR_VX_") {
+			t.Errorf("a vendor key registered %s: %d %v", u, st, m)
+		}
+	}
+	if tv.saw("hub-secret-7f3a9c") {
+		t.Fatal("the hub sent its own secret to the vendor's host")
+	}
+	// The vendor's own variables may be used in its url (documented).
+	st, m := h.register("vx", "vx", mcpSpec(tv.ts.URL+"/mcp?tenant=${TOOLHUB_VENDOR_VX_TENANT}"))
+	if st != 200 {
+		t.Fatalf("a vendor key referring to its own variable in its url: %d %v", st, m)
+	}
+	if !tv.saw("vx-own-tenant") {
+		t.Error("the vendor's own variable was not expanded in its url")
+	}
+	_, _, raw := h.do("vx", "GET", "/v1/vendors/vx/versions", nil)
+	if strings.Contains(string(raw), "vx-own-tenant") || !strings.Contains(string(raw), "${TOOLHUB_VENDOR_VX_TENANT}") {
+		t.Errorf("versions show the value, or lost the reference: %s", raw)
+	}
+}
+
+// Defect 9: a vendor key could set probe.interval: 1ns (a core burned,
+// millions of probes logged).
+func TestProbeIntervalFloor(t *testing.T) {
+	tv := newTestVendor(t, echoServer())
+	h := startHub(t, vendorHubConfig(tv.addr()), nil, vendorKeys)
+	spec := func(interval string) map[string]any {
+		s := mcpSpec(tv.ts.URL + "/mcp")
+		s["probe"] = map[string]any{"interval": interval}
+		return s
+	}
+	for _, iv := range []string{"1ns", "50ms", "500ms"} {
+		st, m := h.register("vx", "vx", spec(iv))
+		if st != 400 || !strings.Contains(fmt.Sprint(m), "probe: interval "+iv+": under the floor") {
+			t.Errorf("a vendor key set probe.interval %s: %d %v", iv, st, m)
+		}
+	}
+	if st, m := h.register("vx", "vx", spec("2s")); st != 200 {
+		t.Errorf("probe.interval 2s: %d %v", st, m)
+	}
+	// An operator may go down to the hard floor, not under it.
+	if st, m, _ := h.do("operator", "PUT", "/v1/vendors/vx", spec("1ns")); st != 400 || !strings.Contains(fmt.Sprint(m), "under the floor of 100ms") {
+		t.Errorf("an operator set probe.interval 1ns: %d %v", st, m)
+	}
+}
+
+// Defect 12: the audit log kept literal secrets in headers it did not
+// know (Ocp-Apim-Subscription-Key, X-Access-Key) and any value containing
+// ${…} whole. Every header value but an allow-list is a secret, in the
+// audit log and every status surface.
+func TestHeaderSecretsMaskedEverywhere(t *testing.T) {
+	tv := newTestVendor(t, echoServer())
+	h := startHub(t, vendorHubConfig(tv.addr()), []string{"TOOLHUB_VENDOR_VX_T=vx-env-4444"}, vendorKeys)
+	secrets := []string{"lit-ocp-1111", "lit-xak-2222", "lit-auth-3333", "vx-env-4444"}
+	spec := mcpSpec(tv.ts.URL + "/mcp")
+	spec["mcp"].(map[string]any)["headers"] = map[string]any{
+		"Ocp-Apim-Subscription-Key": "lit-ocp-1111",
+		"X-Access-Key":              "lit-xak-2222",
+		"Authorization":             "Bearer lit-auth-3333 ${TOOLHUB_VENDOR_VX_T}",
+		"Accept":                    "application/json, text/event-stream",
+	}
+	if st, m, _ := h.do("operator", "POST", "/v1/vendors/vx", spec); st != 200 {
+		t.Fatalf("register: %d %v", st, m)
+	}
+	if !tv.saw("lit-ocp-1111") || !tv.saw("vx-env-4444") {
+		t.Fatal("the headers did not reach the vendor; the checks below would prove nothing")
+	}
+	audit, err := os.ReadFile(filepath.Join(h.dir, "data", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	surfaces := map[string]string{"audit.jsonl": string(audit)}
+	for _, p := range []string{"/v1/admin/audit", "/v1/vendors/vx/versions", "/v1/vendors"} {
+		_, _, raw := h.do("operator", "GET", p, nil)
+		surfaces[p] = string(raw)
+	}
+	_, _, raw := h.do("vx", "GET", "/v1/vendors/vx/versions", nil)
+	surfaces["/v1/vendors/vx/versions (vendor key)"] = string(raw)
+	for where, text := range surfaces {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s shows the secret %q", where, s)
+			}
+		}
+	}
+	for _, where := range []string{"audit.jsonl", "/v1/vendors/vx/versions"} {
+		for _, want := range []string{"${TOOLHUB_VENDOR_VX_T}", "application/json, text/event-stream", "Ocp-Apim-Subscription-Key"} {
+			if !strings.Contains(surfaces[where], want) {
+				t.Errorf("%s lost %q: %s", where, want, surfaces[where])
+			}
+		}
+	}
+}
+
+// Defect 15: the SSRF guard let through addresses of the IANA
+// special-purpose registries and IPv6 forms of loopback; a DNS failure
+// was reported as "forbidden".
+func TestSSRFSpecialPurposeAddresses(t *testing.T) {
+	tv := newTestVendor(t, echoServer())
+	h := startHub(t, vendorHubConfig(tv.addr()), nil, vendorKeys)
+	if st, m, _ := h.do("vx", "POST", "/v1/vendors/vx", mcpSpec(tv.ts.URL+"/mcp")); st != 200 {
+		t.Fatalf("register: %d %v", st, m)
+	}
+	for _, u := range []string{
+		"http://192.0.0.192/mcp",            // Oracle cloud metadata
+		"http://[::127.0.0.1]:9/mcp",        // IPv4-compatible loopback
+		"http://[64:ff9b::7f00:1]:9/mcp",    // NAT64 of loopback
+		"http://[2002:7f00:1::]:9/mcp",      // 6to4 of loopback
+		"http://198.18.0.1/mcp",             // benchmarking
+		"http://240.0.0.1/mcp",              // reserved
+		"http://[64:ff9b::a9fe:a9fe]/mcp",   // NAT64 of the metadata address
+		"http://[::ffff:0:a00:1]/mcp",       // IPv4-translated 10.0.0.1
+		"http://100.100.100.200/latest/mcp", // Alibaba metadata
+	} {
+		st, m, _ := h.do("vx", "PUT", "/v1/vendors/vx", mcpSpec(u))
+		if st != 403 || !strings.Contains(fmt.Sprint(m), "refuses") {
+			t.Errorf("%s: %d %v", u, st, m)
+		}
+	}
+	// A name that does not resolve is not forbidden: nothing was refused.
+	st, m, _ := h.do("vx", "PUT", "/v1/vendors/vx", mcpSpec("http://no-such-vendor.invalid/mcp"))
+	if st == 403 || code(m) == "forbidden" || !strings.Contains(fmt.Sprint(m), "resolve") {
+		t.Errorf("an unresolvable name: %d %v", st, m)
+	}
+	if tv.count("tools/list") == 0 {
+		t.Fatal("the vendor was never reached; the refusals above would prove nothing")
+	}
+}
+
+func jsonSize(v any) int {
+	b, _ := json.Marshal(v)
+	return len(b)
+}
