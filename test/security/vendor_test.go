@@ -194,3 +194,60 @@ func jsonSize(v any) int {
 	b, _ := json.Marshal(v)
 	return len(b)
 }
+
+// toolsServer is a vendor listing n tools, each with a description of
+// descBytes bytes, pageSize to a tools/list page (0: all in one).
+func toolsServer(n, descBytes, pageSize int) *server.MCPServer {
+	var opts []server.ServerOption
+	if pageSize > 0 {
+		opts = append(opts, server.WithPaginationLimit(pageSize))
+	}
+	s := echoServer(opts...)
+	desc := strings.Repeat("d", descBytes)
+	for i := range n {
+		s.AddTool(mcp.NewTool(fmt.Sprintf("t%04d", i), mcp.WithDescription(desc)), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	}
+	return s
+}
+
+// Defect 3: tool descriptions had no size limit (30 pages of one tool each
+// with an 8 MiB description took the hub from 134 MB to 1.7 GB; one
+// /v1/tools answer was 251 MB). Everything a vendor lists is bounded:
+// bytes per description, tools per vendor, catalog bytes per vendor.
+func TestVendorCatalogBounded(t *testing.T) {
+	big := newTestVendor(t, toolsServer(6, 2<<20, 1))     // 6 pages, each one tool with a 2 MiB description
+	wide := newTestVendor(t, toolsServer(300, 15<<10, 0)) // 300 descriptions under the limit, 4.5 MB in all
+	many := newTestVendor(t, toolsServer(1001, 10, 0))    // over the tool count
+	keys := map[string][]string{"operator": {"--role", "operator"}, "acme": {"--role", "tenant", "--tenant", "acme"}}
+	h := startHub(t, vendorHubConfig(big.addr(), wide.addr(), many.addr()), nil, keys)
+
+	st, m := h.register("operator", "big", mcpSpec(big.ts.URL+"/mcp"))
+	if st != 200 || fmt.Sprint(m["tools"]) != "[echo]" {
+		t.Fatalf("a vendor with oversized descriptions: %d %v", st, m)
+	}
+	rejected := fmt.Sprint(m["rejected"])
+	for i := range 6 {
+		if want := fmt.Sprintf("t%04d: description: 2097152 bytes, over the 16384-byte limit", i); !strings.Contains(rejected, want) {
+			t.Errorf("rejected lacks %q: %s", want, rejected)
+		}
+	}
+	h.waitReady("operator", "big")
+	_, _, raw := h.do("acme", "GET", "/v1/tools", nil)
+	if len(raw) > 64<<10 || !strings.Contains(string(raw), "big__echo") {
+		t.Errorf("GET /v1/tools is %d bytes: %.300s", len(raw), raw)
+	}
+	if st := h.vendorStatus("operator", "big"); !strings.Contains(fmt.Sprint(st["rejected"]), "over the 16384-byte limit") {
+		t.Errorf("GET /v1/vendors does not show the rejected tools: %v", st)
+	}
+
+	st, m = h.register("operator", "wide", mcpSpec(wide.ts.URL+"/mcp"))
+	if st != 503 || !strings.Contains(fmt.Sprint(m), "over 4194304 bytes") {
+		t.Errorf("a vendor over the catalog bytes: %d %.400v", st, m)
+	}
+	st, m = h.register("operator", "many", mcpSpec(many.ts.URL+"/mcp"))
+	if st != 503 || !strings.Contains(fmt.Sprint(m), "over 1000 tools") {
+		t.Errorf("a vendor over the tool count: %d %.400v", st, m)
+	}
+}
