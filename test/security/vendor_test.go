@@ -10,11 +10,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolhub/toolhub/internal/drill/drilltest"
 )
 
 // echoServer is a well-behaved vendor with one tool.
@@ -249,5 +256,138 @@ func TestVendorCatalogBounded(t *testing.T) {
 	st, m = h.register("operator", "many", mcpSpec(many.ts.URL+"/mcp"))
 	if st != 503 || !strings.Contains(fmt.Sprint(m), "over 1000 tools") {
 		t.Errorf("a vendor over the tool count: %d %.400v", st, m)
+	}
+}
+
+// mcpCaller is an MCP client of the hub's /mcp as one tenant, holding a
+// subscriptions/listen stream for tool-list changes and counting them.
+type mcpCaller struct {
+	c       *client.Client
+	changes atomic.Int64
+	acked   chan struct{}
+	once    sync.Once
+}
+
+func newMCPCaller(t *testing.T, h *hubProc, key string) *mcpCaller {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(h.url+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + h.keys[key]}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := &mcpCaller{c: client.NewClient(tr), acked: make(chan struct{})}
+	mc.c.OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged:
+			mc.changes.Add(1)
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			mc.once.Do(func() { close(mc.acked) })
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); mc.c.Close() })
+	if err := mc.c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	go mc.c.Listen(ctx, mcp.SubscriptionFilter{ToolsListChanged: true})
+	select {
+	case <-mc.acked:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: no subscriptions/listen acknowledgement", key)
+	}
+	return mc
+}
+
+// listsTool reports whether the tenant's GET /v1/tools lists name.
+func (h *hubProc) listsTool(key, name string) bool {
+	_, m, _ := h.do(key, "GET", "/v1/tools", nil)
+	return slices.Contains(toolNames(m), name)
+}
+
+// Defect 8: a vendor flooding notifications/tools/list_changed kept a core
+// busy (a tool sync per notification) and sent thousands of notifications
+// to tenants who cannot see that vendor. Tool syncs are debounced (one a
+// second at most) and a catalog change notifies only the tenants whose
+// view changed.
+func TestListChangedFloodDebouncedAndScoped(t *testing.T) {
+	// The flooding vendor changes its tool list, and says so, every time
+	// the hub lists it: as fast as the hub re-lists.
+	var flooding atomic.Bool
+	var blinkMu sync.Mutex
+	blinking := false
+	noop := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
+	var floodSrv *server.MCPServer
+	hooks := &server.Hooks{}
+	hooks.AddAfterListTools(func(ctx context.Context, id any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if !flooding.Load() {
+			return
+		}
+		go func() {
+			blinkMu.Lock()
+			defer blinkMu.Unlock()
+			if blinking = !blinking; blinking {
+				floodSrv.AddTool(mcp.NewTool("blink"), noop)
+			} else {
+				floodSrv.DeleteTools("blink")
+			}
+		}()
+	})
+	floodSrv = echoServer(server.WithHooks(hooks))
+	flood := newTestVendor(t, floodSrv)
+	calm := newTestVendor(t, echoServer())
+	cfg := vendorHubConfig(flood.addr(), calm.addr()) + fmt.Sprintf(`  - {id: globex, tools: ["flood__*"]}
+vendors:
+  - id: flood
+    mcp: {transport: http, url: %q}
+    probe: {disabled: true}
+  - id: calm
+    mcp: {transport: http, url: %q}
+    probe: {disabled: true}
+`, flood.ts.URL+"/mcp", calm.ts.URL+"/mcp")
+	cfg = strings.Replace(cfg, `{id: acme, tools: ["*"]}`, `{id: acme, tools: ["calm__*"]}`, 1)
+	keys := map[string][]string{"operator": {"--role", "operator"}, "acme": {"--role", "tenant", "--tenant", "acme"},
+		"globex": {"--role", "tenant", "--tenant", "globex"}}
+	h := startHub(t, cfg, nil, keys)
+	h.waitReady("operator", "flood")
+	h.waitReady("operator", "calm")
+	acme, globex := newMCPCaller(t, h, "acme"), newMCPCaller(t, h, "globex")
+	listsBefore := flood.count("tools/list")
+
+	// Start the loop with one change; watch the hub re-list 4 times.
+	start := time.Now()
+	flooding.Store(true)
+	floodSrv.AddTool(mcp.NewTool("kick"), noop)
+	const lists = 4
+	drilltest.WaitFor(t, 60*time.Second, "the hub re-listing the flooding vendor", func() bool { return flood.count("tools/list")-listsBefore >= lists })
+	elapsed := time.Since(start)
+	flooding.Store(false)
+	syncs := flood.count("tools/list") - listsBefore
+	// One sync at once, then at most one a second (the debounce): a hub
+	// that re-lists on every notification makes its 4 syncs in far less.
+	if limit := 2 + int(elapsed/time.Second); syncs > limit {
+		t.Errorf("%d tool syncs in %v, want at most %d (one a second)", syncs, elapsed.Round(time.Millisecond), limit)
+	}
+
+	// The flood ends; globex, who sees the vendor, gets its last list.
+	blinkMu.Lock()
+	floodSrv.AddTool(mcp.NewTool("final"), noop)
+	blinkMu.Unlock()
+	drilltest.WaitFor(t, 60*time.Second, "flood__final listed for globex", func() bool { return h.listsTool("globex", "flood__final") })
+	st := h.vendorStatus("operator", "flood")
+	t.Logf("flood: %d tool syncs in %v; the hub received %v list changes and made %v syncs in all; globex was notified %d times",
+		syncs, elapsed.Round(time.Millisecond), st["list_changes"], st["tool_syncs"], globex.changes.Load())
+
+	// A change acme can see: acme hears of it, and of nothing before it.
+	calm.srv.AddTool(mcp.NewTool("late"), noop)
+	drilltest.WaitFor(t, 60*time.Second, "acme notified of calm's change", func() bool { return acme.changes.Load() >= 1 })
+	if n := acme.changes.Load(); n != 1 {
+		t.Errorf("acme, who cannot see flood, got %d tools/list_changed notifications, want 1 (calm's change)", n)
+	}
+	if n := globex.changes.Load(); n == 0 {
+		t.Error("globex, who sees flood, was never notified")
 	}
 }
