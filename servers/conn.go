@@ -279,14 +279,17 @@ func (c *conn) listen() {
 	}
 }
 
-// probe checks the connection is alive: server/discover on the stateless
-// protocol (where ping no longer exists; mcp-go's Ping is a no-op there),
-// ping before it.
+// probe checks the connection is alive with a request the vendor must
+// answer: server/discover on the stateless protocol (2026-07-28 on, where
+// ping no longer exists and mcp-go's Client.Ping returns nil without
+// sending anything), ping before it. TestDefaultProbeReachesVendor counts
+// the requests at the vendor.
 func (c *conn) probe(ctx context.Context) error {
 	if mcp.IsModernProtocol(c.protocol) {
 		_, err := c.client.Discover(ctx, mcp.DiscoverRequest{})
 		return err
 	}
+	//lint:ignore SA1019 only on a legacy connection, where Ping sends a real ping request (the no-op modern case is handled above)
 	return c.client.Ping(ctx)
 }
 

@@ -391,3 +391,26 @@ vendors:
 		t.Error("globex, who sees flood, was never notified")
 	}
 }
+
+// Defect 19: health probing was blind on modern connections (mcp-go's
+// Client.Ping sends nothing on protocol 2026-07-28), so a vendor without
+// a business probe was never found dead by probing. The default probe
+// must reach the vendor, and find it dead when it stops answering.
+func TestDefaultProbeReachesVendor(t *testing.T) {
+	tv := newTestVendor(t, echoServer())
+	cfg := vendorHubConfig(tv.addr()) + fmt.Sprintf(`vendors:
+  - id: quiet
+    mcp: {transport: http, url: %q}
+    probe: {interval: 200ms}
+`, tv.ts.URL+"/mcp")
+	h := startHub(t, cfg, nil, map[string][]string{"operator": {"--role", "operator"}})
+	h.waitReady("operator", "quiet")
+	probes := func() int { return tv.count("server/discover") + tv.count("tools/list") + tv.count("ping") }
+	before := probes()
+	drilltest.WaitFor(t, 60*time.Second, "probes reaching the vendor", func() bool { return probes() >= before+3 })
+	tv.dead.Store(true) // every request hangs from now on
+	drilltest.WaitFor(t, 60*time.Second, "the silent vendor ejected by its probes", func() bool {
+		gov, _ := h.vendorStatus("operator", "quiet")["governance"].(map[string]any)
+		return gov["ejected"] == true
+	})
+}
