@@ -49,6 +49,10 @@ const (
 	MaxSpecListLen = 256
 	// MaxNameBytes bounds a vendor's display name.
 	MaxNameBytes = 256
+	// MaxVendorMessageBytes bounds the text of a vendor's JSON-RPC error
+	// message kept and shown (longer ones are cut); a quarter of it bounds
+	// the server name and version a vendor gives at initialize.
+	MaxVendorMessageBytes = 1 << 10
 )
 
 // ErrCatalogTooLarge is the cause of a tool sync refused because the

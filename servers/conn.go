@@ -185,6 +185,9 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	}
 	c.protocol = c.client.ProtocolVersion()
 	c.server = res.ServerInfo
+	// What the vendor calls itself is shown in status and logs: bounded.
+	c.server.Name = truncate(c.server.Name, registry.MaxVendorMessageBytes/4)
+	c.server.Version = truncate(c.server.Version, registry.MaxVendorMessageBytes/4)
 	c.caps = res.Capabilities
 	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged
 
