@@ -111,10 +111,6 @@ const Redacted = "[redacted]"
 // variables whose values are secrets.
 var secretName = regexp.MustCompile(`(?i)auth|passw|secret|token|api[-_]?key|cookie|credential|signature|private[-_]?key|session`)
 
-// envRef is a ${VAR} reference: a value that refers to the environment
-// holds no secret itself.
-var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
-
 // Sanitize returns e without secrets: toolhub tokens anywhere are
 // redacted ([auth.Redact]), and in Before and After every value of a
 // "headers" map (but those of [registry.SafeHeaders]) and of an "env"

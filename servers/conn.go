@@ -121,6 +121,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 				transport.WithHTTPLogger(v.log),
 			}
 			if v.legacyListen.Load() {
+				//lint:ignore SA1019 only for a legacy (pre-2026-07-28) server, which pushes notifications on the standalone GET stream alone (see below)
 				opts = append(opts, transport.WithContinuousListening())
 			}
 			t, err := transport.NewStreamableHTTP(u, opts...)

@@ -6,7 +6,6 @@ package security
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,11 +194,6 @@ func TestSSRFSpecialPurposeAddresses(t *testing.T) {
 	if tv.count("tools/list") == 0 {
 		t.Fatal("the vendor was never reached; the refusals above would prove nothing")
 	}
-}
-
-func jsonSize(v any) int {
-	b, _ := json.Marshal(v)
-	return len(b)
 }
 
 // toolsServer is a vendor listing n tools, each with a description of
