@@ -218,7 +218,7 @@ func toolsServer(n, descBytes, pageSize int) *server.MCPServer {
 // /v1/tools answer was 251 MB). Everything a vendor lists is bounded:
 // bytes per description, tools per vendor, catalog bytes per vendor.
 func TestVendorCatalogBounded(t *testing.T) {
-	big := newTestVendor(t, toolsServer(6, 2<<20, 1))     // 6 pages, each one tool with a 2 MiB description
+	big := newTestVendor(t, toolsServer(4, 512<<10, 1))   // 4 pages, each one tool with a 512 KiB description
 	wide := newTestVendor(t, toolsServer(300, 15<<10, 0)) // 300 descriptions under the limit, 4.5 MB in all
 	many := newTestVendor(t, toolsServer(1001, 10, 0))    // over the tool count
 	keys := map[string][]string{"operator": {"--role", "operator"}, "acme": {"--role", "tenant", "--tenant", "acme"}}
@@ -229,8 +229,8 @@ func TestVendorCatalogBounded(t *testing.T) {
 		t.Fatalf("a vendor with oversized descriptions: %d %v", st, m)
 	}
 	rejected := fmt.Sprint(m["rejected"])
-	for i := range 6 {
-		if want := fmt.Sprintf("t%04d: description: 2097152 bytes, over the 16384-byte limit", i); !strings.Contains(rejected, want) {
+	for i := range 4 {
+		if want := fmt.Sprintf("t%04d: description: 524288 bytes, over the 16384-byte limit", i); !strings.Contains(rejected, want) {
 			t.Errorf("rejected lacks %q: %s", want, rejected)
 		}
 	}
