@@ -88,18 +88,20 @@ func (f *mcpFront) refresh(k frontKey) {
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	var tools []server.ServerTool
+	// The signature first: the tools are built only for a server whose
+	// tenant's view changed.
 	var sig strings.Builder
+	var entries []registry.Entry
 	if k.vendor == "" {
-		for _, e := range f.s.cat.Entries(nil) {
-			tools = append(tools, server.ServerTool{Tool: mcpTool(e.Name, e), Handler: f.handler(e.Name)})
+		entries = f.s.cat.Entries(nil)
+		for _, e := range entries {
 			if _, ok := f.s.gw.Lookup(k.tenant, e.Name); ok {
 				fmt.Fprintf(&sig, "%s\x00%p\x00%p\n", e.Name, e.Tool, e.Capability)
 			}
 		}
 	} else {
 		for _, t := range f.s.cat.VendorTools(k.vendor) {
-			tools = append(tools, server.ServerTool{Tool: mcpTool(t.Def.Name, registry.Entry{Name: t.Catalog, Tool: t}), Handler: f.handler(t.Catalog)})
+			entries = append(entries, registry.Entry{Name: t.Catalog, Tool: t})
 			if _, ok := f.resolve(k.vendor, k.tenant, t.Def.Name); ok {
 				fmt.Fprintf(&sig, "%s\x00%p\n", t.Catalog, t)
 			}
@@ -109,5 +111,13 @@ func (f *mcpFront) refresh(k frontKey) {
 		return
 	}
 	fs.sig = sig.String()
+	tools := make([]server.ServerTool, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name
+		if k.vendor != "" {
+			name = e.Tool.Def.Name
+		}
+		tools = append(tools, server.ServerTool{Tool: mcpTool(name, e), Handler: f.handler(e.Name)})
+	}
 	fs.srv.SetTools(tools...)
 }
