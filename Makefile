@@ -45,7 +45,8 @@ FUZZ_TARGETS := \
 	./billing:FuzzParseMicros \
 	./billing:FuzzDecodeSpillLine \
 	./a2a:FuzzParseCard \
-	./internal/config:FuzzParse
+	./internal/config:FuzzParse \
+	./servers:FuzzToolsListAnswer
 
 fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

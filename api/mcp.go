@@ -25,16 +25,18 @@ const (
 	MetaError      = "toolhub/error"
 )
 
-// mcpFront serves the catalog over MCP: one server for the whole catalog and
-// one virtual server per vendor (its tools under their own names). Tool
-// lists follow the catalog: every change is applied with SetTools, which
-// sends notifications/tools/list_changed to connected clients.
+// mcpFront serves the catalog over MCP: for each tenant, one server for
+// the whole catalog and one virtual server per vendor (its tools under
+// their own names). Tool lists follow the catalog: a change is applied
+// with SetTools, which sends notifications/tools/list_changed to the
+// server's clients — only to the servers of tenants whose view of the
+// catalog changed (see tenantfront.go), so a vendor's changes reach no
+// tenant that cannot see its tools.
 type mcpFront struct {
-	s   *Server
-	all *server.MCPServer
+	s *Server
 
 	mu      sync.Mutex
-	vendors map[string]*server.MCPServer
+	servers map[frontKey]*frontServer
 	https   map[*server.MCPServer]http.Handler
 
 	changes  chan frontMsg
@@ -44,13 +46,8 @@ type mcpFront struct {
 }
 
 func newMCPFront(s *Server) *mcpFront {
-	f := &mcpFront{s: s, vendors: map[string]*server.MCPServer{}, https: map[*server.MCPServer]http.Handler{},
+	f := &mcpFront{s: s, servers: map[frontKey]*frontServer{}, https: map[*server.MCPServer]http.Handler{},
 		changes: make(chan frontMsg, 64), done: make(chan struct{})}
-	f.all = f.newServer("", "toolhub")
-	f.refreshAll()
-	for _, v := range s.cat.Vendors() {
-		f.refreshVendor(v)
-	}
 	f.stop = s.cat.Subscribe(func(c registry.Change) {
 		select {
 		case f.changes <- frontMsg{vendor: c.Vendor}:
@@ -135,36 +132,6 @@ func (f *mcpFront) resolve(vendor, tenant, name string) (string, bool) {
 		return "", false
 	}
 	return e.Name, true
-}
-
-func (f *mcpFront) refreshAll() {
-	entries := f.s.cat.Entries(nil)
-	tools := make([]server.ServerTool, 0, len(entries))
-	for _, e := range entries {
-		tools = append(tools, server.ServerTool{Tool: mcpTool(e.Name, e), Handler: f.handler(e.Name)})
-	}
-	f.all.SetTools(tools...)
-}
-
-func (f *mcpFront) refreshVendor(vendor string) {
-	srv := f.vendorServer(vendor)
-	ts := f.s.cat.VendorTools(vendor)
-	tools := make([]server.ServerTool, 0, len(ts))
-	for _, t := range ts {
-		tools = append(tools, server.ServerTool{Tool: mcpTool(t.Def.Name, registry.Entry{Name: t.Catalog, Tool: t}), Handler: f.handler(t.Catalog)})
-	}
-	srv.SetTools(tools...)
-}
-
-func (f *mcpFront) vendorServer(vendor string) *server.MCPServer {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	srv, ok := f.vendors[vendor]
-	if !ok {
-		srv = f.newServer(vendor, "toolhub/"+vendor)
-		f.vendors[vendor] = srv
-	}
-	return srv
 }
 
 func (f *mcpFront) httpHandler(srv *server.MCPServer, vendor string) http.Handler {
@@ -377,7 +344,7 @@ func (s *Server) ServeStdio(ctx context.Context, tenant string, in io.Reader, ou
 		}
 		pw.Close()
 	}()
-	err := server.NewStdioServer(s.mcp.all).Listen(ctx, pr, lw)
+	err := server.NewStdioServer(s.mcp.server("", tenant)).Listen(ctx, pr, lw)
 	if err != nil && (errors.Is(err, io.EOF) || strings.Contains(err.Error(), "EOF")) {
 		return nil
 	}

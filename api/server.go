@@ -149,7 +149,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) routes() {
-	all := callers(s.mcp.httpHandler(s.mcp.all, ""))
+	all := callers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mcp.httpHandler(s.mcp.server("", TenantFrom(r.Context())), "").ServeHTTP(w, r)
+	}))
 	s.mux.Handle("/mcp", all)
 	s.mux.Handle("/mcp/", all)
 	s.mux.Handle("/mcp/vendors/{vendor}", callers(http.HandlerFunc(s.vendorMCP)))
@@ -184,7 +186,7 @@ func (s *Server) vendorMCP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &hub.Error{Code: hub.CodeUnknownTool, Message: "no vendor " + v + " with tools you may call; see GET /v1/tools"}, "")
 		return
 	}
-	s.mcp.httpHandler(s.mcp.vendorServer(v), v).ServeHTTP(w, r)
+	s.mcp.httpHandler(s.mcp.server(v, TenantFrom(r.Context())), v).ServeHTTP(w, r)
 }
 
 type principalKey struct{}

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/registry"
 )
 
 // Entry is one audit record.
@@ -109,16 +111,14 @@ const Redacted = "[redacted]"
 // variables whose values are secrets.
 var secretName = regexp.MustCompile(`(?i)auth|passw|secret|token|api[-_]?key|cookie|credential|signature|private[-_]?key|session`)
 
-// envRef is a ${VAR} reference: a value that refers to the environment
-// holds no secret itself.
-var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
-
 // Sanitize returns e without secrets: toolhub tokens anywhere are
-// redacted ([auth.Redact]), and in Before and After, every string value of
-// a field whose name looks secret (Authorization, X-Api-Key, password,
-// token, …) that does not refer to the environment with ${VAR} becomes
-// [Redacted]. Values like "Bearer ${WEATHER_KEY}" are kept: the secret is
-// in the environment, not in the spec.
+// redacted ([auth.Redact]), and in Before and After every value of a
+// "headers" map (but those of [registry.SafeHeaders]) and of an "env"
+// map, every string of a field whose name looks secret (Authorization,
+// X-Api-Key, password, token, …), and the password and query values of
+// a "url" or "card" are masked ([registry.MaskValue]): their literal text
+// becomes [Redacted], their ${VAR} references stay, so "Bearer
+// ${WEATHER_KEY}" is kept and "sk-123 ${X}" becomes "[redacted]${X}".
 func Sanitize(e Entry) Entry {
 	e.Target = auth.Redact(e.Target)
 	e.Before, e.After = sanitizeJSON(e.Before), sanitizeJSON(e.After)
@@ -146,15 +146,38 @@ func sanitizeJSON(raw json.RawMessage) json.RawMessage {
 // mask masks secret values in v in place and reports whether it did.
 func mask(v any) bool {
 	changed := false
+	set := func(m map[string]any, k, was, now string) {
+		if now != was {
+			m[k] = now
+			changed = true
+		}
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if s, ok := e.(string); ok && secretName.MatchString(k) && s != "" && !envRef.MatchString(s) && s != Redacted {
-				t[k] = Redacted
-				changed = true
-				continue
+			switch x := e.(type) {
+			case string:
+				switch {
+				case secretName.MatchString(k):
+					set(t, k, x, registry.MaskValue(x))
+				case strings.EqualFold(k, "url") || strings.EqualFold(k, "card"):
+					set(t, k, x, registry.MaskURL(x))
+				}
+			case map[string]any:
+				if strings.EqualFold(k, "headers") || strings.EqualFold(k, "env") {
+					for hk, hv := range x {
+						s, ok := hv.(string)
+						if !ok || strings.EqualFold(k, "headers") && slices.ContainsFunc(registry.SafeHeaders, func(h string) bool { return strings.EqualFold(h, hk) }) {
+							continue
+						}
+						set(x, hk, s, registry.MaskValue(s))
+					}
+					continue
+				}
+				changed = mask(x) || changed
+			default:
+				changed = mask(e) || changed
 			}
-			changed = mask(e) || changed
 		}
 	case []any:
 		for _, e := range t {

@@ -1,7 +1,10 @@
 // Package netguard keeps toolhub's outbound connections away from places a
-// vendor URL must not reach (SSRF): loopback, private, link-local, carrier
-// NAT, multicast and cloud metadata addresses are refused unless an
-// operator allows them. Names are checked after DNS resolution, at dial
+// vendor URL must not reach (SSRF): every address of the IANA
+// special-purpose registries (IPv4 and IPv6: loopback, private,
+// link-local, carrier NAT, documentation, benchmarking, reserved, …),
+// multicast and cloud metadata addresses are refused unless an operator
+// allows them, and an IPv6 address that embeds an IPv4 one (mapped,
+// compatible, NAT64, 6to4) is judged by the IPv4 address it carries. Names are checked after DNS resolution, at dial
 // time (so a rebinding name cannot slip past), and again on every redirect.
 //
 //	p, err := netguard.New(netguard.Options{Allow: []string{"127.0.0.1:9100"}})
@@ -24,6 +27,10 @@ import (
 
 // ErrRefused is the cause of every refusal.
 var ErrRefused = errors.New("netguard: address refused")
+
+// ErrResolve is the cause of a name that could not be resolved (or has no
+// address): not a refusal, the name may resolve later.
+var ErrResolve = errors.New("netguard: name not resolved")
 
 // Options of a [Policy]. The zero value refuses every special-purpose
 // address and allows the public internet.
@@ -81,28 +88,6 @@ func New(o Options) (*Policy, error) {
 	return p, nil
 }
 
-// special says why an address is not a public unicast one, or "".
-func special(a netip.Addr) string {
-	a = a.Unmap()
-	switch {
-	case a.IsLoopback():
-		return "a loopback address"
-	case a == netip.MustParseAddr("169.254.169.254") || a == netip.MustParseAddr("fd00:ec2::254"):
-		return "a cloud metadata address"
-	case a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast():
-		return "a link-local address"
-	case a.IsPrivate():
-		return "a private address"
-	case a.IsUnspecified():
-		return "an unspecified address"
-	case a.IsMulticast() || a.IsInterfaceLocalMulticast():
-		return "a multicast address"
-	case netip.MustParsePrefix("100.64.0.0/10").Contains(a):
-		return "a carrier-grade NAT address"
-	}
-	return ""
-}
-
 func contains(nets []netip.Prefix, a netip.Addr) bool {
 	a = a.Unmap()
 	for _, n := range nets {
@@ -141,12 +126,12 @@ func (p *Policy) resolve(ctx context.Context, host, port string) ([]netip.Addr, 
 	} else {
 		ips, err := p.res.LookupNetIP(ctx, "ip", h)
 		if err != nil {
-			return nil, fmt.Errorf("netguard: resolve %s: %v", host, err)
+			return nil, fmt.Errorf("%w: resolve %s: %v", ErrResolve, host, err)
 		}
 		addrs = ips
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("netguard: %s has no address", host)
+		return nil, fmt.Errorf("%w: %s has no address", ErrResolve, host)
 	}
 	if trusted {
 		// An allowed name or host:port still never reaches a denied address.

@@ -112,7 +112,13 @@ func (c *Catalog) SetVendorTools(vendor string, defs []ToolDef) []error {
 		e, ok := old.byName[name]
 		return ok && (e.Tool == nil || e.Tool.Vendor != vendor)
 	}
+	size := 0 // bytes of the definitions taken, against MaxVendorCatalogBytes
 	for _, d := range defs {
+		if len(tools) >= MaxVendorTools || size+DefBytes(d) > MaxVendorCatalogBytes {
+			errs = append(errs, &ToolError{Vendor: vendor, Tool: truncName(d.Name), Part: "catalog",
+				Err: fmt.Errorf("the vendor's tools are over %d tools or %d bytes of definitions", MaxVendorTools, MaxVendorCatalogBytes)})
+			continue
+		}
 		if seen[d.Name] {
 			errs = append(errs, &ToolError{Vendor: vendor, Tool: d.Name, Part: "name", Err: fmt.Errorf("listed twice; the first one is served")})
 			continue
@@ -132,6 +138,7 @@ func (c *Catalog) SetVendorTools(vendor string, defs []ToolDef) []error {
 			}
 		}
 		seen[d.Name] = true
+		size += DefBytes(d)
 		tools = append(tools, t)
 	}
 	slices.SortFunc(tools, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })

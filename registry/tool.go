@@ -72,8 +72,8 @@ func NewTool(vendor string, def ToolDef) (*Tool, error) {
 	if def.Name == "" {
 		return nil, &ToolError{Vendor: vendor, Tool: def.Name, Part: "name", Err: fmt.Errorf("tool has no name")}
 	}
-	if len(def.Name) > 256 {
-		return nil, &ToolError{Vendor: vendor, Tool: def.Name[:32] + "…", Part: "name", Err: fmt.Errorf("name is %d characters, over 256", len(def.Name))}
+	if err := CheckToolDef(vendor, def); err != nil {
+		return nil, err
 	}
 	if len(def.InputSchema) == 0 {
 		def.InputSchema = json.RawMessage(`{"type":"object"}`)

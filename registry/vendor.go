@@ -166,11 +166,13 @@ func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 	return out, nil
 }
 
-// EnvRefs lists the environment variables a spec refers to with ${VAR},
-// in its headers and stdio environment, sorted and without repeats.
+// EnvRefs lists the environment variables a spec refers to with ${VAR}
+// everywhere one is expanded — an MCP url, headers and stdio environment,
+// an A2A agent's headers — sorted and without repeats.
 func (v *Vendor) EnvRefs() []string {
 	var vals []string
 	if v.MCP != nil {
+		vals = append(vals, v.MCP.URL)
 		for _, m := range []map[string]string{v.MCP.Headers, v.MCP.Env} {
 			for _, x := range m {
 				vals = append(vals, x)
@@ -278,6 +280,7 @@ func (v *Vendor) Validate() error {
 	if p := v.Probe; p != nil && p.Interval < 0 {
 		add("probe: interval %v is negative", p.Interval.D())
 	}
+	v.validateBounds(add)
 	return errors.Join(errs...)
 }
 

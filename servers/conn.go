@@ -121,6 +121,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 				transport.WithHTTPLogger(v.log),
 			}
 			if v.legacyListen.Load() {
+				//lint:ignore SA1019 only for a legacy (pre-2026-07-28) server, which pushes notifications on the standalone GET stream alone (see below)
 				opts = append(opts, transport.WithContinuousListening())
 			}
 			t, err := transport.NewStreamableHTTP(u, opts...)
@@ -185,6 +186,9 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	}
 	c.protocol = c.client.ProtocolVersion()
 	c.server = res.ServerInfo
+	// What the vendor calls itself is shown in status and logs: bounded.
+	c.server.Name = truncate(c.server.Name, registry.MaxVendorMessageBytes/4)
+	c.server.Version = truncate(c.server.Version, registry.MaxVendorMessageBytes/4)
 	c.caps = res.Capabilities
 	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged
 
@@ -239,6 +243,7 @@ func (c *conn) close() {
 func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case mcp.MethodNotificationToolsListChanged:
+		c.v.listChanges.Add(1)
 		c.v.kick(c.v.resync)
 	case mcp.MethodNotificationSubscriptionsAcknowledged:
 		if c.acked != nil && c.ackOnce.CompareAndSwap(false, true) {
@@ -278,14 +283,17 @@ func (c *conn) listen() {
 	}
 }
 
-// probe checks the connection is alive: server/discover on the stateless
-// protocol (where ping no longer exists; mcp-go's Ping is a no-op there),
-// ping before it.
+// probe checks the connection is alive with a request the vendor must
+// answer: server/discover on the stateless protocol (2026-07-28 on, where
+// ping no longer exists and mcp-go's Client.Ping returns nil without
+// sending anything), ping before it. TestDefaultProbeReachesVendor counts
+// the requests at the vendor.
 func (c *conn) probe(ctx context.Context) error {
 	if mcp.IsModernProtocol(c.protocol) {
 		_, err := c.client.Discover(ctx, mcp.DiscoverRequest{})
 		return err
 	}
+	//lint:ignore SA1019 only on a legacy connection, where Ping sends a real ping request (the no-op modern case is handled above)
 	return c.client.Ping(ctx)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
 )
 
 // Sentinel errors. Match them with [errors.Is].
@@ -137,7 +138,7 @@ func classify(ctx context.Context, vendor string, err error, rec *record, red *r
 		return &hub.Error{Code: hub.CodeCanceled, Vendor: vendor, Message: "call canceled", Err: cause}
 	}
 	if d := snap.rpcErr; d != nil {
-		re := &RPCError{Code: d.Code, Message: red.redact(d.Message), err: err}
+		re := &RPCError{Code: d.Code, Message: red.redact(truncate(d.Message, registry.MaxVendorMessageBytes)), err: err}
 		return &hub.Error{Code: hub.CodeUpstream, Vendor: vendor,
 			Message: fmt.Sprintf("vendor %q answered with an error: %s", vendor, re.Error()),
 			Details: map[string]any{"jsonrpc_code": d.Code}, Err: re}

@@ -22,6 +22,10 @@ import (
 // a program, nothing that could hold a secret.
 var DefaultInheritEnv = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ", "SYSTEMROOT"}
 
+// DefaultResyncInterval is the least time between two tool syncs of a
+// vendor (Options.ResyncInterval): the bound on the list-change rate.
+const DefaultResyncInterval = time.Second
+
 // Options configure a [Manager]. A nil *Options, and every zero field,
 // means the default.
 type Options struct {
@@ -60,6 +64,11 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// ToolSyncTimeout bounds one full tools/list; zero means 30 s.
 	ToolSyncTimeout time.Duration
+	// ResyncInterval debounces tool syncs: a vendor's tools are listed
+	// again at most once per interval, however often it sends
+	// notifications/tools/list_changed (a change announced meanwhile is
+	// listed when the interval ends); zero means DefaultResyncInterval.
+	ResyncInterval time.Duration
 	// HealthInterval is how often a ready connection is probed (ping, or
 	// server/discover on 2026-07-28); zero means 15 s, negative means
 	// never. Three connection failures in a row — probes or calls — make
@@ -101,6 +110,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.ToolSyncTimeout <= 0 {
 		c.ToolSyncTimeout = 30 * time.Second
+	}
+	if c.ResyncInterval <= 0 {
+		c.ResyncInterval = DefaultResyncInterval
 	}
 	if c.HealthInterval == 0 {
 		c.HealthInterval = 15 * time.Second

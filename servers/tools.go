@@ -12,10 +12,14 @@ import (
 
 // MaxTools bounds the tools one vendor may list; a longer list fails the
 // sync (the catalog keeps the tools it had).
-const MaxTools = 10000
+const MaxTools = registry.MaxVendorTools
 
 // listTools lists all of the vendor's tools, following nextCursor. It stops
-// with ErrToolListLoop at a repeated cursor or past MaxTools. Schemas are
+// with ErrToolListLoop at a repeated cursor, past MaxTools or after
+// MaxTools pages, and with registry.ErrCatalogTooLarge once the tools
+// taken are over registry.MaxVendorCatalogBytes; a tool over a size bound
+// (registry.CheckToolDef) is dropped as soon as its page is read, so what
+// a vendor sends is never held beyond one page. Schemas are
 // taken from the raw JSON of each page, not from mcp-go's decoded mcp.Tool:
 // the decoded InputSchema keeps only type, properties, required,
 // additionalProperties and $defs at the top level, so keywords such as
@@ -30,8 +34,12 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 		bad    []error
 		cursor mcp.Cursor
 		seen   = map[mcp.Cursor]bool{"": true}
+		size   int // bytes of defs
 	)
 	for page := 1; ; page++ {
+		if page > MaxTools {
+			return nil, nil, fmt.Errorf("%w: over %d pages", ErrToolListLoop, MaxTools)
+		}
 		rec := &record{wantRaw: true, maxBytes: c.v.m.opts.MaxResponseBytes}
 		req := mcp.ListToolsRequest{}
 		req.Params.Cursor = cursor
@@ -57,10 +65,16 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 		if err != nil {
 			return nil, nil, fmt.Errorf("tools/list page %d: %w", page, err)
 		}
+		for _, d := range pageDefs {
+			size += registry.DefBytes(d)
+		}
 		defs = append(defs, pageDefs...)
 		bad = append(bad, pageBad...)
 		if len(defs)+len(bad) > MaxTools {
 			return nil, nil, fmt.Errorf("%w: over %d tools", ErrToolListLoop, MaxTools)
+		}
+		if size > registry.MaxVendorCatalogBytes {
+			return nil, nil, fmt.Errorf("%w: vendor %q's tool definitions are over %d bytes (page %d)", registry.ErrCatalogTooLarge, c.v.id, registry.MaxVendorCatalogBytes, page)
 		}
 		if next == "" {
 			return defs, bad, nil
@@ -101,6 +115,12 @@ func parseToolsPage(vendor string, raw json.RawMessage, keep map[string]bool) ([
 		var t rawTool
 		if err := json.Unmarshal(rt, &t); err != nil {
 			bad = append(bad, &registry.ToolError{Vendor: vendor, Tool: fmt.Sprintf("#%d", i), Part: "definition", Err: err})
+			continue
+		}
+		def := registry.ToolDef{Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations}
+		if err := registry.CheckToolDef(vendor, def); err != nil {
+			bad = append(bad, err) // dropped here: its oversized text is not kept
 			continue
 		}
 		if keep != nil && !keep[t.Name] {

@@ -43,6 +43,11 @@ type VendorStatus struct {
 	Tools        int            `json:"tools"`              // the vendor's tools in the catalog
 	Rejected     []RejectedTool `json:"rejected,omitempty"` // tools left out at the last sync
 	LastToolSync time.Time      `json:"last_tool_sync,omitzero"`
+	// ListChanges counts the notifications/tools/list_changed the vendor
+	// sent; ToolSyncs the tool lists taken (debounced: see
+	// Options.ResyncInterval).
+	ListChanges int64 `json:"list_changes"`
+	ToolSyncs   int64 `json:"tool_syncs"`
 
 	Protocol string `json:"protocol,omitempty"` // negotiated MCP revision
 	Server   string `json:"server,omitempty"`   // the server's name and version
@@ -77,6 +82,8 @@ type vendor struct {
 	probeNow chan struct{} // probe the connection
 
 	legacyListen atomic.Bool // a legacy HTTP server that needs the GET stream
+
+	listChanges, toolSyncs atomic.Int64 // see VendorStatus
 
 	cur atomic.Pointer[conn] // the ready connection, or nil
 
@@ -298,6 +305,17 @@ func (v *vendor) serve(c *conn) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	// Tool syncs are debounced: at most one per ResyncInterval, however
+	// often the vendor says its list changed; a change asked for meanwhile
+	// is synced when the interval ends (none is lost).
+	lastSync := time.Now() // dial has just listed the tools
+	var later <-chan time.Time
+	var laterTimer *time.Timer
+	defer func() {
+		if laterTimer != nil {
+			laterTimer.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-v.ctx.Done():
@@ -305,22 +323,41 @@ func (v *vendor) serve(c *conn) error {
 		case <-c.lost:
 			return c.lostErr
 		case <-v.resync:
-			ctx, cancel := context.WithTimeout(v.ctx, o.ToolSyncTimeout)
-			err := v.syncTools(ctx, c)
-			cancel()
-			if err != nil && v.ctx.Err() == nil {
-				v.noteError(err)
-				var he *hub.Error
-				if errors.As(err, &he) {
-					c.observe(he)
+			if wait := o.ResyncInterval - time.Since(lastSync); wait > 0 {
+				if later == nil {
+					laterTimer = time.NewTimer(wait)
+					later = laterTimer.C
 				}
+				continue
 			}
+			lastSync = v.resyncNow(c)
+		case <-later:
+			later, laterTimer = nil, nil
+			lastSync = v.resyncNow(c)
 		case <-v.probeNow:
 			v.probe(c)
 		case <-tick:
 			v.probe(c)
 		}
 	}
+}
+
+// resyncNow lists the vendor's tools again on c, and returns when it
+// started.
+func (v *vendor) resyncNow(c *conn) time.Time {
+	o := &v.m.opts
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(v.ctx, o.ToolSyncTimeout)
+	err := v.syncTools(ctx, c)
+	cancel()
+	if err != nil && v.ctx.Err() == nil {
+		v.noteError(err)
+		var he *hub.Error
+		if errors.As(err, &he) {
+			c.observe(he)
+		}
+	}
+	return start
 }
 
 // probe checks a connection; failures in a row give it up.
@@ -347,6 +384,7 @@ func (v *vendor) probe(c *conn) {
 
 // syncTools lists the vendor's tools and puts them in the catalog.
 func (v *vendor) syncTools(ctx context.Context, c *conn) error {
+	v.toolSyncs.Add(1)
 	defs, bad, err := c.listTools(ctx)
 	var rpc *RPCError
 	if err != nil && c.caps.Tools == nil && errors.As(err, &rpc) && rpc.Code == mcp.METHOD_NOT_FOUND {
@@ -407,6 +445,7 @@ func (v *vendor) status() VendorStatus {
 func (v *vendor) snapshotLocked() VendorStatus {
 	st := v.st
 	st.Rejected = slices.Clone(st.Rejected)
+	st.ListChanges, st.ToolSyncs = v.listChanges.Load(), v.toolSyncs.Load()
 	if c := v.cur.Load(); c != nil {
 		st.InFlight = c.gate.count()
 	}

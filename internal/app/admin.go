@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/toolhub/toolhub/a2a"
@@ -72,11 +71,11 @@ func (a *App) changeVendor(ctx context.Context, spec registry.Vendor, create boo
 		return api.VendorChange{}, err
 	}
 	if !p.Is(auth.RoleOperator) {
-		prefix := registry.VendorEnvPrefix(spec.ID)
-		for _, ref := range spec.EnvRefs() {
-			if !strings.HasPrefix(ref, prefix) {
-				return api.VendorChange{}, forbidden("vendor %q: header refers to ${%s}: a vendor may only refer to variables named %s*, which an operator sets for it", spec.ID, ref, prefix)
-			}
+		if err := spec.CheckOwnEnvRefs(); err != nil {
+			return api.VendorChange{}, forbidden("%v", err)
+		}
+		if err := spec.ValidateSelfService(); err != nil {
+			return api.VendorChange{}, badRequest("%v", err)
 		}
 	}
 	old, err := a.Store.GetVendor(ctx, spec.ID)
@@ -91,7 +90,7 @@ func (a *App) changeVendor(ctx context.Context, spec registry.Vendor, create boo
 	}
 	if u := vendorURL(spec); u != "" {
 		if err := a.Guard.CheckURL(ctx, u); err != nil {
-			return api.VendorChange{}, forbidden("vendor %q: %v", spec.ID, err)
+			return api.VendorChange{}, guardError(spec.ID, err)
 		}
 	}
 	defs, rejected, err := a.tryVendor(ctx, spec)
@@ -247,7 +246,7 @@ func (a *App) VendorVersions(ctx context.Context, id string) ([]registry.VendorR
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, badRequest("vendor %q is not registered at run time", id)
 	}
-	return h, err
+	return maskedHistory(h), err
 }
 
 // RollbackVendor makes an earlier version current again (as a new version).
