@@ -63,7 +63,7 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	if h != nil {
 		if h.Ejected() {
 			c.Trace.Decide("health " + v + " ejected")
-			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused,
+			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused, Details: map[string]any{"reason": "ejected"},
 				Message: fmt.Sprintf("vendor %q ejected by health probe; calls resume when a probe succeeds", v)}
 		}
 		if !h.Ramp().Admit() {

@@ -18,9 +18,10 @@ type Status string
 // The statuses. Succeeded, Failed, Rejected and Canceled are final.
 const (
 	Queued      Status = "queued"       // waiting for a worker (maybe until NextAt)
+	Waiting     Status = "waiting"      // no vendor of its chain can answer: waits to be woken (or until NextAt, its deadline)
 	Running     Status = "running"      // claimed by a worker holding a lease
 	Succeeded   Status = "succeeded"    // Result holds the tool's answer
-	Failed      Status = "failed"       // out of attempts, or a permanent error; see LastError
+	Failed      Status = "failed"       // past its deadline, or a permanent error; see LastError
 	NeedsReview Status = "needs_review" // parked: an operator must approve or reject it
 	Rejected    Status = "rejected"     // an operator rejected it
 	Canceled    Status = "canceled"     // canceled before it ran
@@ -90,10 +91,13 @@ type Event struct {
 
 // Outcome is how a worker finishes a claimed job.
 type Outcome struct {
-	Status    Status          // Succeeded, Failed, or Queued (retry at NextAt)
+	// Status is Succeeded, Failed, Queued (retry at NextAt) or Waiting
+	// (no vendor could take the call: wait until woken or NextAt, and
+	// give the claim's attempt back, since no vendor was tried).
+	Status    Status
 	Result    json.RawMessage // on Succeeded
-	Error     string          // on Failed or a retry
-	NextAt    time.Time       // on a retry
+	Error     string          // on Failed, a retry or a wait
+	NextAt    time.Time       // on a retry or a wait
 	KeepUntil time.Time       // on a final status: purge after
 }
 
@@ -105,8 +109,8 @@ type Store interface {
 	Add(ctx context.Context, j *Job) error
 	// Get returns a job, or ErrNotFound.
 	Get(ctx context.Context, id string) (*Job, error)
-	// Claim leases the next due job to owner until now+lease: a queued job
-	// whose NextAt has come, or a running job whose lease expired (its
+	// Claim leases the next due job to owner until now+lease: a queued or
+	// waiting job whose NextAt has come, or a running job whose lease expired (its
 	// worker died). It counts an attempt. It returns nil, nil when there is
 	// nothing to do.
 	Claim(ctx context.Context, owner string, lease time.Duration) (*Job, error)
@@ -114,7 +118,12 @@ type Store interface {
 	Renew(ctx context.Context, id, owner string, lease time.Duration) error
 	// Finish completes owner's claim with an outcome; a compare-and-set on
 	// the lease owner: ErrLeaseLost when the job was reclaimed or finished.
+	// A Waiting outcome takes back the attempt its claim counted.
 	Finish(ctx context.Context, id, owner string, out Outcome) error
+	// Wake makes every Waiting job due now (Queued), and returns how many
+	// it woke: a vendor can take traffic again. Stores shared by instances
+	// tell the other instances' pools too (see [Waker]).
+	Wake(ctx context.Context) (int, error)
 	// Transition moves a job from one status to another outside workers
 	// (approve: NeedsReview→Queued, reject: NeedsReview→Rejected, cancel:
 	// Queued→Canceled), or returns ErrConflict. reason goes in LastError.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -33,15 +34,31 @@ type Pool struct {
 	Run func(ctx context.Context, c *hub.Call) (*hub.Result, error)
 	// Concurrency is the number of workers; zero means 4.
 	Concurrency int
-	// MaxAttempts is the number of tries before a job fails; zero means 3.
+	// Deadline is how long a job of a tool (catalog name) lives from its
+	// creation: it is tried until then, and fails when its deadline
+	// passes. Nil, or a zero result, means [DefaultDeadline].
+	Deadline func(tool string) time.Duration
+	// MaxAttempts, when positive, also fails a job after that many tries
+	// that reached a vendor; zero means no limit but the deadline.
 	MaxAttempts int
 	// Backoff spaces the tries: Backoff.Backoff(n) before try n+2, or a
-	// longer Retry-After from the error. Zero means 1s doubling to 30s.
+	// longer Retry-After from the error. Zero means 1s doubling to a cap
+	// of 30s, full jitter.
 	Backoff retry.Policy
 	// Retryable says whether an error is worth another try; nil means
 	// every error except the caller's mistakes and refusals
 	// (invalid_arguments, unknown_tool, forbidden, budget_exceeded, …).
+	// Errors that are not retryable fail the job at once.
 	Retryable func(error) bool
+	// VendorsDown says whether an error means that no vendor of the job's
+	// chain can take the call now (breakers open, vendors ejected), and
+	// the longest it should wait before trying on its own (zero: MaxWait).
+	// Such a job waits (status Waiting, its attempt given back) until
+	// [Pool.Wake] or that time. Nil means [DefaultVendorsDown].
+	VendorsDown func(error) (wait time.Duration, down bool)
+	// MaxWait bounds how long a waiting job sleeps before it looks again
+	// by itself, in case a wake was missed; zero means 1m.
+	MaxWait time.Duration
 	// Lease is how long a claim lasts without renewal; zero means 30s.
 	// Workers renew at a third of it.
 	Lease time.Duration
@@ -85,8 +102,11 @@ func (p *Pool) Start(ctx context.Context) error {
 	if p.Concurrency <= 0 {
 		p.Concurrency = 4
 	}
-	if p.MaxAttempts <= 0 {
-		p.MaxAttempts = 3
+	if p.MaxWait <= 0 {
+		p.MaxWait = time.Minute
+	}
+	if p.VendorsDown == nil {
+		p.VendorsDown = DefaultVendorsDown
 	}
 	if p.Lease <= 0 {
 		p.Lease = 30 * time.Second
@@ -128,7 +148,39 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.wg.Add(1)
 		go p.listen(claimCtx, q)
 	}
+	if w, ok := p.Store.(Waker); ok {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			w.Wakes(claimCtx, p.wakeWorkers)
+		}()
+	}
 	return nil
+}
+
+// Wake makes every job waiting for a vendor due now, on every instance
+// sharing the store, and returns how many it woke: call it when a vendor
+// can take traffic again (a probe succeeded, a breaker lets trial calls
+// through or closed).
+func (p *Pool) Wake(ctx context.Context) (int, error) {
+	n, err := p.Store.Wake(ctx)
+	if n > 0 {
+		p.wakeWorkers()
+	}
+	return n, err
+}
+
+// wakeWorkers wakes the idle workers.
+func (p *Pool) wakeWorkers() {
+	p.mu.Lock()
+	wake := p.wake
+	p.mu.Unlock()
+	for range cap(wake) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Stop stops claiming jobs and waits for running ones to finish. When ctx
@@ -240,9 +292,20 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 			log.Error("jobs: finish", "err", err)
 		}
 	}
-	if j.Attempts > p.MaxAttempts {
+	life := DefaultDeadline
+	if p.Deadline != nil {
+		if d := p.Deadline(j.Tool); d > 0 {
+			life = d
+		}
+	}
+	deadline := j.Created.Add(life)
+	if p.MaxAttempts > 0 && j.Attempts > p.MaxAttempts {
 		finish(Outcome{Status: Failed, Error: fmt.Sprintf("gave up after %d attempts (workers lost the job); last error: %s", p.MaxAttempts, j.LastError),
 			KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	if !p.Now().Before(deadline) {
+		finish(Outcome{Status: Failed, Error: deadlineError(life, j.LastError), KeepUntil: p.Now().Add(p.ResultTTL)})
 		return
 	}
 	c, err := callOf(j)
@@ -273,11 +336,27 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		return
 	}
 	msg := err.Error()
-	if !p.Retryable(err) || j.Attempts >= p.MaxAttempts {
+	if !p.Retryable(err) || (p.MaxAttempts > 0 && j.Attempts >= p.MaxAttempts) {
 		if j.Attempts > 1 {
 			msg = fmt.Sprintf("failed after %d attempts: %s", j.Attempts, msg)
 		}
 		finish(Outcome{Status: Failed, Error: msg, KeepUntil: p.Now().Add(p.ResultTTL)})
+		return
+	}
+	now := p.Now()
+	if wait, down := p.VendorsDown(err); down {
+		// No vendor could take the call: no vendor was tried, so the
+		// attempt is given back, and the job waits to be woken.
+		if wait <= 0 || wait > p.MaxWait {
+			wait = p.MaxWait
+		}
+		wait += time.Duration(rand.Float64() * float64(wait) / 10) // spread the jobs waiting on one breaker
+		next := now.Add(wait)
+		if next.After(deadline) {
+			next = deadline
+		}
+		log.Debug("jobs: waiting for a vendor", "err", msg, "until", next)
+		finish(Outcome{Status: Waiting, Error: msg, NextAt: next})
 		return
 	}
 	wait := p.Backoff.Backoff(j.Attempts - 1)
@@ -285,8 +364,68 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 	if errors.As(err, &he) && he.RetryAfter > wait {
 		wait = he.RetryAfter
 	}
+	if !now.Add(wait).Before(deadline) {
+		finish(Outcome{Status: Failed, Error: deadlineError(life, msg), KeepUntil: now.Add(p.ResultTTL)})
+		return
+	}
 	log.Info("jobs: retry", "err", msg, "wait", wait)
-	finish(Outcome{Status: Queued, Error: msg, NextAt: p.Now().Add(wait)})
+	finish(Outcome{Status: Queued, Error: msg, NextAt: now.Add(wait)})
+}
+
+// DefaultDeadline is how long a job lives when [Pool].Deadline sets none.
+const DefaultDeadline = 15 * time.Minute
+
+func deadlineError(life time.Duration, last string) string {
+	if last == "" {
+		return fmt.Sprintf("the job's deadline passed (%v after it was queued)", life)
+	}
+	return fmt.Sprintf("the job's deadline passed (%v after it was queued); last error: %s", life, last)
+}
+
+// DefaultVendorsDown says that no vendor can take a call when its error
+// is an open breaker's refusal (circuit_open, not a recovery ramp's skip)
+// or an ejection by health probes, or a capability's error whose every
+// vendor error is one of those. wait is the shortest open breaker's
+// Retry-After: when it lets a trial call through.
+func DefaultVendorsDown(err error) (time.Duration, bool) {
+	e, ok := errors.AsType[*hub.Error](err)
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case e.Code == hub.CodeCircuitOpen && reasonOf(e) != "ramp":
+		return e.RetryAfter, true
+	case e.Code == hub.CodeUnavailable && reasonOf(e) == "ejected":
+		return 0, true
+	case e.Code != hub.CodeUnavailable:
+		return 0, false
+	}
+	joined, ok := e.Err.(interface{ Unwrap() []error })
+	if !ok {
+		return 0, false
+	}
+	errs := joined.Unwrap()
+	var wait time.Duration
+	for _, one := range errs {
+		w, down := DefaultVendorsDown(one)
+		if !down {
+			return 0, false
+		}
+		if w > 0 && (wait == 0 || w < wait) {
+			wait = w
+		}
+	}
+	return wait, len(errs) > 0
+}
+
+// reasonOf is the "reason" of an error's Details (hub/govern says "ramp"
+// for a recovery ramp's skip, "ejected" for an ejected vendor).
+func reasonOf(e *hub.Error) string {
+	if d, ok := e.Details.(map[string]any); ok {
+		r, _ := d["reason"].(string)
+		return r
+	}
+	return ""
 }
 
 // runLeased runs c while renewing the lease; it returns ErrLeaseLost if

@@ -144,15 +144,18 @@ func (q *Queue) Reject(ctx context.Context, id, reason string) (*Job, error) {
 	return q.Transition(ctx, id, NeedsReview, Rejected, reason, q.now().Add(q.ttl))
 }
 
-// Cancel ends a job that has not started: queued (also between retries)
-// or waiting for review. A running job cannot be canceled (ErrConflict).
+// Cancel ends a job that has not started: queued (also between retries),
+// waiting for a vendor, or waiting for review. A running job cannot be canceled (ErrConflict).
 func (q *Queue) Cancel(ctx context.Context, id, reason string) (*Job, error) {
 	if reason == "" {
 		reason = "canceled"
 	}
 	j, err := q.Transition(ctx, id, Queued, Canceled, reason, q.now().Add(q.ttl))
-	if errors.Is(err, ErrConflict) {
-		if j2, err2 := q.Transition(ctx, id, NeedsReview, Canceled, reason, q.now().Add(q.ttl)); err2 == nil {
+	for _, from := range []Status{Waiting, NeedsReview} {
+		if !errors.Is(err, ErrConflict) {
+			break
+		}
+		if j2, err2 := q.Transition(ctx, id, from, Canceled, reason, q.now().Add(q.ttl)); err2 == nil {
 			return j2, nil
 		}
 	}
@@ -189,6 +192,34 @@ func (q *Queue) Finish(ctx context.Context, id, owner string, out Outcome) error
 	}
 	q.signal()
 	return nil
+}
+
+// Wake makes every job waiting for a vendor due now, here and (with a
+// shared store) on every instance, and returns how many it woke.
+func (q *Queue) Wake(ctx context.Context) (int, error) {
+	n, err := q.store.Wake(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 {
+		q.signal()
+	}
+	return n, nil
+}
+
+// Waker is implemented by stores shared by instances that tell each other
+// of a [Store.Wake] ([Redis], over pub/sub): Wakes calls fn on every wake,
+// made here or elsewhere, until ctx is done.
+type Waker interface {
+	Wakes(ctx context.Context, fn func())
+}
+
+// Wakes passes [Waker] through for the store under the queue; it returns
+// at once when the store is not shared.
+func (q *Queue) Wakes(ctx context.Context, fn func()) {
+	if w, ok := q.store.(Waker); ok {
+		w.Wakes(ctx, fn)
+	}
 }
 
 func (q *Queue) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {

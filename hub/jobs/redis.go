@@ -132,7 +132,8 @@ var redisPromote = redis.NewScript(luaLib + `
 local ids = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', ARGV[3], 'LIMIT', 0, 100)
 for _, id in ipairs(ids) do
 	redis.call('ZREM', P .. 'delayed', id)
-	if redis.call('HGET', P .. 'job:' .. id, 'status') == 'queued' then
+	local st = redis.call('HGET', P .. 'job:' .. id, 'status')
+	if st == 'queued' or st == 'waiting' then
 		redis.call('XADD', qkey(id), '*', 'id', id)
 	end
 end
@@ -148,7 +149,7 @@ if st == 'running' then
 	if tonumber(redis.call('HGET', k, 'lease')) >= tonumber(ARGV[6]) then return false end
 	local cur = redis.call('HGET', k, 'msg')
 	if cur ~= ARGV[3] then drop(ARGV[8], ARGV[3]) return false end
-elseif st == 'queued' then
+elseif st == 'queued' or st == 'waiting' then
 	if tonumber(redis.call('HGET', k, 'next_at')) > tonumber(ARGV[6]) then
 		drop(ARGV[8], ARGV[3])
 		redis.call('ZADD', P .. 'delayed', redis.call('HGET', k, 'next_at'), ARGV[4])
@@ -158,6 +159,7 @@ else
 	drop(ARGV[8], ARGV[3])
 	return false
 end
+redis.call('SREM', P .. 'waiting', ARGV[4])
 redis.call('HINCRBY', k, 'attempts', 1)
 redis.call('HSET', k, 'status', 'running', 'owner', ARGV[5], 'lease', ARGV[7], 'msg', ARGV[3], 'updated', ARGV[6])
 emit(k, '', ARGV[6])
@@ -181,7 +183,11 @@ if f[1] ~= 'running' or f[2] ~= ARGV[4] then return 0 end
 drop(qkey(ARGV[3]), f[3])
 redis.call('HSET', k, 'status', ARGV[5], 'result', ARGV[6], 'err', ARGV[7], 'next_at', ARGV[8], 'keep', ARGV[9],
 	'owner', '', 'lease', 0, 'msg', '', 'updated', ARGV[10])
-if ARGV[5] == 'queued' then
+if ARGV[5] == 'waiting' then
+	if tonumber(redis.call('HGET', k, 'attempts')) > 0 then redis.call('HINCRBY', k, 'attempts', -1) end
+	redis.call('SADD', P .. 'waiting', ARGV[3])
+	schedule(ARGV[3], ARGV[8], ARGV[10])
+elseif ARGV[5] == 'queued' then
 	schedule(ARGV[3], ARGV[8], ARGV[10])
 elseif tonumber(ARGV[9]) > 0 then
 	redis.call('ZADD', P .. 'keep', ARGV[9], ARGV[3])
@@ -197,10 +203,30 @@ local st = redis.call('HGET', k, 'status')
 if not st then return {0, ''} end
 if st ~= ARGV[4] then return {1, st} end
 redis.call('HSET', k, 'status', ARGV[5], 'err', ARGV[6], 'next_at', ARGV[8], 'keep', ARGV[7], 'updated', ARGV[8])
+redis.call('SREM', P .. 'waiting', ARGV[3])
 if ARGV[5] == 'queued' then schedule(ARGV[3], ARGV[8], ARGV[8]) end
 if final(ARGV[5]) and tonumber(ARGV[7]) > 0 then redis.call('ZADD', P .. 'keep', ARGV[7], ARGV[3]) end
 emit(k, '', ARGV[8])
 return {2, redis.call('HGETALL', k)}
+`)
+
+// ARGV: P, maxlen, now
+var redisWake = redis.NewScript(luaLib + `
+local ids = redis.call('SMEMBERS', P .. 'waiting')
+local n = 0
+for _, id in ipairs(ids) do
+	redis.call('SREM', P .. 'waiting', id)
+	local k = P .. 'job:' .. id
+	if redis.call('HGET', k, 'status') == 'waiting' then
+		redis.call('HSET', k, 'status', 'queued', 'next_at', ARGV[3], 'updated', ARGV[3])
+		redis.call('ZREM', P .. 'delayed', id)
+		redis.call('XADD', qkey(id), '*', 'id', id)
+		emit(k, '', ARGV[3])
+		n = n + 1
+	end
+end
+redis.call('PUBLISH', P .. 'wake', n)
+return n
 `)
 
 // ARGV: P, maxlen, now
@@ -352,9 +378,9 @@ func (s *Redis) Renew(ctx context.Context, id, owner string, lease time.Duration
 
 func (s *Redis) Finish(ctx context.Context, id, owner string, out Outcome) error {
 	switch out.Status {
-	case Succeeded, Failed, Queued:
+	case Succeeded, Failed, Queued, Waiting:
 	default:
-		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed or queued", id, out.Status)
+		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
 	}
 	n, err := redisFinish.Run(ctx, s.rdb, nil, s.argv(id, owner, string(out.Status), nullJSON(out.Result), out.Error,
 		ms(out.NextAt), ms(out.KeepUntil), ms(s.now()))...).Int()
@@ -365,6 +391,35 @@ func (s *Redis) Finish(ctx context.Context, id, owner string, out Outcome) error
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+func (s *Redis) Wake(ctx context.Context) (int, error) {
+	n, err := redisWake.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: wake: %w", err)
+	}
+	return n, nil
+}
+
+// Wakes calls fn whenever any instance sharing the queue woke its waiting
+// jobs ([Redis.Wake] publishes on prefix+"wake"), until ctx is done: a
+// [Pool] then claims at once instead of at its next poll. It implements
+// [Waker].
+func (s *Redis) Wakes(ctx context.Context, fn func()) {
+	sub := s.rdb.Subscribe(ctx, s.p+"wake")
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			fn()
+		}
+	}
 }
 
 func (s *Redis) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {

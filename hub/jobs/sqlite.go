@@ -175,7 +175,7 @@ func (s *SQLite) Claim(ctx context.Context, owner string, lease time.Duration) (
 		var id string
 		err := tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE status = 'running' AND lease_until < ? ORDER BY lease_until LIMIT 1`, ms(now)).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE status = 'queued' AND next_at <= ? ORDER BY priority, next_at LIMIT 1`, ms(now)).Scan(&id)
+			err = tx.QueryRowContext(ctx, `SELECT id FROM jobs WHERE status IN ('queued', 'waiting') AND next_at <= ? ORDER BY priority, next_at LIMIT 1`, ms(now)).Scan(&id)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -207,15 +207,20 @@ func (s *SQLite) Renew(ctx context.Context, id, owner string, lease time.Duratio
 
 func (s *SQLite) Finish(ctx context.Context, id, owner string, out Outcome) error {
 	switch out.Status {
-	case Succeeded, Failed, Queued:
+	case Succeeded, Failed, Queued, Waiting:
 	default:
-		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed or queued", id, out.Status)
+		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
 	}
 	now := s.now()
+	refund := 0
+	if out.Status == Waiting {
+		refund = 1
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, result = ?, last_error = ?, next_at = ?, keep_until = ?, owner = '', lease_until = 0, updated = ?
+		j, err := scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, result = ?, last_error = ?, next_at = ?, keep_until = ?, owner = '', lease_until = 0, updated = ?,
+			attempts = max(attempts - ?, 0)
 			WHERE id = ? AND owner = ? AND status = 'running'
-			RETURNING `+jobCols, string(out.Status), nullJSON(out.Result), out.Error, ms(out.NextAt), ms(out.KeepUntil), ms(now), id, owner))
+			RETURNING `+jobCols, string(out.Status), nullJSON(out.Result), out.Error, ms(out.NextAt), ms(out.KeepUntil), ms(now), refund, id, owner))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrLeaseLost
 		}
@@ -224,6 +229,37 @@ func (s *SQLite) Finish(ctx context.Context, id, owner string, out Outcome) erro
 		}
 		return insertEvent(ctx, tx, j, nullJSON(out.Result), ms(now))
 	})
+}
+
+func (s *SQLite) Wake(ctx context.Context) (int, error) {
+	now := s.now()
+	n := 0
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE jobs SET status = 'queued', next_at = ?, updated = ? WHERE status = 'waiting' RETURNING `+jobCols, ms(now), ms(now))
+		if err != nil {
+			return fmt.Errorf("jobs: wake: %w", err)
+		}
+		var woken []*Job
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("jobs: wake: %w", err)
+			}
+			woken = append(woken, j)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("jobs: wake: %w", err)
+		}
+		for _, j := range woken {
+			if err := insertEvent(ctx, tx, j, "", ms(now)); err != nil {
+				return fmt.Errorf("jobs: wake %s: %w", j.ID, err)
+			}
+		}
+		n = len(woken)
+		return nil
+	})
+	return n, err
 }
 
 func (s *SQLite) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {
