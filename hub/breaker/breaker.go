@@ -376,6 +376,23 @@ func (b *Breaker) Trip() {
 	b.notify(changes)
 }
 
+// TrialNow ends an open circuit's cool-down at once: it turns half-open
+// and lets its trial calls through. For evidence that the upstream is
+// back (a health probe that re-admitted it); the trials still decide.
+// It reports whether the circuit was open.
+func (b *Breaker) TrialNow() bool {
+	b.mu.Lock()
+	now := b.o.Now()
+	changes := b.advanceLocked(now, nil)
+	_, s := b.loadLocked()
+	if s == Open {
+		changes = b.setLocked(now, HalfOpen, changes)
+	}
+	b.mu.Unlock()
+	b.notify(changes)
+	return s == Open
+}
+
 // Reset closes the circuit and forgets its history (an operator's switch).
 func (b *Breaker) Reset() {
 	b.mu.Lock()

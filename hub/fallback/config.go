@@ -33,8 +33,14 @@ type CapabilityConfig struct {
 	// the sum) follow the chain order. {"sd-v2/txt2img": 5} is a 5% canary.
 	Weights map[string]float64 `json:"weights,omitempty" yaml:"weights,omitempty"`
 	// Queue: when every vendor failed and no last-known-good answer
-	// exists, accept the call as a durable job and answer "queued".
-	Queue bool `json:"queue,omitempty" yaml:"queue,omitempty"`
+	// exists, accept the call as a durable job and answer "queued". In
+	// YAML, `queue: true`, or `queue: {deadline: 15m}` to also set
+	// QueueDeadline.
+	Queue Queueable `json:"queue,omitempty" yaml:"queue,omitempty"`
+	// QueueDeadline is how long a queued job of the capability lives (it
+	// is tried, or waits for a vendor, until then); zero means the jobs
+	// section's deadline (15m by default).
+	QueueDeadline registry.Duration `json:"queue_deadline,omitempty" yaml:"-"`
 	// HighRisk capabilities never fall back to a weaker vendor while
 	// Degraded: their calls are parked for review instead (see [Parker]).
 	HighRisk bool `json:"high_risk,omitempty" yaml:"high_risk,omitempty"`
@@ -42,6 +48,62 @@ type CapabilityConfig struct {
 	Core bool `json:"core,omitempty" yaml:"core,omitempty"`
 	// Degradation overrides the default thresholds field by field.
 	Degradation Thresholds `json:"degradation,omitzero" yaml:"degradation,omitempty"`
+}
+
+// Queueable says whether a capability's calls may become jobs. In YAML
+// it is a bool or a mapping {deadline: 15m} (which means true).
+type Queueable bool
+
+// UnmarshalYAML reads a bool or a mapping (yaml.v3's obsolete unmarshaler
+// form, so that this package needs no YAML library).
+func (q *Queueable) UnmarshalYAML(unmarshal func(any) error) error {
+	var b bool
+	if err := unmarshal(&b); err == nil {
+		*q = Queueable(b)
+		return nil
+	}
+	var m map[string]any
+	if err := unmarshal(&m); err != nil {
+		return fmt.Errorf("queue: want true, false or {deadline: 15m}")
+	}
+	*q = true
+	return nil
+}
+
+// UnmarshalYAML reads a capability's config, with `queue: {deadline: …}`.
+func (c *CapabilityConfig) UnmarshalYAML(unmarshal func(any) error) error {
+	type plain CapabilityConfig
+	if err := unmarshal((*plain)(c)); err != nil {
+		return err
+	}
+	var raw struct {
+		Queue any `yaml:"queue"`
+	}
+	var all map[string]any
+	if err := unmarshal(&all); err != nil {
+		return err
+	}
+	raw.Queue = all["queue"]
+	m, ok := raw.Queue.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for k, v := range m {
+		switch k {
+		case "deadline":
+			var d registry.Duration
+			if err := d.UnmarshalText([]byte(fmt.Sprint(v))); err != nil {
+				return fmt.Errorf("queue.deadline: %w", err)
+			}
+			if d <= 0 {
+				return fmt.Errorf("queue.deadline is %v; want a positive duration like 15m", d.D())
+			}
+			c.QueueDeadline = d
+		default:
+			return fmt.Errorf("queue: unknown key %q; want deadline", k)
+		}
+	}
+	return nil
 }
 
 // Config is the fallback section of toolhub.yaml:
@@ -53,7 +115,7 @@ type CapabilityConfig struct {
 //	    image.generate:
 //	      policy: weighted
 //	      weights: {sd/txt2img-v2: 5}
-//	      queue: true
+//	      queue: {deadline: 15m}     # or queue: true (the jobs section's deadline)
 //	    payment.refund: {high_risk: true, core: true}
 type Config struct {
 	// Degradation is the default thresholds of every capability; zero

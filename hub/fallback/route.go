@@ -159,7 +159,7 @@ func (r *Router) run(ctx context.Context, vendor hub.Invoker, c *hub.Call) (*hub
 		}
 	}
 	queueFailed := false
-	if cfg.Queue && r.enq != nil && !inJob {
+	if bool(cfg.Queue) && r.enq != nil && !inJob {
 		id, err := r.enq.Enqueue(ctx, c)
 		if err == nil {
 			c.Trace.Decide("fallback: every vendor failed; queued as job " + id)
@@ -168,7 +168,7 @@ func (r *Router) run(ctx context.Context, vendor hub.Invoker, c *hub.Call) (*hub
 		queueFailed = true
 		errs = append(errs, fmt.Errorf("queue: %w", err))
 	}
-	return nil, finalError(cp, errs, r.stale != nil, cfg.Queue && r.enq != nil, queueFailed)
+	return nil, finalError(cp, errs, r.stale != nil, bool(cfg.Queue) && r.enq != nil, queueFailed)
 }
 
 // record feeds the primary's outcome to the degradation tracker.

@@ -18,8 +18,9 @@ type probeRun struct {
 // call; nil error means healthy), in a goroutine of its own, until ctx is
 // done or [Governor.StopProbes]. After [Options.Health]'s threshold of
 // failures in a row (3 by default) the vendor is ejected: its calls fail
-// fast with unavailable. The next successful probe re-admits it and starts
-// its recovery ramp (5% → 25% → 50% → 100%). Starting probes for a vendor
+// fast with unavailable. The next successful probe re-admits it, starts
+// its recovery ramp (5% → 25% → 50% → 100%) and turns its open breaker
+// half-open at once ([breaker.Breaker.TrialNow]). Starting probes for a vendor
 // already probed replaces the old probes.
 func (g *Governor) StartProbes(ctx context.Context, vendor string, interval time.Duration, probe func(ctx context.Context) error) {
 	g.StopProbes(vendor)
@@ -38,6 +39,11 @@ func (g *Governor) StartProbes(ctx context.Context, vendor string, interval time
 			attrs = append(attrs, slog.String("error", c.Err.Error()))
 		}
 		g.log.LogAttrs(context.Background(), slog.LevelWarn, "vendor health change", attrs...)
+		if !c.Ejected {
+			// The vendor is back: its open breaker need not sit out the
+			// rest of its cool-down; its trial calls decide.
+			vs.breaker.TrialNow()
+		}
 		if user != nil {
 			user(c)
 		}

@@ -98,12 +98,13 @@ type App struct {
 	ctx      context.Context // the app's lifetime: probes
 	cancel   context.CancelFunc
 	examples *exampleVendors
+	wakeKick chan struct{} // a vendor can take traffic again: wake waiting jobs (jobs.go)
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
 // that are down do not stop it: they show as unavailable and are retried.
 func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
-	a := &App{probing: map[string]string{}}
+	a := &App{probing: map[string]string{}, wakeKick: make(chan struct{}, 1)}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	if opts != nil {
 		a.opts = *opts
@@ -228,9 +229,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	if ps, ok := a.Store.(*pgstore.Store); ok {
 		go a.followRegistry(ps)
 	}
-	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
-		ResultTTL: cfg.Jobs.ResultTTL.D(), Lease: cfg.Jobs.Lease.D(), Logger: a.log}
+	a.pool = a.jobPool(cfg)
 	a.pool.Start(a.ctx)
+	go a.wakeLoop()
 	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
 		a.log.Error("a2a tasks of queued calls are not followed", "err", err)
 	}

@@ -63,9 +63,9 @@ func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options
 			b := g.Breaker
 			return &breaker.Options{Window: b.Window.D(), MinCalls: b.MinCalls, FailureRatio: b.FailureRatio,
 				ConsecutiveFailures: b.ConsecutiveFailures, CoolDown: b.CoolDown.D(), MaxCoolDown: b.MaxCoolDown.D(),
-				Trials: b.Trials, Ramp: ramp}
+				Trials: b.Trials, Ramp: ramp, OnStateChange: a.breakerChanged}
 		},
-		Health: &breaker.HealthOptions{Threshold: g.EjectAfter, Ramp: ramp},
+		Health: &breaker.HealthOptions{Threshold: g.EjectAfter, Ramp: ramp, OnChange: a.healthChanged},
 		ToolBreaker: func(t *registry.Tool) bool {
 			v, _ := a.spec(t.Vendor)
 			return slices.Contains(v.ToolBreakers, t.Def.Name)

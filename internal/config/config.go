@@ -66,7 +66,8 @@ type Config struct {
 // Redis Streams when redis is set).
 type Jobs struct {
 	Workers     int               `yaml:"workers"`      // concurrent jobs per instance; default 4
-	MaxAttempts int               `yaml:"max_attempts"` // tries before a job fails; default 3
+	MaxAttempts int               `yaml:"max_attempts"` // also fail a job after this many tries; default 0: only the deadline ends it
+	Deadline    registry.Duration `yaml:"deadline"`     // how long a queued job lives (tried, or waiting for a vendor); default 15m; per capability: fallback.capabilities.X.queue.deadline
 	ResultTTL   registry.Duration `yaml:"result_ttl"`   // how long a finished job's result is kept; default 24h
 	Lease       registry.Duration `yaml:"lease"`        // a running job returns to the queue this long after its worker died; default 30s
 }
@@ -275,8 +276,8 @@ func (c *Config) Validate() error {
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 {
-		errs = append(errs, errors.New("jobs: workers, max_attempts and result_ttl must not be negative"))
+	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 || c.Jobs.Deadline < 0 {
+		errs = append(errs, errors.New("jobs: workers, max_attempts, result_ttl and deadline must not be negative"))
 	}
 	if c.Instances < 1 {
 		errs = append(errs, fmt.Errorf("instances %d: want at least 1", c.Instances))
