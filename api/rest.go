@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
@@ -65,6 +67,10 @@ type CallRequest struct {
 	// DataLevel declares the privacy level of the data in the arguments
 	// (0 public … 3 biometrics/passwords); absent: the tenant's default.
 	DataLevel *int `json:"data_level,omitempty"`
+	// Timeout is the call's overall deadline ("5s", "1m"): every retry
+	// and fallback fits inside it. Absent: the hub's default for the tool
+	// (governance.deadlines).
+	Timeout string `json:"timeout,omitempty"`
 }
 
 // CallResponse is a successful answer of POST /v1/tools/{name}/call.
@@ -103,7 +109,18 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "priority must be interactive or batch"}, "")
 		return
 	}
-	res, err := s.gw.Call(r.Context(), c)
+	ctx := r.Context()
+	if req.Timeout != "" {
+		d, err := time.ParseDuration(req.Timeout)
+		if err != nil || d <= 0 {
+			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("timeout %q: want a positive duration like \"5s\"", req.Timeout)}, "")
+			return
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	res, err := s.gw.Call(ctx, c)
 	if err != nil {
 		writeError(w, err, c.ID)
 		return

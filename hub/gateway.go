@@ -37,6 +37,10 @@ type Options struct {
 	// or its timeout class); nil or zero means DefaultTimeout. The caller's
 	// own deadline always wins.
 	Timeout func(t *registry.Tool) time.Duration
+	// Deadline returns a call's overall deadline when the caller's context
+	// has none (its retries and fallbacks all fit inside it); nil or zero
+	// means none. The caller's own deadline always wins.
+	Deadline func(e registry.Entry) time.Duration
 	// Visible says whether a tenant may see and call an entry; nil means
 	// every tenant sees everything. A call to an invisible entry fails as
 	// unknown_tool, so a tenant cannot probe for others' tools.
@@ -189,6 +193,13 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
 	}
 	c.cat = g.cat
 	c.Capability, c.Tool = e.Capability, e.Tool
+	if _, ok := ctx.Deadline(); !ok && g.opts.Deadline != nil {
+		if d := g.opts.Deadline(e); d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+	}
 	return g.resolved.Invoke(ctx, c)
 }
 

@@ -126,6 +126,7 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("call", "NAME [JSON] [flags]", "Call a tool (vendor__tool) or a capability (image.generate) through a running hub.\nJSON is the arguments object; '-' reads it from stdin.", stderr)
 	base := hubFlag(fs)
+	timeout := fs.Duration("timeout", 0, "the call's overall deadline (retries and fallbacks fit inside it); 0: the hub's default for the tool")
 	// Flags may follow the positional arguments.
 	var pos []string
 	for len(args) > 0 {
@@ -157,8 +158,19 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal([]byte(argJSON), &arguments); err != nil {
 		return fmt.Errorf("arguments must be a JSON object: %v", err)
 	}
+	body := map[string]any{"arguments": arguments}
+	if *timeout < 0 {
+		return fmt.Errorf("--timeout %v: want a positive duration", *timeout)
+	}
+	if *timeout > 0 {
+		body["timeout"] = timeout.String()
+		// The hub answers by the deadline; the margin is for the network.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout+5*time.Second)
+		defer cancel()
+	}
 	var out map[string]any
-	if err := request(ctx, "POST", *base, "/v1/tools/"+url.PathEscape(pos[0])+"/call", map[string]any{"arguments": arguments}, &out); err != nil {
+	if err := request(ctx, "POST", *base, "/v1/tools/"+url.PathEscape(pos[0])+"/call", body, &out); err != nil {
 		return err
 	}
 	return printJSON(stdout, out)

@@ -52,6 +52,11 @@ type Options struct {
 	// Classify are set per call (see [Options.Idempotent], [Classify]), and
 	// OnRetry is chained after the governor's own. Tests inject Sleep and Rand.
 	Retry retry.Policy
+	// AttemptTimeout returns how long one attempt at a tool may take (the
+	// gateway's attempt timeout), so that a retry starts only when it can
+	// finish before the call's deadline. Nil means retries only check that
+	// they start before it.
+	AttemptTimeout func(t *registry.Tool) time.Duration
 	// Idempotent says whether a tool may be retried after a transient
 	// failure. Nil means: its MCP annotations say idempotentHint or
 	// readOnlyHint is true. A tool that is not idempotent is retried only

@@ -96,6 +96,9 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	// 4. Retries around limits, bulkhead and the upstream.
 	p := g.o.Retry
 	p.Idempotent = g.idempotent(c.Tool)
+	if g.o.AttemptTimeout != nil {
+		p.AttemptTimeout = g.o.AttemptTimeout(c.Tool)
+	}
 	p.Classify = func(err error) retry.Class { return classify(err, p.Cap) }
 	user := g.o.Retry.OnRetry
 	p.OnRetry = func(attempt int, err error, wait time.Duration) {

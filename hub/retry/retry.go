@@ -55,6 +55,10 @@ type Policy struct {
 	// Multiplier grows the ceiling per retry. Zero means 2; values below 1
 	// mean 1.
 	Multiplier float64
+	// AttemptTimeout is how long one attempt may take (its own deadline).
+	// With it, a retry starts only when it can still finish before ctx's
+	// deadline; zero means only its start must come before the deadline.
+	AttemptTimeout time.Duration
 	// Idempotent reports that repeating the call is safe: the tool is
 	// idempotent, or the upstream deduplicates by an idempotency key sent
 	// with every attempt. When false, only [Unsent] errors are retried.
@@ -116,7 +120,8 @@ func (p Policy) Backoff(n int) time.Duration {
 //
 // Between attempts Do waits [Policy.Backoff], or longer if the error says
 // so through a RetryAfter method (a server's Retry-After); it never waits
-// past ctx's deadline: if the wait would reach it, Do stops at once. When
+// past ctx's deadline: if the wait would reach it, or the next attempt
+// could not finish inside it ([Policy.AttemptTimeout]), Do stops at once. When
 // ctx is done Do stops, returning the last error, or ctx's error if no
 // attempt ran. An attempt failing with [context.DeadlineExceeded] while ctx
 // is live ran out of its own deadline: Do wraps that error with
@@ -173,8 +178,9 @@ func Do(ctx context.Context, p Policy, fn func(ctx context.Context, attempt int)
 		if errors.As(err, &ra) {
 			wait = max(wait, ra.RetryAfter())
 		}
-		if deadline, ok := ctx.Deadline(); ok && !now().Add(wait).Before(deadline) {
-			return err // the next attempt could not start in time
+		if deadline, ok := ctx.Deadline(); ok && (!now().Add(wait).Before(deadline) ||
+			p.AttemptTimeout > 0 && now().Add(wait+p.AttemptTimeout).After(deadline)) {
+			return err // the next attempt could not start, or finish, in time
 		}
 		if p.OnRetry != nil {
 			p.OnRetry(attempt, err, wait)

@@ -165,6 +165,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Logger:         a.log,
 		DefaultTimeout: cfg.Timeout.D(),
 		Timeout:        a.timeout,
+		Deadline:       a.callDeadline,
 		Visible:        a.visible,
 		Outer:          []hub.Middleware{a.Gov.OuterMiddleware(), a.Meter.Middleware()},
 		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},

@@ -58,7 +58,9 @@ func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options
 		Limiter:      l,
 		Logger:       slog.New(a.Decisions), // the decision log, also kept for /ui
 		VendorLimits: a.vendorLimits,
-		Retry:        retry.Policy{Max: g.Retry.Max, Base: g.Retry.Base.D(), Cap: g.Retry.Cap.D()},
+		// Retries start only when they can finish inside the call's deadline.
+		AttemptTimeout: a.attemptTimeout,
+		Retry:          retry.Policy{Max: g.Retry.Max, Base: g.Retry.Base.D(), Cap: g.Retry.Cap.D()},
 		Breaker: func(string) *breaker.Options {
 			b := g.Breaker
 			return &breaker.Options{Window: b.Window.D(), MinCalls: b.MinCalls, FailureRatio: b.FailureRatio,

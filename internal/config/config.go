@@ -133,6 +133,11 @@ func (p Privacy) RedactionRules() (map[string]*regexp.Regexp, error) {
 // classes. Zero fields mean the defaults written next to them.
 type Governance struct {
 	Timeouts map[string]registry.Duration `yaml:"timeouts"` // tool classes: simple 5s, complex 30s, long 60s
+	// Deadlines are a call's overall deadline per tool class when the
+	// caller sets none (retries happen only inside it); default twice the
+	// attempt timeout (simple 10s, complex 60s, long 120s; a vendor's own
+	// timeout likewise), and a capability's is the sum of its chain's.
+	Deadlines map[string]registry.Duration `yaml:"deadlines"`
 	Breaker  struct {
 		Window              registry.Duration `yaml:"window"`               // 10s
 		MinCalls            int               `yaml:"min_calls"`            // 20
@@ -253,6 +258,11 @@ func (c *Config) Validate() error {
 	for class, d := range c.Governance.Timeouts {
 		if !slices.Contains(registry.ToolClasses, class) || d <= 0 {
 			errs = append(errs, fmt.Errorf("governance.timeouts: %q: want a positive duration for one of %v", class, registry.ToolClasses))
+		}
+	}
+	for class, d := range c.Governance.Deadlines {
+		if !slices.Contains(registry.ToolClasses, class) || d <= 0 {
+			errs = append(errs, fmt.Errorf("governance.deadlines: %q: want a positive duration for one of %v", class, registry.ToolClasses))
 		}
 	}
 	if g := c.Governance; g.Breaker.FailureRatio < 0 || g.Breaker.FailureRatio > 1 {
