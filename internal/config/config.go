@@ -138,7 +138,7 @@ type Governance struct {
 	// attempt timeout (simple 10s, complex 60s, long 120s; a vendor's own
 	// timeout likewise), and a capability's is the sum of its chain's.
 	Deadlines map[string]registry.Duration `yaml:"deadlines"`
-	Breaker  struct {
+	Breaker   struct {
 		Window              registry.Duration `yaml:"window"`               // 10s
 		MinCalls            int               `yaml:"min_calls"`            // 20
 		FailureRatio        float64           `yaml:"failure_ratio"`        // 0.5
