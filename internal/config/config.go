@@ -133,12 +133,7 @@ func (p Privacy) RedactionRules() (map[string]*regexp.Regexp, error) {
 // classes. Zero fields mean the defaults written next to them.
 type Governance struct {
 	Timeouts map[string]registry.Duration `yaml:"timeouts"` // tool classes: simple 5s, complex 30s, long 60s
-	// Deadlines are a call's overall deadline per tool class when the
-	// caller sets none (retries happen only inside it); default twice the
-	// attempt timeout (simple 10s, complex 60s, long 120s; a vendor's own
-	// timeout likewise), and a capability's is the sum of its chain's.
-	Deadlines map[string]registry.Duration `yaml:"deadlines"`
-	Breaker   struct {
+	Breaker  struct {
 		Window              registry.Duration `yaml:"window"`               // 10s
 		MinCalls            int               `yaml:"min_calls"`            // 20
 		FailureRatio        float64           `yaml:"failure_ratio"`        // 0.5
@@ -154,6 +149,12 @@ type Governance struct {
 		Base registry.Duration `yaml:"base"` // 1s, doubling, full jitter
 		Cap  registry.Duration `yaml:"cap"`  // 30s
 	} `yaml:"retry"`
+
+	// Deadlines are a call's overall deadline per tool class when the
+	// caller sets none (retries happen only inside it); default twice the
+	// attempt timeout (simple 10s, complex 60s, long 120s; a vendor's own
+	// timeout likewise), and a capability's is the sum of its chain's.
+	Deadlines map[string]registry.Duration `yaml:"deadlines"`
 }
 
 // ClassTimeout returns the timeout of a tool class.
