@@ -1,0 +1,316 @@
+package drill
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/jobs"
+)
+
+// ImageOutageConfig is the lab config of the vendor outage drill:
+// image.generate backed by doubao then sd, a cache that keeps answers as
+// stale for an hour, a queue, business-level probes every 250ms (so a
+// vendor that comes back is seen at once), a price per image (to count
+// charges) and a 250ms recovery ramp step (5% → 100% in 750ms).
+const ImageOutageConfig = `
+outbound: {allow: ["{{vendors_addr}}"]}
+vendors:
+  - id: doubao
+    mcp: {transport: http, url: "{{vendors}}/doubao/mcp"}
+    probe: {tool: generate_image, args: {prompt: probe}, interval: 250ms}
+    limits: {rps: 400, concurrency: 32}
+  - id: sd
+    mcp: {transport: http, url: "{{vendors}}/sd/mcp"}
+    probe: {tool: txt2img, args: {text: probe}, interval: 250ms}
+    limits: {rps: 400, concurrency: 32}
+capabilities:
+  - name: image.generate
+    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}
+    chain:
+      - tool: doubao/generate_image
+      - tool: sd/txt2img
+        args: [{from: /prompt, to: /text}]
+cache:
+  tools: {image.generate: {ttl: 1ns, keep_stale: 1h}}   # a repeat during the outage is answered stale
+fallback:
+  capabilities: {image.generate: {queue: {deadline: 15m}}}
+governance:
+  ramp_interval: 250ms
+jobs: {workers: 16}
+billing:
+  prices:
+    - version: drill
+      effective: 2020-01-01T00:00:00Z
+      entries:
+        - {vendor: doubao, tool: "*", tenant: {per_call: "0.02"}, payout: {per_call: "0.01"}}
+        - {vendor: sd, tool: "*", tenant: {per_call: "0.01"}, payout: {per_call: "0.005"}}
+`
+
+// ImageOutageOptions configure [ImageOutage]. Zero fields mean the defaults.
+type ImageOutageOptions struct {
+	// Duration is how long both image vendors are down; zero means 60s.
+	Duration time.Duration
+	// Rate is the offered calls/s, half new prompts and half repeats of
+	// prompts answered before the outage; zero means 20.
+	Rate float64
+	// Fault is how the vendors are down; zero means HTTP 500 on every call.
+	Fault vendors.Mode
+	// Drain bounds the wait for the queued jobs after recovery; zero means 2m.
+	Drain time.Duration
+}
+
+// ImageOutageReport is what the vendor outage drill measured.
+type ImageOutageReport struct {
+	Duration time.Duration
+	Rate     float64
+	Fault    vendors.Mode
+	// During the outage: calls made, answered within 1s (stale or queued),
+	// of those stale and queued; errors; the slowest answer.
+	Calls, Within1s, Stale, Queued, Errors int
+	Slowest                                time.Duration
+	// Jobs queued during the outage, completed (succeeded) after recovery,
+	// failed, and not final when the drill stopped waiting.
+	Jobs, Completed, Failed, Pending int
+	// Time from recovery to each job's completion.
+	P50, P99, Max time.Duration
+	// Final pushes per job over the WebSocket (/v1/events): jobs pushed
+	// twice or more, jobs never pushed.
+	PushedTwice, NotPushed int
+	// Tenant charges per job in the ledger: jobs charged twice or more,
+	// completed jobs charged nothing.
+	ChargedTwice, NotCharged int
+}
+
+func (r ImageOutageReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "both image vendors down (%s) for %v at %.0f calls/s (new prompts and repeats):\n", r.Fault, r.Duration, r.Rate)
+	fmt.Fprintf(&b, "  during the outage: %d calls, %d answered within 1s (%.1f%%: %d stale, %d queued), %d errors, slowest %v\n",
+		r.Calls, r.Within1s, 100*float64(r.Within1s)/float64(max(r.Calls, 1)), r.Stale, r.Queued, r.Errors, r.Slowest.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  jobs queued %d: completed after recovery %d (%.1f%%), failed %d, still pending %d\n",
+		r.Jobs, r.Completed, 100*float64(r.Completed)/float64(max(r.Jobs, 1)), r.Failed, r.Pending)
+	fmt.Fprintf(&b, "  recovery → completion: median %v, p99 %v, max %v\n", r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  pushes: %d jobs pushed twice, %d never pushed; charges: %d jobs charged twice, %d completed jobs not charged",
+		r.PushedTwice, r.NotPushed, r.ChargedTwice, r.NotCharged)
+	return b.String()
+}
+
+// Ok reports whether the targets held: every queued job completed after
+// recovery, each pushed once and charged once, every call during the
+// outage answered within 1s.
+func (r ImageOutageReport) Ok() bool {
+	return r.Jobs > 0 && r.Completed == r.Jobs && r.PushedTwice == 0 && r.NotPushed == 0 &&
+		r.ChargedTwice == 0 && r.NotCharged == 0 && r.Within1s == r.Calls
+}
+
+// ImageOutage takes both image vendors of l (a lab on [ImageOutageConfig])
+// down for the duration under load — new prompts (queued as jobs) and
+// repeats (answered stale) — then restores them and waits for the jobs.
+// It measures the answers during the outage, the jobs' completion after
+// recovery, and the pushes and charges per job.
+func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutageReport, error) {
+	if o.Duration <= 0 {
+		o.Duration = 60 * time.Second
+	}
+	if o.Rate <= 0 {
+		o.Rate = 20
+	}
+	if o.Fault == "" {
+		o.Fault = vendors.ModeHTTP500
+	}
+	if o.Drain <= 0 {
+		o.Drain = 2 * time.Minute
+	}
+	rep := ImageOutageReport{Duration: o.Duration, Rate: o.Rate, Fault: o.Fault}
+	gw := l.App.Gateway
+	gen := func(ctx context.Context, prompt string) (*hub.Result, error) {
+		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt}})
+	}
+	// Warm the cache with the prompts to repeat.
+	const warm = 20
+	for i := range warm {
+		if _, err := gen(ctx, fmt.Sprintf("a red fox, take %d", i)); err != nil {
+			return rep, fmt.Errorf("warming the cache: %w", err)
+		}
+	}
+
+	// Follow the pushes as a client would.
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(l.HubURL, "http")+"/v1/events", nil)
+	if err != nil {
+		return rep, fmt.Errorf("websocket /v1/events: %w", err)
+	}
+	defer ws.Close()
+	var (
+		pushMu sync.Mutex
+		pushes = map[string]int{} // job → final events pushed
+	)
+	go func() {
+		for {
+			_, msg, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var ev jobs.Event
+			if json.Unmarshal(msg, &ev) != nil || !ev.Status.Final() {
+				continue
+			}
+			pushMu.Lock()
+			pushes[ev.JobID]++
+			pushMu.Unlock()
+		}
+	}()
+
+	for _, v := range []string{"doubao", "sd"} {
+		if err := l.SetMode(v, o.Fault); err != nil {
+			return rep, err
+		}
+	}
+	var (
+		mu     sync.Mutex
+		jobIDs []string
+		n      atomic.Int64
+	)
+	tr := startTraffic(ctx, o.Rate, func(ctx context.Context) error {
+		i := n.Add(1)
+		prompt := fmt.Sprintf("a red fox, take %d", i%warm) // a repeat
+		if i%2 == 0 {
+			prompt = fmt.Sprintf("a blue whale, number %d", i) // new
+		}
+		start := time.Now()
+		res, err := gen(ctx, prompt)
+		took := time.Since(start)
+		mu.Lock()
+		defer mu.Unlock()
+		rep.Calls++
+		rep.Slowest = max(rep.Slowest, took)
+		if err != nil {
+			rep.Errors++
+			return nil
+		}
+		if took <= time.Second && (res.Provenance.Stale || res.Provenance.Queued) {
+			rep.Within1s++
+		}
+		switch {
+		case res.Provenance.Stale:
+			rep.Stale++
+		case res.Provenance.Queued:
+			rep.Queued++
+			jobIDs = append(jobIDs, res.Provenance.JobID)
+		}
+		return nil
+	})
+	sleep(ctx, o.Duration)
+	tr.stop()
+	recovered := time.Now()
+	for _, v := range []string{"doubao", "sd"} {
+		if err := l.SetMode(v, vendors.ModeOK); err != nil {
+			return rep, err
+		}
+	}
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+
+	// Wait for every job to be final.
+	rep.Jobs = len(jobIDs)
+	var done []time.Duration
+	waitCtx, cancel := context.WithTimeout(ctx, o.Drain)
+	defer cancel()
+	pending := slices.Clone(jobIDs)
+	for len(pending) > 0 && waitCtx.Err() == nil {
+		var still []string
+		for _, id := range pending {
+			j, err := l.App.Jobs.Get(ctx, id)
+			if err != nil {
+				return rep, err
+			}
+			switch {
+			case j.Status == jobs.Succeeded:
+				rep.Completed++
+				done = append(done, j.Updated.Sub(recovered))
+			case j.Status.Final():
+				rep.Failed++
+			default:
+				still = append(still, id)
+			}
+		}
+		pending = still
+		if len(pending) > 0 {
+			sleep(waitCtx, 50*time.Millisecond) // polling a condition
+		}
+	}
+	rep.Pending = len(pending)
+	if len(done) > 0 {
+		slices.Sort(done)
+		rep.P50, rep.P99, rep.Max = done[len(done)/2], done[min(len(done)-1, len(done)*99/100)], done[len(done)-1]
+	}
+
+	// One push per final job: give the last pushes a moment to arrive.
+	final := rep.Completed + rep.Failed
+	_, _ = waitFor(ctx, 10*time.Second, func() bool {
+		pushMu.Lock()
+		defer pushMu.Unlock()
+		seen := 0
+		for _, id := range jobIDs {
+			if pushes[id] > 0 {
+				seen++
+			}
+		}
+		return seen >= final
+	})
+	pushMu.Lock()
+	for _, id := range jobIDs {
+		switch pushes[id] {
+		case 0:
+			rep.NotPushed++
+		case 1:
+		default:
+			rep.PushedTwice++
+		}
+	}
+	pushMu.Unlock()
+
+	// One charge per completed job.
+	charges, err := l.charges(ctx)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range jobIDs {
+		switch n := charges[id]; {
+		case n > 1:
+			rep.ChargedTwice++
+		case n == 0:
+			if j, err := l.App.Jobs.Get(ctx, id); err == nil && j.Status == jobs.Succeeded {
+				rep.NotCharged++
+			}
+		}
+	}
+	return rep, nil
+}
+
+// charges counts the charged call events (a tenant cost above zero) per
+// call id in the ledger; a job's runs carry the job's id.
+func (l *Lab) charges(ctx context.Context) (map[string]int, error) {
+	if err := l.App.Meter.Flush(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	err := l.App.Ledger.Query(ctx, billing.Filter{From: time.Now().Add(-24 * time.Hour), To: time.Now().Add(time.Hour), Kind: billing.KindCall},
+		func(e billing.Event) error {
+			if e.TenantCost > 0 {
+				out[e.CallID]++
+			}
+			return nil
+		})
+	return out, err
+}
