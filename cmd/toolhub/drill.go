@@ -22,6 +22,9 @@ const allFaults = "fail,slow,garbage,http500,redis,postgres,instance"
 // drillCmd runs fault drills: a hub and the example vendors, real traffic,
 // a fault, and what happened.
 func drillCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "outage" {
+		return drillOutageCmd(ctx, args[1:], stdout, stderr) // drilloutage.go
+	}
 	fs := flags("drill", "[flags]", `Run fault drills: a hub and the example vendors, calls at a steady rate, a fault
 injected, healed, and the ledger checked. Each prints time to detect, time to fall
 back, success during the fault, time to recover and usage events lost (must be 0).
@@ -40,6 +43,10 @@ back, success during the fault, time to recover and usage events lost (must be 0
       PostgreSQL; one is killed with SIGKILL mid-load with jobs running, the
       client retries on the others, the jobs are reclaimed, the instance is
       restarted on its data folder and the ledger checked against the vendors.
+
+outage (toolhub drill outage --help)
+      both image vendors down under load for --duration, then back: what
+      became of the calls and the queued jobs.
 
 redis, postgres and instance need the Redis and PostgreSQL of --redis and
 --postgres (make services); they use a key prefix and a schema of their own.`, stderr)

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/drill"
+)
+
+// drillOutageCmd is `toolhub drill outage`: both image vendors down under
+// load, then back; what became of the calls and of the queued jobs.
+func drillOutageCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flags("drill outage", "[flags]", `Take both image vendors (doubao and sd) down for --duration under load (--rate
+calls/s of image.generate, half new prompts, half repeats of cached ones), then
+restore them. Reports the answers within 1s during the outage (stale or queued),
+the jobs completed after recovery, the time from recovery to completion (median,
+p99), and pushes and charges per job. Runs a hub and the example vendors in
+process (config: internal/drill.ImageOutageConfig).`, stderr)
+	duration := fs.Duration("duration", 60*time.Second, "how long both vendors are down")
+	rate := fs.Float64("rate", 20, "offered calls/s")
+	fault := fs.String("fault", "http500", "how the vendors are down: fail, slow, hang, garbage, http500, http429")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *duration <= 0 || *rate <= 0 {
+		return fmt.Errorf("--duration and --rate must be positive")
+	}
+	mode, err := vendors.ParseMode(*fault)
+	if err != nil || mode == vendors.ModeOK {
+		return fmt.Errorf("--fault %q: want fail, slow, hang, garbage, http500 or http429", *fault)
+	}
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.ImageOutageConfig})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	rep, err := drill.ImageOutage(ctx, l, drill.ImageOutageOptions{Duration: *duration, Rate: *rate, Fault: mode})
+	if err != nil {
+		return fmt.Errorf("drill outage: %w", err)
+	}
+	fmt.Fprintln(stdout, rep)
+	if !rep.Ok() {
+		return errors.New("drill outage: jobs were lost, pushed or charged twice, or calls went unanswered")
+	}
+	return nil
+}
