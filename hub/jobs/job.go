@@ -120,9 +120,10 @@ type Store interface {
 	// the lease owner: ErrLeaseLost when the job was reclaimed or finished.
 	// A Waiting outcome takes back the attempt its claim counted.
 	Finish(ctx context.Context, id, owner string, out Outcome) error
-	// Wake makes every Waiting job due now (Queued), and returns how many
-	// it woke: a vendor can take traffic again. Stores shared by instances
-	// tell the other instances' pools too (see [Waker]).
+	// Wake makes every Waiting job due now (Queued), and every queued job
+	// waiting for its next try, and returns how many it woke: a vendor can
+	// take traffic again. Stores shared by instances tell the other
+	// instances' pools too (see [Waker]).
 	Wake(ctx context.Context) (int, error)
 	// Transition moves a job from one status to another outside workers
 	// (approve: NeedsReview→Queued, reject: NeedsReview→Rejected, cancel:

@@ -382,18 +382,27 @@ func deadlineError(life time.Duration, last string) string {
 	return fmt.Sprintf("the job's deadline passed (%v after it was queued); last error: %s", life, last)
 }
 
-// DefaultVendorsDown says that no vendor can take a call when its error
-// is an open breaker's refusal (circuit_open, not a recovery ramp's skip)
-// or an ejection by health probes, or a capability's error whose every
-// vendor error is one of those. wait is the shortest open breaker's
-// Retry-After: when it lets a trial call through.
+// RampWait is how long a job waits when recovering vendors' ramps skipped
+// its call (they take a share of the calls, growing step by step).
+const RampWait = 200 * time.Millisecond
+
+// DefaultVendorsDown says that no vendor can take a call now when its
+// error is an open breaker's refusal (circuit_open), an ejection by health
+// probes, or a recovery ramp's skip, or a capability's error whose every
+// vendor error is one of those. wait is the shortest of their waits: an
+// open breaker's Retry-After (when it lets a trial call through), zero
+// for an ejection (until woken), [RampWait] for a ramp's skip.
 func DefaultVendorsDown(err error) (time.Duration, bool) {
 	e, ok := errors.AsType[*hub.Error](err)
 	if !ok {
 		return 0, false
 	}
 	switch {
-	case e.Code == hub.CodeCircuitOpen && reasonOf(e) != "ramp":
+	case e.Code == hub.CodeCircuitOpen && reasonOf(e) == "ramp":
+		// A recovering vendor takes a share of the calls: try again soon
+		// (without spending an attempt), at the pace of the ramp.
+		return RampWait, true
+	case e.Code == hub.CodeCircuitOpen:
 		return e.RetryAfter, true
 	case e.Code == hub.CodeUnavailable && reasonOf(e) == "ejected":
 		return 0, true

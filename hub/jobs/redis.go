@@ -225,6 +225,16 @@ for _, id in ipairs(ids) do
 		n = n + 1
 	end
 end
+-- Jobs between retries try again now too (their status is unchanged: no event).
+for _, id in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
+	local k = P .. 'job:' .. id
+	redis.call('ZREM', P .. 'delayed', id)
+	if redis.call('HGET', k, 'status') == 'queued' then
+		redis.call('HSET', k, 'next_at', ARGV[3], 'updated', ARGV[3])
+		redis.call('XADD', qkey(id), '*', 'id', id)
+		n = n + 1
+	end
+end
 redis.call('PUBLISH', P .. 'wake', n)
 return n
 `)

@@ -79,7 +79,7 @@ func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite,
 	// One connection: writes serialize anyway, and event ids then become
 	// visible in order.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, sqliteSchema); err != nil {
+	if _, err := db.ExecContext(ctx, sqliteSchema+sqliteHookSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("jobs: sqlite schema in %q: %w", path, err)
 	}
@@ -256,7 +256,13 @@ func (s *SQLite) Wake(ctx context.Context) (int, error) {
 				return fmt.Errorf("jobs: wake %s: %w", j.ID, err)
 			}
 		}
-		n = len(woken)
+		// Jobs between retries try again now too (their status is unchanged: no event).
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_at = ?, updated = ? WHERE status = 'queued' AND next_at > ?`, ms(now), ms(now), ms(now))
+		if err != nil {
+			return fmt.Errorf("jobs: wake: %w", err)
+		}
+		retries, _ := res.RowsAffected()
+		n = len(woken) + int(retries)
 		return nil
 	})
 	return n, err

@@ -71,6 +71,32 @@ func TestContractWaitAndWake(t *testing.T) {
 	})
 }
 
+// TestContractWakeRetries: a job between retries (its backoff grown by
+// failures during an outage) also tries again at once on Wake.
+func TestContractWakeRetries(t *testing.T) {
+	forEach(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		clk := newClock()
+		s := open(t, clk.Now)
+		j := newJob("acme", "image.generate", Queued, clk.Now())
+		if err := s.Add(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		c := claimWithin(t, s, "w1", time.Minute)
+		if err := s.Finish(ctx, c.ID, "w1", Outcome{Status: Queued, Error: "unavailable: 500", NextAt: clk.Now().Add(30 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		mustClaimNone(t, s, "w2")
+		if n, err := s.Wake(ctx); err != nil || n != 1 {
+			t.Fatalf("Wake = %d, %v; want 1", n, err)
+		}
+		c = claimWithin(t, s, "w2", time.Minute)
+		if c.ID != j.ID || c.Attempts != 2 {
+			t.Errorf("claimed after wake: %+v", c)
+		}
+	})
+}
+
 // TestContractCancelWaiting: a job waiting for a vendor can be canceled.
 func TestContractCancelWaiting(t *testing.T) {
 	forEach(t, func(t *testing.T, open opener) {
@@ -234,12 +260,11 @@ func TestPoolWaitsForAVendor(t *testing.T) {
 	})
 }
 
-// TestPoolRampSkipDoesNotWait: a recovering vendor's ramp skipping a call
-// is not "no vendor can answer": the job is retried with backoff.
-func TestPoolRampSkipDoesNotWait(t *testing.T) {
+// TestVendorsDown: which errors make a job wait for a vendor, and how long.
+func TestVendorsDown(t *testing.T) {
 	skip := &hub.Error{Code: hub.CodeCircuitOpen, Vendor: "doubao", Details: map[string]any{"reason": "ramp"}, Message: "recovering"}
-	if _, down := DefaultVendorsDown(skip); down {
-		t.Errorf("a ramp skip counts as vendors down")
+	if w, down := DefaultVendorsDown(skip); !down || w != RampWait {
+		t.Errorf("a ramp skip: %v, %v; want a short wait (%v) without an attempt", w, down, RampWait)
 	}
 	if _, down := DefaultVendorsDown(&hub.Error{Code: hub.CodeUnavailable, Err: errors.Join(breakerOpen(time.Second), errVendorDown)}); down {
 		t.Errorf("a chain with one vendor answering 500 counts as vendors down")

@@ -81,6 +81,13 @@ type WebhookOptions struct {
 	// Poll is how often to look for events made on other instances; zero
 	// means 1s.
 	Poll time.Duration
+	// FinalOnly delivers only final events (the result, or the failure):
+	// one push per job.
+	FinalOnly bool
+	// Claim, if set, is asked before an event is delivered: false means
+	// another instance delivers it (WebhookStore.ClaimDelivery), so that
+	// instances sharing a queue push each event once.
+	Claim func(ctx context.Context, eventID int64) (bool, error)
 	// Now is the clock for signatures; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil means slog.Default().
@@ -130,7 +137,7 @@ func (w *Webhooks) Run(ctx context.Context) error {
 		after = last
 	}
 	err := w.q.Follow(ctx, "", after, w.opts.Poll, func(e Event) error {
-		if w.opts.For == nil {
+		if w.opts.For == nil || w.opts.FinalOnly && !e.Status.Final() {
 			return nil
 		}
 		if _, ok := w.opts.For(e.Tenant); !ok {
@@ -184,6 +191,15 @@ func (w *Webhooks) deliverLoop(ctx context.Context, tenant string, ch chan Event
 			hook, ok := w.opts.For(tenant)
 			if !ok {
 				continue
+			}
+			if w.opts.Claim != nil {
+				mine, err := w.opts.Claim(ctx, e.ID)
+				if err != nil && ctx.Err() == nil {
+					w.opts.Logger.Warn("jobs: webhook: claiming the delivery failed; delivering anyway (receivers deduplicate on the event id)", "event", e.ID, "err", err)
+				}
+				if err == nil && !mine {
+					continue // another instance delivers it
+				}
 			}
 			if err := w.deliver(ctx, hook, e); err != nil && ctx.Err() == nil {
 				w.opts.Logger.Warn("jobs: webhook delivery gave up", "tenant", tenant, "event", e.ID, "job", e.JobID, "err", err)
