@@ -207,6 +207,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 				auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))
 			mux.Handle("POST /v1/admin/capabilities/{name}/mode", api.Require(a.Modes.AdminHandler(), auth.RoleOperator))
 			api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log, Reauthenticate: a.reauthenticate(cfg)})(mux)
+			api.WebhookRoutes(a.Jobs.Webhooks(), a.Guard.CheckURL, cfg.MaxBodyBytes)(mux)
 			api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
 			// toolhub as an A2A agent: a public card, calls as a tenant.
 			mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
@@ -233,6 +234,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.pool = a.jobPool(cfg)
 	a.pool.Start(a.ctx)
 	go a.wakeLoop()
+	a.startWebhooks()
 	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
 		a.log.Error("a2a tasks of queued calls are not followed", "err", err)
 	}

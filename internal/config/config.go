@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -70,6 +71,17 @@ type Jobs struct {
 	Deadline    registry.Duration `yaml:"deadline"`     // how long a queued job lives (tried, or waiting for a vendor); default 15m; per capability: fallback.capabilities.X.queue.deadline
 	ResultTTL   registry.Duration `yaml:"result_ttl"`   // how long a finished job's result is kept; default 24h
 	Lease       registry.Duration `yaml:"lease"`        // a running job returns to the queue this long after its worker died; default 30s
+	// Webhooks push each job's final event (its result, or its failure) to
+	// a tenant, signed; tenants can also register one with PUT /v1/webhook
+	// (that one wins).
+	Webhooks []Webhook `yaml:"webhooks"`
+}
+
+// Webhook is where a tenant's job results are POSTed.
+type Webhook struct {
+	Tenant string `yaml:"tenant"`
+	URL    string `yaml:"url"`    // http or https, through the outbound guard
+	Secret string `yaml:"secret"` // HMAC-SHA256 key of X-Toolhub-Signature (16+ characters); ${VAR} reads the environment
 }
 
 // Auth switches API keys on. Off, toolhub serves loopback only and every
@@ -290,6 +302,7 @@ func (c *Config) Validate() error {
 	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 || c.Jobs.Deadline < 0 {
 		errs = append(errs, errors.New("jobs: workers, max_attempts, result_ttl and deadline must not be negative"))
 	}
+	errs = append(errs, c.Jobs.validateWebhooks())
 	if c.Instances < 1 {
 		errs = append(errs, fmt.Errorf("instances %d: want at least 1", c.Instances))
 	}
@@ -381,4 +394,25 @@ func IsLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+func (j Jobs) validateWebhooks() error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, h := range j.Webhooks {
+		if h.Tenant == "" {
+			errs = append(errs, fmt.Errorf("jobs.webhooks[%d]: tenant is empty", i))
+		}
+		if seen[h.Tenant] {
+			errs = append(errs, fmt.Errorf("jobs.webhooks[%d]: tenant %q has a webhook already (one per tenant)", i, h.Tenant))
+		}
+		seen[h.Tenant] = true
+		if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("jobs.webhooks[%d]: url %q: want an absolute http or https URL", i, h.URL))
+		}
+		if h.Secret == "" {
+			errs = append(errs, fmt.Errorf("jobs.webhooks[%d]: secret is empty (the HMAC key receivers verify with; ${VAR} reads it from the environment)", i))
+		}
+	}
+	return errors.Join(errs...)
 }
