@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
@@ -77,6 +78,8 @@ type Pool struct {
 	Now func() time.Time
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+
+	wakes atomic.Int64 // counts wakes seen here, so a run that raced one does not sleep through it
 
 	mu      sync.Mutex
 	started bool
@@ -163,6 +166,7 @@ func (p *Pool) Start(ctx context.Context) error {
 // can take traffic again (a probe succeeded, a breaker lets trial calls
 // through or closed).
 func (p *Pool) Wake(ctx context.Context) (int, error) {
+	p.wakes.Add(1) // jobs running now, refused, look again soon
 	n, err := p.Store.Wake(ctx)
 	if n > 0 {
 		p.wakeWorkers()
@@ -172,6 +176,7 @@ func (p *Pool) Wake(ctx context.Context) (int, error) {
 
 // wakeWorkers wakes the idle workers.
 func (p *Pool) wakeWorkers() {
+	p.wakes.Add(1)
 	p.mu.Lock()
 	wake := p.wake
 	p.mu.Unlock()
@@ -313,6 +318,7 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		finish(Outcome{Status: Failed, Error: err.Error(), KeepUntil: p.Now().Add(p.ResultTTL)})
 		return
 	}
+	wakes := p.wakes.Load()
 	res, err := p.runLeased(ctx, owner, j, c)
 	if ctx.Err() != nil {
 		return
@@ -349,6 +355,11 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		// attempt is given back, and the job waits to be woken.
 		if wait <= 0 || wait > p.MaxWait {
 			wait = p.MaxWait
+		}
+		if p.wakes.Load() != wakes {
+			// A vendor came back while this run was refused: the wake
+			// missed this job (it was running), so it looks again soon.
+			wait = min(wait, RampWait)
 		}
 		wait += time.Duration(rand.Float64() * float64(wait) / 10) // spread the jobs waiting on one breaker
 		next := now.Add(wait)

@@ -310,3 +310,34 @@ func TestRedisWakeReachesEveryInstance(t *testing.T) {
 	}
 	waitStatus(t, qb, id, Succeeded)
 }
+
+// TestPoolWakeDuringARefusedRun: a vendor that comes back while a job's
+// run is being refused wakes nobody (the job is running, not waiting);
+// the job must not then sleep until its MaxWait.
+func TestPoolWakeDuringARefusedRun(t *testing.T) {
+	forEach(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		q := NewQueue(open(t, nil), nil)
+		inRun, release := make(chan struct{}), make(chan struct{})
+		var runs atomic.Int32
+		p := &Pool{Store: q, MaxWait: time.Hour, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			if runs.Add(1) == 1 {
+				close(inRun)
+				<-release
+				return nil, breakerOpen(0) // half-open, its trials taken: no wait of its own
+			}
+			return textResult("a fox"), nil
+		}}
+		startPool(t, p)
+		id, err := q.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "image.generate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-inRun
+		if n, err := p.Wake(ctx); err != nil || n != 0 { // the breaker closed: nothing waits yet
+			t.Fatalf("Wake = %d, %v; want 0", n, err)
+		}
+		close(release)
+		waitStatus(t, q, id, Succeeded)
+	})
+}

@@ -20,7 +20,7 @@ import (
 
 // ImageOutageConfig is the lab config of the vendor outage drill:
 // image.generate backed by doubao then sd, a cache that keeps answers as
-// stale for an hour, a queue, business-level probes every 250ms (so a
+// stale for an hour, a queue, business-level probes every 500ms (so a
 // vendor that comes back is seen at once), a price per image (to count
 // charges) and a 250ms recovery ramp step (5% → 100% in 750ms).
 const ImageOutageConfig = `
@@ -28,15 +28,15 @@ outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: doubao
     mcp: {transport: http, url: "{{vendors}}/doubao/mcp"}
-    probe: {tool: generate_image, args: {prompt: probe}, interval: 250ms}
+    probe: {tool: generate_image, args: {prompt: probe}, interval: 500ms}
     limits: {rps: 400, concurrency: 32}
   - id: sd
     mcp: {transport: http, url: "{{vendors}}/sd/mcp"}
-    probe: {tool: txt2img, args: {text: probe}, interval: 250ms}
+    probe: {tool: txt2img, args: {text: probe}, interval: 500ms}
     limits: {rps: 400, concurrency: 32}
 capabilities:
   - name: image.generate
-    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}
+    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}, size: {type: string}}}
     chain:
       - tool: doubao/generate_image
       - tool: sd/txt2img
@@ -134,7 +134,9 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	rep := ImageOutageReport{Duration: o.Duration, Rate: o.Rate, Fault: o.Fault}
 	gw := l.App.Gateway
 	gen := func(ctx context.Context, prompt string) (*hub.Result, error) {
-		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt}})
+		// 512×512: the example vendors render images with the CPU the hub
+		// shares with them, and the drill measures the hub.
+		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt, "size": "512x512"}})
 	}
 	// Warm the cache with the prompts to repeat.
 	const warm = 20
