@@ -73,6 +73,12 @@ type ServerOptions struct {
 	// PushConfigStore keeps push-notification configs; nil means in
 	// memory. The SQLite and Redis task stores give one (PushConfigs).
 	PushConfigStore PushConfigStore
+	// PushClient sends the push notifications, each retried with backoff
+	// (give the outbound guard's client); nil means the SDK's own sender.
+	PushClient *http.Client
+	// PushCheckURL, if set, vets a push config's URL when it is set (the
+	// outbound guard's CheckURL): a refused URL is an invalid-params error.
+	PushCheckURL func(ctx context.Context, rawURL string) error
 	// Jobs is the job queue that takes calls no vendor can answer now (the
 	// fallback chain's queue step). With it, a call answered "queued" is a
 	// task that stays working and follows its job to completed, failed or
@@ -156,7 +162,13 @@ func NewServer(gw *hub.Gateway, cat *registry.Catalog, opts *ServerOptions) *Ser
 		if ps == nil {
 			ps = push.NewInMemoryStore()
 		}
+		if s.opts.PushCheckURL != nil {
+			ps = guardedPushStore{ConfigStore: ps, check: s.opts.PushCheckURL}
+		}
 		s.push, s.sender = &tenantPushStore{inner: ps, tasks: s.store}, push.NewHTTPPushSender(nil)
+		if s.opts.PushClient != nil {
+			s.sender = &pushSender{client: s.opts.PushClient, attempts: 4, log: s.opts.Logger}
+		}
 		hopts = append(hopts, a2asrv.WithPushNotifications(s.push, s.sender))
 	}
 	s.handler = jobHandler{a2asrv.NewHandler(&executor{s: s}, hopts...), s}
