@@ -36,7 +36,7 @@ vendors:
     limits: {rps: 400, concurrency: 32}
 capabilities:
   - name: image.generate
-    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}, size: {type: string}}}
+    input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}
     chain:
       - tool: doubao/generate_image
       - tool: sd/txt2img
@@ -134,9 +134,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	rep := ImageOutageReport{Duration: o.Duration, Rate: o.Rate, Fault: o.Fault}
 	gw := l.App.Gateway
 	gen := func(ctx context.Context, prompt string) (*hub.Result, error) {
-		// 512×512: the example vendors render images with the CPU the hub
-		// shares with them, and the drill measures the hub.
-		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt, "size": "512x512"}})
+		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt}})
 	}
 	// Warm the cache with the prompts to repeat.
 	const warm = 20
