@@ -3,8 +3,12 @@
 // retrying with backoff, and every status change is an [Event] pushed to
 // the caller (WebSocket in package api, or a signed [Webhooks] POST).
 //
-// A job goes queued → running → succeeded | failed (with the reason after
-// its last try); a retry goes running → queued (NextAt later) → running.
+// A job goes queued → running → succeeded | failed (a permanent error, or
+// its deadline passed: see [Pool].Deadline); a retry goes running → queued
+// (NextAt later, capped backoff with jitter) → running. A run that no
+// vendor could take (breakers open, vendors ejected) goes running →
+// waiting, gives its attempt back, and is woken ([Pool.Wake], on every
+// instance) when a vendor can take traffic again.
 // A parked job starts as needs_review and an operator approves it (→ queued)
 // or rejects it (→ rejected); a queued job can be canceled.
 //

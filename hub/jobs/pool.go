@@ -52,7 +52,8 @@ type Pool struct {
 	// Errors that are not retryable fail the job at once.
 	Retryable func(error) bool
 	// VendorsDown says whether an error means that no vendor of the job's
-	// chain can take the call now (breakers open, vendors ejected), and
+	// chain can take the call now (breakers open, vendors ejected,
+	// recovery ramps skipping it), and
 	// the longest it should wait before trying on its own (zero: MaxWait).
 	// Such a job waits (status Waiting, its attempt given back) until
 	// [Pool.Wake] or that time. Nil means [DefaultVendorsDown].
