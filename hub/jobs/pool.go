@@ -59,7 +59,7 @@ type Pool struct {
 	// [Pool.Wake] or that time. Nil means [DefaultVendorsDown].
 	VendorsDown func(error) (wait time.Duration, down bool)
 	// MaxWait bounds how long a waiting job sleeps before it looks again
-	// by itself, in case a wake was missed; zero means 1m.
+	// by itself, in case a wake was missed; zero means 15s.
 	MaxWait time.Duration
 	// Lease is how long a claim lasts without renewal; zero means 30s.
 	// Workers renew at a third of it.
@@ -107,7 +107,7 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.Concurrency = 4
 	}
 	if p.MaxWait <= 0 {
-		p.MaxWait = time.Minute
+		p.MaxWait = 15 * time.Second
 	}
 	if p.VendorsDown == nil {
 		p.VendorsDown = DefaultVendorsDown

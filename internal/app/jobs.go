@@ -58,7 +58,7 @@ func (a *App) wakeLoop() {
 			continue
 		}
 		if n, err := a.pool.Wake(a.ctx); err != nil && a.ctx.Err() == nil {
-			a.log.Warn("jobs: waking the jobs that wait for a vendor failed; they look again by themselves within a minute", "err", err)
+			a.log.Warn("jobs: waking the jobs that wait for a vendor failed; they look again by themselves within 15s", "err", err)
 		} else if n > 0 {
 			a.log.Info("jobs: a vendor can take traffic again; woke the jobs waiting for one", "jobs", n)
 		}
