@@ -216,7 +216,7 @@ func TestPoolWaitsForAVendor(t *testing.T) {
 		var down atomic.Bool
 		down.Store(true)
 		var runs atomic.Int32
-		p := &Pool{Store: q, Now: clk.Now, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		p := &Pool{Store: q, Now: clk.Now, MaxWait: time.Minute, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			runs.Add(1)
 			if down.Load() {
 				// A capability whose two vendors refuse: one breaker open,
