@@ -72,6 +72,16 @@ trap 'rm -f "$out" "$out.go"' EXIT
   ./bin/toolhub drill --rate 200 2>/dev/null
   echo '```'
   echo
+  echo "## Vendor outage (\`toolhub drill outage --duration 60s\`)"
+  echo
+  echo "Both image vendors answer HTTP 500 for 60 s under 20 calls/s of image.generate (half new prompts, queued;"
+  echo "half repeats, answered stale), then come back. Targets: every queued job completes, each pushed once"
+  echo "and charged once; median recovery → completion ≤ 2 s, p99 ≤ 10 s."
+  echo
+  echo '```'
+  ./bin/toolhub drill outage --duration "${BENCH_OUTAGE:-60s}" 2>/dev/null
+  echo '```'
+  echo
   echo "## Limiter accuracy across instances"
   echo
   echo "Three hubs on one Redis limit push calls as fast as it lets them; admitted calls (timed by send time)"
