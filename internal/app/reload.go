@@ -22,6 +22,7 @@ import (
 var ReloadableKeys = []string{
 	"vendors", "capabilities", "tenants", "privacy", "cache", "fallback",
 	"outbound", "billing.budgets", "governance.timeouts",
+	"jobs.deadline", "jobs.webhooks", "governance.deadlines", // read at each use (jobs.go, webhooks.go, deadline.go)
 }
 
 // ErrReloadRefused is the cause of a reload refused because of what it

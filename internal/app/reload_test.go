@@ -20,7 +20,8 @@ func TestCheckReload(t *testing.T) {
 		{"reloadable keys", base + "outbound: {deny: [10.0.0.0/8]}\nbilling: {budgets: [{tenant: acme, period: day, limit: \"1\"}]}\ngovernance: {timeouts: {simple: 2s}}\ncache: {tools: {a.b: {ttl: 1m}}}\nprivacy: {rules: {x: \"y\"}}\n", nil, ""},
 		{"auth", "tenants: [{id: acme}]\n", []string{"auth"}, "auth changed"},
 		{"nested keys", base + "billing: {currency: EUR}\ngovernance: {retry: {max: 1}}\n", []string{"governance.retry", "billing.currency"}, "governance.retry, billing.currency changed"},
-		{"restart-only keys", base + "addr: 127.0.0.1:9999\ndata: /elsewhere\nmax_body_bytes: 2048\njobs: {workers: 9}\n", []string{"addr", "data", "max_body_bytes", "jobs"}, "restart"},
+		{"restart-only keys", base + "addr: 127.0.0.1:9999\ndata: /elsewhere\nmax_body_bytes: 2048\njobs: {workers: 9}\n", []string{"addr", "data", "max_body_bytes", "jobs.workers"}, "restart"},
+		{"reloadable job and deadline keys", base + "jobs: {deadline: 30m, webhooks: [{tenant: acme, url: \"https://h.example/x\", secret: s}]}\ngovernance: {deadlines: {simple: 3s}}\n", nil, ""},
 		{"every tenant dropped", "auth: {enabled: true}\n", nil, "declares no tenants"},
 	}
 	old := parse(t, base)
