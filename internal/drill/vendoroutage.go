@@ -1,9 +1,13 @@
 package drill
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +28,7 @@ import (
 // vendor that comes back is seen at once), a price per image (to count
 // charges) and a 250ms recovery ramp step (5% → 100% in 750ms).
 const ImageOutageConfig = `
-outbound: {allow: ["{{vendors_addr}}"]}
+outbound: {allow: ["{{vendors_addr}}", "127.0.0.1"]}   # the vendors, and the drill's webhook receiver
 vendors:
   - id: doubao
     mcp: {transport: http, url: "{{vendors}}/doubao/mcp"}
@@ -84,9 +88,11 @@ type ImageOutageReport struct {
 	Jobs, Completed, Failed, Pending int
 	// Time from recovery to each job's completion.
 	P50, P99, Max time.Duration
-	// Final pushes per job over the WebSocket (/v1/events): jobs pushed
-	// twice or more, jobs never pushed.
+	// Final pushes per job over the WebSocket (/v1/events) and the
+	// tenant's webhook: jobs pushed twice or more, jobs never pushed (on
+	// either channel).
 	PushedTwice, NotPushed int
+	HookedTwice, NotHooked int
 	// Tenant charges per job in the ledger: jobs charged twice or more,
 	// completed jobs charged nothing.
 	ChargedTwice, NotCharged int
@@ -100,8 +106,8 @@ func (r ImageOutageReport) String() string {
 	fmt.Fprintf(&b, "  jobs queued %d: completed after recovery %d (%.1f%%), failed %d, still pending %d\n",
 		r.Jobs, r.Completed, 100*float64(r.Completed)/float64(max(r.Jobs, 1)), r.Failed, r.Pending)
 	fmt.Fprintf(&b, "  recovery → completion: median %v, p99 %v, max %v\n", r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
-	fmt.Fprintf(&b, "  pushes: %d jobs pushed twice, %d never pushed; charges: %d jobs charged twice, %d completed jobs not charged",
-		r.PushedTwice, r.NotPushed, r.ChargedTwice, r.NotCharged)
+	fmt.Fprintf(&b, "  pushes: WebSocket %d jobs pushed twice, %d never; webhook %d twice, %d never; charges: %d jobs charged twice, %d completed jobs not charged",
+		r.PushedTwice, r.NotPushed, r.HookedTwice, r.NotHooked, r.ChargedTwice, r.NotCharged)
 	return b.String()
 }
 
@@ -109,7 +115,7 @@ func (r ImageOutageReport) String() string {
 // recovery, each pushed once and charged once, every call during the
 // outage answered within 1s.
 func (r ImageOutageReport) Ok() bool {
-	return r.Jobs > 0 && r.Completed == r.Jobs && r.PushedTwice == 0 && r.NotPushed == 0 &&
+	return r.Jobs > 0 && r.Completed == r.Jobs && r.PushedTwice == 0 && r.NotPushed == 0 && r.HookedTwice == 0 && r.NotHooked == 0 &&
 		r.ChargedTwice == 0 && r.NotCharged == 0 && r.Within1s == r.Calls
 }
 
@@ -169,6 +175,25 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			pushMu.Unlock()
 		}
 	}()
+
+	// And on the tenant's webhook, signed.
+	hooks := map[string]int{} // job → final events delivered
+	const secret = "drill-webhook-secret"
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var ev jobs.Event
+		if jobs.Verify(secret, r.Header, body, time.Now(), 0) != nil || json.Unmarshal(body, &ev) != nil {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		pushMu.Lock()
+		hooks[ev.JobID]++
+		pushMu.Unlock()
+	}))
+	defer recv.Close()
+	if err := putWebhook(ctx, l.HubURL, recv.URL, secret); err != nil {
+		return rep, err
+	}
 
 	for _, v := range []string{"doubao", "sd"} {
 		if err := l.SetMode(v, o.Fault); err != nil {
@@ -260,13 +285,16 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	_, _ = waitFor(ctx, 10*time.Second, func() bool {
 		pushMu.Lock()
 		defer pushMu.Unlock()
-		seen := 0
+		seen, hooked := 0, 0
 		for _, id := range jobIDs {
 			if pushes[id] > 0 {
 				seen++
 			}
+			if hooks[id] > 0 {
+				hooked++
+			}
 		}
-		return seen >= final
+		return seen >= final && hooked >= final
 	})
 	pushMu.Lock()
 	for _, id := range jobIDs {
@@ -276,6 +304,13 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 		case 1:
 		default:
 			rep.PushedTwice++
+		}
+		switch hooks[id] {
+		case 0:
+			rep.NotHooked++
+		case 1:
+		default:
+			rep.HookedTwice++
 		}
 	}
 	pushMu.Unlock()
@@ -313,4 +348,23 @@ func (l *Lab) charges(ctx context.Context) (map[string]int, error) {
 			return nil
 		})
 	return out, err
+}
+
+// putWebhook registers the default tenant's webhook with PUT /v1/webhook.
+func putWebhook(ctx context.Context, hubURL, url, secret string) error {
+	b, _ := json.Marshal(map[string]string{"url": url, "secret": secret})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, hubURL+"/v1/webhook", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("PUT /v1/webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("PUT /v1/webhook: %s: %s", resp.Status, body)
+	}
+	return nil
 }

@@ -34,7 +34,8 @@ func TestImageOutageDrill(t *testing.T) {
 	if rep.Stale+rep.Queued != rep.Calls || rep.Errors != 0 {
 		t.Errorf("of %d calls %d stale, %d queued, %d errors", rep.Calls, rep.Stale, rep.Queued, rep.Errors)
 	}
-	if rep.PushedTwice != 0 || rep.NotPushed != 0 || rep.ChargedTwice != 0 || rep.NotCharged != 0 {
-		t.Errorf("pushes: %d twice, %d never; charges: %d twice, %d none", rep.PushedTwice, rep.NotPushed, rep.ChargedTwice, rep.NotCharged)
+	if rep.PushedTwice != 0 || rep.NotPushed != 0 || rep.HookedTwice != 0 || rep.NotHooked != 0 || rep.ChargedTwice != 0 || rep.NotCharged != 0 {
+		t.Errorf("WebSocket pushes: %d twice, %d never; webhook: %d twice, %d never; charges: %d twice, %d none",
+			rep.PushedTwice, rep.NotPushed, rep.HookedTwice, rep.NotHooked, rep.ChargedTwice, rep.NotCharged)
 	}
 }
