@@ -111,6 +111,7 @@ fallback:
 	put := func(url string) (int, string) {
 		b, _ := json.Marshal(map[string]string{"url": url, "secret": secret})
 		req, _ := http.NewRequest(http.MethodPut, base+"/v1/webhook", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

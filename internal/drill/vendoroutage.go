@@ -357,6 +357,7 @@ func putWebhook(ctx context.Context, hubURL, url, secret string) error {
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("PUT /v1/webhook: %w", err)
