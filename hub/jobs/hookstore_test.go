@@ -108,7 +108,11 @@ func TestWebhooksOnePushPerJobAcrossInstances(t *testing.T) {
 		}
 		// Each dispatcher decides on each final event once; then the
 		// deliveries in flight end with Run.
-		waitFor(t, "both dispatchers to claim or skip the 5 final events", func() bool { return claims.Load() == 10 })
+		waitFor(t, "both dispatchers to claim or skip the 5 final events, and 5 deliveries", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return claims.Load() == 10 && len(got) == 5
+		})
 		cancel()
 		done.Wait()
 		mu.Lock()
