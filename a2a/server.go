@@ -335,6 +335,12 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			e.runGoal(ctx, ec, tenant, yield)
 			return
 		}
+		if s.opts.Planner != nil && plainText(ec) {
+			// A generic A2A client says what it wants in words: the
+			// planner turns it into calls.
+			e.runGoal(ctx, ec, tenant, yield)
+			return
+		}
 		name, args, err := callOf(ec)
 		if err == nil {
 			err = s.gw.Precheck(tenant, name, args)
@@ -482,6 +488,28 @@ func (e *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		}
 		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateCanceled, nil), nil)
 	}
+}
+
+// plainText reports whether a message names no skill and carries only
+// text that is not a JSON object of arguments.
+func plainText(ec *a2asrv.ExecutorContext) bool {
+	msg := ec.Message
+	if msg == nil {
+		return false
+	}
+	if s, _ := msg.Metadata["skill"].(string); s != "" {
+		return false
+	}
+	if s, _ := ec.Metadata["skill"].(string); s != "" {
+		return false
+	}
+	for _, p := range msg.Parts {
+		if _, ok := p.Content.(sdk.Data); ok {
+			return false
+		}
+	}
+	t := strings.TrimSpace(textOf(msg))
+	return t != "" && !strings.HasPrefix(t, "{")
 }
 
 func callOf(ec *a2asrv.ExecutorContext) (string, map[string]any, error) {

@@ -11,4 +11,18 @@
 // for tools/call requests that name an unknown tool or carry arguments that
 // fail the schema, and to tool results with isError and
 // _meta["toolhub/error"] for failures of a call that started.
+//
+// # Beyond tools
+//
+// With [Options].Relay (the servers.Manager), /mcp/vendors/{vendor} is
+// transparent: the vendor's resources, templates, prompts, completions,
+// logging, progress, cancellation and its sampling, elicitation and roots
+// requests are relayed between the vendor's session and the calling
+// client's (see relay.go), and the capabilities a client sees at
+// initialize are the vendor's. /mcp serves every vendor's resources and
+// prompts under reversible names: prompts "<vendor>__<name>", resource
+// URIs [ScopedURI] "toolhub://<vendor>/<uri>". resources/read and
+// prompts/get run through [hub.Gateway.Relay], governed and metered like
+// tool calls (the ledger's tool is "resources/read" or "prompts/get").
+// GET /v1/resources and GET /v1/prompts list what the tenant may see.
 package api

@@ -39,8 +39,11 @@ type mcpFront struct {
 	servers map[frontKey]*frontServer
 	https   map[*server.MCPServer]http.Handler
 
+	subs subscriptions // clients' resource subscriptions (relay.go)
+
 	changes  chan frontMsg
 	stop     func()
+	stopRel  func()
 	done     chan struct{}
 	overflow atomic.Bool
 }
@@ -48,6 +51,10 @@ type mcpFront struct {
 func newMCPFront(s *Server) *mcpFront {
 	f := &mcpFront{s: s, servers: map[frontKey]*frontServer{}, https: map[*server.MCPServer]http.Handler{},
 		changes: make(chan frontMsg, 64), done: make(chan struct{})}
+	f.stopRel = func() {}
+	if s.opts.Relay != nil {
+		f.stopRel = s.opts.Relay.OnEvent(f.onEvent)
+	}
 	f.stop = s.cat.Subscribe(func(c registry.Change) {
 		select {
 		case f.changes <- frontMsg{vendor: c.Vendor}:
@@ -94,6 +101,7 @@ func (f *mcpFront) follow() {
 
 func (f *mcpFront) close() {
 	f.stop()
+	f.stopRel()
 	f.changes <- frontMsg{end: true}
 	<-f.done
 }
@@ -109,12 +117,25 @@ func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
 		}
 		return out
 	}
-	return server.NewMCPServer(name, f.s.opts.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithToolFilter(filter),
 		server.WithRecovery(),
 		server.WithInstructions("toolhub: governed third-party tools. Results carry _meta[\"toolhub/provenance\"]; errors carry _meta[\"toolhub/error\"] with a stable code."),
-	)
+	}
+	if vendor != "" {
+		opts = append(opts, f.relayOptions(vendor)...)
+	} else if f.s.opts.Relay != nil {
+		opts = append(opts, f.aggregateOptions()...)
+	}
+	if f.s.opts.Relay != nil {
+		opts = append(opts, server.WithElicitation())
+	}
+	srv := server.NewMCPServer(name, f.s.opts.Version, opts...)
+	if f.s.opts.Relay != nil {
+		srv.EnableSampling() // vendors' sampling requests are relayed
+	}
+	return srv
 }
 
 // resolve maps a tool name as a client of this server sees it to a catalog
@@ -179,6 +200,19 @@ func mcpTool(name string, e registry.Entry) mcp.Tool {
 func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c := &hub.Call{Tenant: TenantFrom(ctx), Name: catalogName, Meta: callMeta(req.Params.Meta)}
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			if c.Meta == nil {
+				c.Meta = map[string]any{}
+			}
+			c.Meta["progressToken"] = m.ProgressToken
+		}
+		if srv := server.ServerFromContext(ctx); srv != nil && server.ClientSessionFromContext(ctx) != nil {
+			// The vendor's notifications and requests during the call
+			// come back to this client (relay.go).
+			p := &mcpPeer{srv: srv, ctx: ctx}
+			ctx = hub.WithPeer(ctx, p)
+			defer p.flush()
+		}
 		var declared *int
 		if v, ok := c.Meta[MetaDataLevel].(float64); ok {
 			l := int(v)

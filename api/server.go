@@ -45,6 +45,9 @@ type Options struct {
 	Heartbeat time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Relay reaches vendors' MCP sessions for resources, prompts,
+	// completions and logging (relay.go); nil serves tools only.
+	Relay Relay
 	// Routes adds more handlers (admin, jobs, …) to the mux.
 	Routes func(mux *http.ServeMux)
 	// Timeouts bound every request's phases (see [Server.HTTPServer]);
@@ -62,6 +65,8 @@ type Options struct {
 //	/mcp/vendors/{vendor}    MCP: one vendor's tools under their own names
 //	GET  /v1/tools           the catalog (?format=openai: function-calling specs)
 //	POST /v1/tools/{name}/call
+//	GET  /v1/resources       vendors' resources and templates (tenant-filtered)
+//	GET  /v1/prompts         vendors' prompts (tenant-filtered)
 //	GET  /v1/vendors         vendors with status
 //	/healthz, /readyz
 type Server struct {
@@ -157,6 +162,8 @@ func (s *Server) routes() {
 	s.mux.Handle("/mcp/vendors/{vendor}", callers(http.HandlerFunc(s.vendorMCP)))
 	s.mux.Handle("GET /v1/tools", callers(http.HandlerFunc(s.listTools)))
 	s.mux.Handle("POST /v1/tools/{name}/call", callers(http.HandlerFunc(s.callTool)))
+	s.mux.Handle("GET /v1/resources", callers(http.HandlerFunc(s.listResources)))
+	s.mux.Handle("GET /v1/prompts", callers(http.HandlerFunc(s.listPrompts)))
 	s.mux.Handle("GET /v1/vendors", Require(http.HandlerFunc(s.listVendors), auth.RoleOperator, auth.RoleVendor))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version})

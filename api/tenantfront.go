@@ -40,7 +40,7 @@ func (f *mcpFront) server(vendor, tenant string) *server.MCPServer {
 		f.servers[k] = fs
 	}
 	f.mu.Unlock()
-	fs.once.Do(func() { f.refresh(k) })
+	fs.once.Do(func() { f.refresh(k); f.fillRelay(k) })
 	return fs.srv
 }
 

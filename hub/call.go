@@ -85,6 +85,12 @@ type Call struct {
 	// Trace collects what happened to the call, for provenance and the
 	// decision log. Middlewares append to it.
 	Trace *Trace
+
+	// Method is the MCP method of a relayed request that is not a tool
+	// call (resources/read, prompts/get; see [Gateway.Relay]); "" for a
+	// tool call. Params are its params, as the vendor gets them.
+	Method string
+	Params any
 }
 
 func (c *Call) toolLookup(vendor, tool string) (*registry.Tool, bool) {
@@ -116,6 +122,8 @@ type Result struct {
 	Structured any  // structuredContent; nil when absent
 	IsError    bool // the tool itself reported an error
 	Provenance Provenance
+	// Relayed is the vendor's result of a relayed request (Call.Method).
+	Relayed any
 }
 
 // Provenance says where an answer came from. It goes on every result.

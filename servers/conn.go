@@ -48,6 +48,7 @@ type conn struct {
 
 	fails atomic.Int32 // connection failures in a row
 	gate  gate         // in-flight calls
+	relay relayState   // the MCP callers of calls in flight (relay.go)
 }
 
 // markLost records that the connection is gone; the supervisor reconnects.
@@ -151,6 +152,10 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	if o.ProtocolVersion != "" {
 		copts = append(copts, client.WithProtocolVersion(o.ProtocolVersion))
 	}
+	// toolhub declares sampling, elicitation and roots to the vendor and
+	// relays such requests to the MCP client of the call (relay.go).
+	copts = append(copts, client.WithSamplingHandler(relayHandler{c}),
+		client.WithElicitationHandler(relayHandler{c}), client.WithRootsHandler(relayHandler{c}))
 	c.client = client.NewClient(tr, copts...)
 	c.client.OnNotification(c.onNotification)
 	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
@@ -190,7 +195,9 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	c.server.Name = truncate(c.server.Name, registry.MaxVendorMessageBytes/4)
 	c.server.Version = truncate(c.server.Version, registry.MaxVendorMessageBytes/4)
 	c.caps = res.Capabilities
-	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged
+	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged ||
+		c.caps.Resources != nil && (c.caps.Resources.ListChanged || c.caps.Resources.Subscribe) ||
+		c.caps.Prompts != nil && c.caps.Prompts.ListChanged
 
 	// Over streamable HTTP a legacy (pre-2026-07-28) server pushes
 	// notifications only on the standalone GET stream, which mcp-go opens
@@ -224,6 +231,10 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	if err := v.syncTools(sctx, c); err != nil {
 		return nil, err
 	}
+	if err := v.syncSurface(sctx, c); err != nil {
+		// Tools work without them: say so and go on.
+		v.log.Warn("listing resources and prompts failed", "error", errText(err, v.red))
+	}
 	c.since = v.m.opts.Now()
 	return c, nil
 }
@@ -252,6 +263,9 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 		}
 		// A reopened stream may have missed a change meanwhile.
 		c.v.kick(c.v.resync)
+		c.v.kick(c.v.resurface)
+	default:
+		c.relayNotification(n)
 	}
 }
 
@@ -259,7 +273,9 @@ func (c *conn) onNotification(n mcp.JSONRPCNotification) {
 // connection, reopening it when the vendor ends it.
 func (c *conn) listen() {
 	b := c.v.m.opts.RestartBackoff
-	filter := mcp.SubscriptionFilter{ToolsListChanged: true}
+	filter := mcp.SubscriptionFilter{ToolsListChanged: true,
+		ResourcesListChanged: c.caps.Resources != nil && c.caps.Resources.ListChanged,
+		PromptsListChanged:   c.caps.Prompts != nil && c.caps.Prompts.ListChanged}
 	for n := 0; ; n++ {
 		start := c.v.m.opts.Now()
 		err := c.client.Listen(c.ctx, filter)
@@ -333,10 +349,17 @@ func isConnFailure(e *hub.Error) bool {
 
 // call runs one tools/call on the connection.
 func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
+	if call.Method != "" {
+		return c.relayCall(ctx, call)
+	}
 	if !c.gate.enter() {
 		return nil, c.v.notReady()
 	}
 	defer c.gate.leave()
+	peer := hub.PeerFrom(ctx)
+	if peer != nil {
+		defer c.relay.leave(c.relay.enter(peer))
+	}
 
 	req := mcp.CallToolRequest{}
 	req.Params.Name = call.Tool.Def.Name
@@ -346,6 +369,13 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		req.Params.Arguments = map[string]any{}
 	}
 	req.Params.Meta = vendorMeta(call.Meta)
+	if m := req.Params.Meta; m != nil && m.ProgressToken != nil && peer != nil {
+		// The vendor's progress goes back to this caller: give the vendor
+		// a token unique on the connection and map it back.
+		tok := c.relay.track(peer, m.ProgressToken)
+		defer c.relay.untrack(tok)
+		m.ProgressToken = tok
+	}
 
 	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
 	res, err := c.client.CallTool(withRecord(ctx, rec), req)

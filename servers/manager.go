@@ -143,6 +143,10 @@ type Manager struct {
 
 	toolsMu sync.Mutex // orders catalog writes against vendor replacement
 	wg      sync.WaitGroup
+
+	evMu   sync.Mutex // OnEvent subscribers
+	evSubs map[int]func(Event)
+	evNext int
 }
 
 var _ hub.Upstreams = (*Manager)(nil)

@@ -78,8 +78,10 @@ type vendor struct {
 	done   chan struct{} // closed when the supervisor has exited
 	drain  atomic.Bool   // on stop, let in-flight calls finish
 
-	resync   chan struct{} // re-list tools
-	probeNow chan struct{} // probe the connection
+	resync    chan struct{} // re-list tools
+	resurface chan struct{} // re-list resources, templates and prompts
+	surface   atomic.Pointer[Surface]
+	probeNow  chan struct{} // probe the connection
 
 	legacyListen atomic.Bool // a legacy HTTP server that needs the GET stream
 
@@ -97,17 +99,18 @@ var _ hub.Invoker = (*vendor)(nil)
 func newVendor(m *Manager, spec registry.Vendor) *vendor {
 	ctx, cancel := context.WithCancel(context.Background())
 	v := &vendor{
-		m:        m,
-		id:       spec.ID,
-		log:      m.opts.Logger.With("vendor", spec.ID),
-		red:      &redactor{},
-		spec:     spec,
-		ctx:      ctx,
-		cancel:   cancel,
-		done:     make(chan struct{}),
-		resync:   make(chan struct{}, 1),
-		probeNow: make(chan struct{}, 1),
-		retired:  make(chan struct{}),
+		m:         m,
+		id:        spec.ID,
+		log:       m.opts.Logger.With("vendor", spec.ID),
+		red:       &redactor{},
+		spec:      spec,
+		ctx:       ctx,
+		cancel:    cancel,
+		done:      make(chan struct{}),
+		resync:    make(chan struct{}, 1),
+		resurface: make(chan struct{}, 1),
+		probeNow:  make(chan struct{}, 1),
+		retired:   make(chan struct{}),
 	}
 	v.st = VendorStatus{ID: spec.ID, Transport: spec.MCP.Transport, State: StateConnecting,
 		Tools: len(m.cat.VendorTools(spec.ID))} // kept from before, if any
@@ -334,6 +337,13 @@ func (v *vendor) serve(c *conn) error {
 		case <-later:
 			later, laterTimer = nil, nil
 			lastSync = v.resyncNow(c)
+		case <-v.resurface:
+			ctx, cancel := context.WithTimeout(v.ctx, o.ToolSyncTimeout)
+			err := v.syncSurface(ctx, c)
+			cancel()
+			if err != nil && v.ctx.Err() == nil {
+				v.noteError(err)
+			}
 		case <-v.probeNow:
 			v.probe(c)
 		case <-tick:

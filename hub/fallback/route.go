@@ -122,7 +122,17 @@ func (r *Router) run(ctx context.Context, vendor hub.Invoker, c *hub.Call) (*hub
 	// queued one) is neither parked nor queued again.
 	_, inJob := c.Meta["toolhub/job_id"]
 	if cfg.HighRisk && mode == Degraded && len(cp.Chain) > 1 && !inJob {
-		return r.park(ctx, c, fmt.Sprintf("capability %q is high-risk and degraded: its primary %s is unhealthy and it does not fall back to a weaker vendor", cp.Name, cp.Chain[0].Tool))
+		reason := fmt.Sprintf("capability %q is high-risk and degraded: its primary %s is unhealthy and it does not fall back to a weaker vendor", cp.Name, cp.Chain[0].Tool)
+		switch ok, err := askUser(ctx, c, reason); {
+		case errors.Is(err, ErrDeclined):
+			return nil, err
+		case err != nil:
+			c.Trace.Decide("high-risk: asking the user failed (" + err.Error() + "); parking for review")
+			return r.park(ctx, c, reason)
+		case !ok:
+			return r.park(ctx, c, reason)
+		}
+		// The user confirmed: run the chain as an approved review would.
 	}
 	order, moved := r.plan(c, cfg, mode)
 	c.Trace.Decide(fmt.Sprintf("route %s: mode %s, policy %s, order %s", cp.Name, mode, policyOf(cfg), steps(cp, order)))

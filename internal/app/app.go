@@ -51,6 +51,9 @@ type Options struct {
 	Version   string
 	Logger    *slog.Logger                // nil: slog.Default()
 	LookupEnv func(string) (string, bool) // for ${VAR} in vendor specs; nil: os.LookupEnv
+	// MCPProtocol pins the MCP revision toolhub offers its MCP vendors; ""
+	// means the newest mcp-go speaks (the conformance tests run each).
+	MCPProtocol string
 }
 
 // App is one running toolhub.
@@ -138,7 +141,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
-	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
+	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil),
+		ProtocolVersion: a.opts.MCPProtocol})
 	// Card and interface URLs come from vendors: the same outbound guard.
 	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), LookupEnv: a.opts.LookupEnv})
 	limiter, err := a.limiter(cfg)
@@ -174,7 +178,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
-	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log, Planner: goalRunner{a}}
+	// The card lists capabilities and every vendor tool as skills; a plain
+	// text message that names none goes to the planner.
+	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log, Planner: goalRunner{a}, VendorTools: true}
 	if cfg.Auth.Enabled {
 		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
@@ -196,6 +202,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Timeouts:     httpTimeouts(cfg.HTTP),
 		Logger:       a.log,
 		DataLevel:    a.tenantDataLevel,
+		Relay:        a.Manager,
 		Vendors:      func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
 		Routes: func(mux *http.ServeMux) {
 			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))

@@ -11,6 +11,7 @@
 //   {"step":"list","count"}                             ListTasks
 //   {"step":"cancel","state","taskId"}                  SendMessage SLOW_SKILL returnImmediately, then CancelTask
 //   {"step":"unknown","error"}                          SendMessage to a skill that does not exist
+//   {"step":"hello","state","text","error"}             SendMessage of a plain text "hello", no skill
 //   {"step":"done"}
 import { ClientFactory } from '@a2a-js/sdk/client';
 
@@ -83,6 +84,18 @@ try {
     out({ step: 'unknown', error: null });
   } catch (e) {
     out({ step: 'unknown', error: String(e?.message ?? e) });
+  }
+  try {
+    const hello = {
+      messageId: crypto.randomUUID(), contextId: '', taskId: '', role: 1, extensions: [], referenceTaskIds: [], metadata: undefined,
+      parts: [{ content: { $case: 'text', value: 'hello' }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    };
+    const t = taskOf(await client.sendMessage({ tenant: '', message: hello, configuration: undefined, metadata: undefined }));
+    let text = partsOf(t ?? {}).text;
+    for (const p of t?.status?.message?.parts ?? []) if (p.content?.$case === 'text') text += p.content.value;
+    out({ step: 'hello', state: stateName(t?.status?.state), text, error: null });
+  } catch (e) {
+    out({ step: 'hello', error: String(e?.message ?? e) });
   }
   out({ step: 'done' });
 } catch (e) {

