@@ -54,6 +54,12 @@ type Options struct {
 	// a principal), besides /healthz, /readyz and the agent card: the
 	// dashboard's static files. Nil means none.
 	Public func(r *http.Request) bool
+	// Tracing puts each request in an OpenTelemetry server span (a child
+	// of the caller's traceparent header); false adds nothing.
+	Tracing bool
+	// Challenge is the WWW-Authenticate header of a 401; "" means
+	// `Bearer realm="toolhub"`.
+	Challenge string
 }
 
 // Server is toolhub's front door on one HTTP port:
@@ -112,6 +118,14 @@ func (s *Server) Close() error {
 // admit), authenticates it, reads its body (bounded: readBody) and routes
 // it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Tracing {
+		s.traced(w, r, s.serve)
+		return
+	}
+	s.serve(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r) {
 		return
 	}
@@ -129,7 +143,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Authenticate != nil {
 		var err error
 		if p, err = s.opts.Authenticate(r); err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhub"`)
+			w.Header().Set("WWW-Authenticate", s.challenge())
 			if hasBody(r) {
 				w.Header().Set("Connection", "close") // the body is not read
 			}
@@ -146,6 +160,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+}
+
+func (s *Server) challenge() string {
+	if s.opts.Challenge != "" {
+		return s.opts.Challenge
+	}
+	return `Bearer realm="toolhub"`
 }
 
 func (s *Server) routes() {

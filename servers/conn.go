@@ -345,7 +345,7 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	} else {
 		req.Params.Arguments = map[string]any{}
 	}
-	req.Params.Meta = vendorMeta(call.Meta)
+	req.Params.Meta = traceMeta(ctx, vendorMeta(call.Meta))
 
 	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
 	res, err := c.client.CallTool(withRecord(ctx, rec), req)

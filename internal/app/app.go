@@ -36,7 +36,9 @@ import (
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/tracing"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/telemetry"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
@@ -98,6 +100,10 @@ type App struct {
 	ctx      context.Context // the app's lifetime: probes
 	cancel   context.CancelFunc
 	examples *exampleVendors
+	// telemetry is the OpenTelemetry tracing in force; tracer is nil when
+	// it is off (telemetry.go).
+	telemetry *telemetry.Tracing
+	tracer    *tracing.Tracer
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
@@ -114,6 +120,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.log = a.opts.Logger
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if err := a.startTelemetry(ctx, cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Examples != nil {
 		ex, err := startExamples(cfg.Examples.Addr, a.log)
@@ -137,9 +146,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
-	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil)})
+	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient()})
 	// Card and interface URLs come from vendors: the same outbound guard.
-	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), LookupEnv: a.opts.LookupEnv})
+	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.vendorClient(), LookupEnv: a.opts.LookupEnv})
 	limiter, err := a.limiter(cfg)
 	if err != nil {
 		a.Close()
@@ -165,10 +174,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		DefaultTimeout: cfg.Timeout.D(),
 		Timeout:        a.timeout,
 		Visible:        a.visible,
-		Outer:          []hub.Middleware{a.Gov.OuterMiddleware(), a.Meter.Middleware()},
+		Outer:          a.tracedOuter(a.Gov.OuterMiddleware(), a.Meter.Middleware()),
 		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
 		Route:          a.Router.Route,
-		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()},
+		Vendor:         a.tracedVendor(a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()),
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
@@ -215,7 +224,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
 			mux.Handle("/ui/", dash)
 		},
-		Public: func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) },
+		Public:  func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) },
+		Tracing: a.tracer != nil,
 	}
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
@@ -228,7 +238,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	if ps, ok := a.Store.(*pgstore.Store); ok {
 		go a.followRegistry(ps)
 	}
-	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
+	a.pool = &jobs.Pool{Store: a.Jobs, Run: a.tracedJob(a.Gateway.Call), Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
 		ResultTTL: cfg.Jobs.ResultTTL.D(), Lease: cfg.Jobs.Lease.D(), Logger: a.log}
 	a.pool.Start(a.ctx)
 	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
@@ -526,6 +536,7 @@ func (a *App) Close() {
 	if a.examples != nil {
 		a.examples.close()
 	}
+	a.stopTelemetry()
 }
 
 // exampleVendors serves the example vendors in process.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
+	"github.com/toolhub/toolhub/internal/telemetry"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
@@ -54,8 +55,9 @@ type Config struct {
 	Auth         Auth                `yaml:"auth"`
 	Outbound     Outbound            `yaml:"outbound"`
 	Privacy      Privacy             `yaml:"privacy"`
-	HTTP         HTTP                `yaml:"http"`  // timeouts of the front door (docs/security.md)
-	Admin        Admin               `yaml:"admin"` // what the admin API may do
+	HTTP         HTTP                `yaml:"http"`      // timeouts of the front door (docs/security.md)
+	Admin        Admin               `yaml:"admin"`     // what the admin API may do
+	Telemetry    telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
@@ -271,7 +273,7 @@ func (c *Config) Validate() error {
 	if _, err := netguard.New(netguard.Options{Allow: c.Outbound.Allow, Deny: c.Outbound.Deny}); err != nil {
 		errs = append(errs, fmt.Errorf("outbound: %v", err))
 	}
-	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate())
+	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate(), c.Telemetry.Validate())
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
 	}
