@@ -57,9 +57,9 @@ type Options struct {
 	// Tracing puts each request in an OpenTelemetry server span (a child
 	// of the caller's traceparent header); false adds nothing.
 	Tracing bool
-	// Challenge is the WWW-Authenticate header of a 401; "" means
-	// `Bearer realm="toolhub"`.
-	Challenge string
+	// Challenge returns the WWW-Authenticate header of a 401; nil or ""
+	// means `Bearer realm="toolhub"`.
+	Challenge func() string
 }
 
 // Server is toolhub's front door on one HTTP port:
@@ -163,8 +163,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) challenge() string {
-	if s.opts.Challenge != "" {
-		return s.opts.Challenge
+	if s.opts.Challenge != nil {
+		if c := s.opts.Challenge(); c != "" {
+			return c
+		}
 	}
 	return `Bearer realm="toolhub"`
 }

@@ -104,6 +104,7 @@ type App struct {
 	// it is off (telemetry.go).
 	telemetry *telemetry.Tracing
 	tracer    *tracing.Tracer
+	oauth     atomic.Pointer[oauthState] // OAuth access tokens (oauth.go)
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
@@ -223,9 +224,13 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 			dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
 			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
 			mux.Handle("/ui/", dash)
+			// OAuth protected resource metadata (RFC 9728), public.
+			mux.HandleFunc("GET /.well-known/oauth-protected-resource", a.oauthMetadata)
+			mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
 		},
-		Public:  func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) },
-		Tracing: a.tracer != nil,
+		Public:    func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) || oauthPublic(r) },
+		Tracing:   a.tracer != nil,
+		Challenge: a.challenge,
 	}
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
@@ -321,6 +326,9 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	}
 	pv, err := newPrivacy(cfg)
 	if err != nil {
+		return err
+	}
+	if err := a.applyOAuth(cfg); err != nil {
 		return err
 	}
 	a.privacy.Store(pv)

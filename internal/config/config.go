@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolhub/toolhub/auth/oauth"
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
@@ -77,6 +78,9 @@ type Jobs struct {
 // caller is tenant "default" with operator rights.
 type Auth struct {
 	Enabled bool `yaml:"enabled"`
+	// OAuth accepts JWT access tokens from trusted issuers besides API
+	// keys (MCP authorization; docs/operations.md). Off when empty.
+	OAuth oauth.Config `yaml:"oauth"`
 }
 
 // HTTP bounds the front door's connections and requests. Zero fields
@@ -273,7 +277,10 @@ func (c *Config) Validate() error {
 	if _, err := netguard.New(netguard.Options{Allow: c.Outbound.Allow, Deny: c.Outbound.Deny}); err != nil {
 		errs = append(errs, fmt.Errorf("outbound: %v", err))
 	}
-	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate(), c.Telemetry.Validate())
+	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate(), c.Telemetry.Validate(), c.Auth.OAuth.Validate())
+	if c.Auth.OAuth.Enabled() && !c.Auth.Enabled {
+		errs = append(errs, errors.New("auth.oauth is set but auth.enabled is false: set auth.enabled: true for toolhub to check tokens"))
+	}
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
 	}
