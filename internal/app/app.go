@@ -224,6 +224,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 			dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
 			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
 			mux.Handle("/ui/", dash)
+			mux.Handle("GET /v1/admin/budgets", api.Require(http.HandlerFunc(a.budgetsHandler), auth.RoleOperator, auth.RoleFinance))
 			// OAuth protected resource metadata (RFC 9728), public.
 			mux.HandleFunc("GET /.well-known/oauth-protected-resource", a.oauthMetadata)
 			mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
