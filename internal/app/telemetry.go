@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/tracing"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/internal/telemetry"
@@ -77,4 +79,25 @@ func (a *App) vendorClient() *http.Client {
 		return c
 	}
 	return tracing.Client(c)
+}
+
+// tracedEnqueuer puts the trace context of the call being queued into the
+// job's _meta, so the worker's job span continues the caller's trace.
+type tracedEnqueuer struct{ fallback.Enqueuer }
+
+func (e tracedEnqueuer) Enqueue(ctx context.Context, c *hub.Call) (string, error) {
+	meta := make(map[string]any, len(c.Meta)+2)
+	maps.Copy(meta, c.Meta)
+	tracing.InjectMeta(ctx, meta)
+	qc := *c
+	qc.Meta = meta
+	return e.Enqueuer.Enqueue(ctx, &qc)
+}
+
+// enqueuer is the fallback chains' job queue, traced when tracing is on.
+func (a *App) enqueuer(q fallback.Enqueuer) fallback.Enqueuer {
+	if a.tracer == nil {
+		return q
+	}
+	return tracedEnqueuer{q}
 }

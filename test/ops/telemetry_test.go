@@ -14,6 +14,7 @@ import (
 	"time"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -106,10 +107,19 @@ governance:
 cache:
   tools:
     weather-a__current_weather: {ttl: 10m}
+fallback:
+  capabilities:
+    weather.later: {queue: true}
+jobs: {max_attempts: 50}
 vendors:
   - id: weather-a
     mcp: {transport: http, url: "{{vendor}}/weather-a/mcp"}
     probe: {disabled: true}
+capabilities:
+  - name: weather.later
+    input_schema: {type: object, required: [city], properties: {city: {type: string}}}
+    chain:
+      - tool: weather-a/current_weather
 `
 
 // TestCallSpansReachOTLPCollector: given only OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -213,6 +223,46 @@ func TestCallSpansReachOTLPCollector(t *testing.T) {
 		sp := col.trace(mcpTrace)
 		return sp["toolhub.call"] != nil && sp["toolhub.attempt"] != nil && id(sp["toolhub.call"].ParentSpanId) == "b7ad6b7169203331"
 	})
+
+	// A call queued while the vendor fails: the job, run once it answers
+	// again, continues the caller's trace under the queued call's span.
+	if err := vs.vendor.SetKnobs(vendors.Knobs{Mode: vendors.ModeHTTP500}); err != nil {
+		t.Fatal(err)
+	}
+	const jobTrace = "11112222333344445555666677778888"
+	req, _ = http.NewRequest("POST", h.URL()+"/v1/tools/weather.later/call", strings.NewReader(`{"arguments": {"city": "Rome"}}`))
+	req.Header.Set("traceparent", "00-"+jobTrace+"-1111222233334444-01")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"queued":true`) {
+		t.Fatalf("weather.later while weather-a fails: %d %s, want queued", resp.StatusCode, b)
+	}
+	if err := vs.vendor.SetKnobs(vendors.Knobs{Mode: vendors.ModeOK}); err != nil {
+		t.Fatal(err)
+	}
+	var jobSpans map[string]*tracepb.Span
+	drilltest.WaitFor(t, 120*time.Second, "the job's span in the caller's trace", func() bool {
+		jobSpans = col.trace(jobTrace)
+		return jobSpans["toolhub.job"] != nil && jobSpans["toolhub.call"] != nil && attr(jobSpans["toolhub.job"], "toolhub.outcome") == "ok"
+	})
+	// Its parent is the call that was queued: the one under the request
+	// span (the job's own run is another toolhub.call, under the job).
+	job, srvSpan := jobSpans["toolhub.job"], jobSpans["POST /v1/tools/{name}/call"]
+	var queuedCall string
+	col.mu.Lock()
+	for _, sp := range col.spans {
+		if id(sp.TraceId) == jobTrace && sp.Name == "toolhub.call" && srvSpan != nil && id(sp.ParentSpanId) == id(srvSpan.SpanId) {
+			queuedCall = id(sp.SpanId)
+		}
+	}
+	col.mu.Unlock()
+	if attr(job, "toolhub.job_id") == "" || queuedCall == "" || id(job.ParentSpanId) != queuedCall {
+		t.Errorf("job span: job id %q, parent %s, want the queued call's span %s", attr(job, "toolhub.job_id"), id(job.ParentSpanId), queuedCall)
+	}
 }
 
 func contains(ss []string, s string) bool {
