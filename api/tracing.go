@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/toolhub/toolhub/hub/tracing"
 	"go.opentelemetry.io/otel"
@@ -24,8 +25,12 @@ func (s *Server) traced(w http.ResponseWriter, r *http.Request, serve func(http.
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	r = r.WithContext(ctx)
 	if _, pattern := s.mux.Handler(r); pattern != "" && pattern != "/" {
-		span.SetName(pattern) // "POST /v1/tools/{name}/call": few names, the path's values stay out
-		span.SetAttributes(attribute.String("http.route", pattern))
+		route := pattern
+		if method, path, ok := strings.Cut(pattern, " "); ok && method != "" {
+			route = path
+		}
+		span.SetName(r.Method + " " + route) // "POST /v1/tools/{name}/call": few names, the path's values stay out
+		span.SetAttributes(attribute.String("http.route", route))
 	}
 	serve(sw, r)
 	span.SetAttributes(attribute.Int("http.response.status_code", sw.status))

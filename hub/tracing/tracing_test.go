@@ -51,7 +51,7 @@ func TestJobSpanFollowsTheTraceOfItsMeta(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, a := range s.Attributes {
-		got[string(a.Key)] = a.Value.Emit()
+		got[string(a.Key)] = a.Value.String()
 	}
 	if got["toolhub.job_id"] != "job-1" || got["toolhub.outcome"] != "unavailable" {
 		t.Errorf("job span attributes %v", got)
