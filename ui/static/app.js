@@ -31,7 +31,9 @@
   function vendorColor(v) {
     let h = 2166136261;
     for (const ch of String(v)) { h ^= ch.codePointAt(0); h = Math.imul(h, 16777619) >>> 0; }
-    return "hsl(" + ((h % 36) * 10) + ", 70%, 42%)";
+    // FNV alone leaves similar names on similar hues: mix the bits first.
+    h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16; h >>>= 0;
+    return "hsl(" + (h % 360) + ", 70%, " + (36 + ((h >>> 9) % 3) * 6) + "%)";
   }
   function badge(text, kind) { return el("span", { class: "badge b-" + kind, text: text }); }
   function fill(tbody, rows, cols, empty) {
