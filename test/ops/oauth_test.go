@@ -147,6 +147,13 @@ func TestMCPClientWithOAuthToken(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("tools/call with a good token: %v %+v", err, res)
 	}
+	// No OTEL_* variable and no telemetry block: tracing is off, so no
+	// trace context goes to the vendor.
+	for _, tp := range vs.traceparents() {
+		if tp != "" {
+			t.Errorf("tracing off, yet the vendor got traceparent %q", tp)
+		}
+	}
 
 	// Refused tokens, each with its reason and the metadata's address.
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
