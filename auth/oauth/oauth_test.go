@@ -29,7 +29,7 @@ type testIssuer struct {
 	fetches atomic.Int32
 }
 
-func newTestIssuer(t *testing.T, kids ...string) *testIssuer {
+func newTestIssuer(t testing.TB, kids ...string) *testIssuer {
 	is := &testIssuer{keys: map[string]ed25519.PrivateKey{}}
 	for _, k := range kids {
 		is.add(k)
@@ -57,6 +57,10 @@ func (is *testIssuer) add(kid string) {
 }
 
 func (is *testIssuer) sign(t *testing.T, kid string, c jwt.MapClaims) string {
+	return is.signF(t, kid, c)
+}
+
+func (is *testIssuer) signF(t testing.TB, kid string, c jwt.MapClaims) string {
 	is.mu.Lock()
 	k := is.keys[kid]
 	is.mu.Unlock()
