@@ -211,6 +211,7 @@ func TestMCPClientWithOAuthToken(t *testing.T) {
 
 	// The operator token issues a tenant API key; the key calls a tool.
 	req, _ := http.NewRequest("POST", h.URL()+"/v1/admin/keys", strings.NewReader(`{"role":"tenant","tenant":"acme"}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+operator)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -223,6 +224,7 @@ func TestMCPClientWithOAuthToken(t *testing.T) {
 		t.Fatalf("operator token issuing a key: %d %+v", resp.StatusCode, issued)
 	}
 	req, _ = http.NewRequest("POST", h.URL()+"/v1/tools/weather-a__current_weather/call", strings.NewReader(`{"arguments":{"city":"Oslo"}}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+issued.Token)
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

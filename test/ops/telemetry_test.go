@@ -136,6 +136,7 @@ func TestCallSpansReachOTLPCollector(t *testing.T) {
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	body := `{"arguments": {"city": "Paris"}}`
 	req, _ := http.NewRequest("POST", h.URL()+"/v1/tools/weather-a__current_weather/call", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("traceparent", "00-"+traceID+"-"+parentID+"-01")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -231,6 +232,7 @@ func TestCallSpansReachOTLPCollector(t *testing.T) {
 	}
 	const jobTrace = "11112222333344445555666677778888"
 	req, _ = http.NewRequest("POST", h.URL()+"/v1/tools/weather.later/call", strings.NewReader(`{"arguments": {"city": "Rome"}}`))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("traceparent", "00-"+jobTrace+"-1111222233334444-01")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {

@@ -77,6 +77,7 @@ func TestDashboardActs(t *testing.T) {
 		t.Helper()
 		b, _ := json.Marshal(body)
 		req, _ := http.NewRequest(method, l.HubURL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+keys[key])
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
