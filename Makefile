@@ -45,6 +45,7 @@ FUZZ_TARGETS := \
 	./billing:FuzzParseMicros \
 	./billing:FuzzDecodeSpillLine \
 	./a2a:FuzzParseCard \
+	./auth/oauth:FuzzVerify \
 	./internal/config:FuzzParse \
 	./servers:FuzzToolsListAnswer
 

@@ -57,6 +57,12 @@ type Options struct {
 	// a principal), besides /healthz, /readyz and the agent card: the
 	// dashboard's static files. Nil means none.
 	Public func(r *http.Request) bool
+	// Tracing puts each request in an OpenTelemetry server span (a child
+	// of the caller's traceparent header); false adds nothing.
+	Tracing bool
+	// Challenge returns the WWW-Authenticate header of a 401; nil or ""
+	// means `Bearer realm="toolhub"`.
+	Challenge func() string
 }
 
 // Server is toolhub's front door on one HTTP port:
@@ -117,6 +123,14 @@ func (s *Server) Close() error {
 // admit), authenticates it, reads its body (bounded: readBody) and routes
 // it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Tracing {
+		s.traced(w, r, s.serve)
+		return
+	}
+	s.serve(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.admit(w, r) {
 		return
 	}
@@ -134,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Authenticate != nil {
 		var err error
 		if p, err = s.opts.Authenticate(r); err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhub"`)
+			w.Header().Set("WWW-Authenticate", s.challenge())
 			if hasBody(r) {
 				w.Header().Set("Connection", "close") // the body is not read
 			}
@@ -151,6 +165,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+}
+
+func (s *Server) challenge() string {
+	if s.opts.Challenge != nil {
+		if c := s.opts.Challenge(); c != "" {
+			return c
+		}
+	}
+	return `Bearer realm="toolhub"`
 }
 
 func (s *Server) routes() {

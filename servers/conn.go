@@ -368,7 +368,7 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	} else {
 		req.Params.Arguments = map[string]any{}
 	}
-	req.Params.Meta = vendorMeta(call.Meta)
+	req.Params.Meta = traceMeta(ctx, vendorMeta(call.Meta))
 	if m := req.Params.Meta; m != nil && m.ProgressToken != nil && peer != nil {
 		// The vendor's progress goes back to this caller: give the vendor
 		// a token unique on the connection and map it back.

@@ -1,9 +1,11 @@
 package servers
 
 import (
+	"context"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/hub/tracing"
 )
 
 // identifyingMeta are substrings of _meta keys that may identify who is
@@ -57,4 +59,26 @@ func identifying(key string) bool {
 		}
 	}
 	return false
+}
+
+// traceMeta puts the trace context of ctx (toolhub's attempt span) into a
+// vendor's _meta as traceparent and tracestate, replacing the caller's: the
+// MCP way to carry it, which works on stdio too. m is returned as is when
+// tracing is off.
+func traceMeta(ctx context.Context, m *mcp.Meta) *mcp.Meta {
+	fields := map[string]any{}
+	tracing.InjectMeta(ctx, fields)
+	if len(fields) == 0 {
+		return m
+	}
+	if m == nil {
+		m = &mcp.Meta{}
+	}
+	if m.AdditionalFields == nil {
+		m.AdditionalFields = map[string]any{}
+	}
+	for k, v := range fields {
+		m.AdditionalFields[k] = v
+	}
+	return m
 }

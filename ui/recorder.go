@@ -26,9 +26,10 @@ const DecisionMessage = "call"
 // higher: Enabled is true from Info up, and only records the wrapped
 // handler enables reach it.
 type Recorder struct {
-	next slog.Handler // nil: records are only kept
-	json slog.Handler // formats kept records into ring
-	ring *ring
+	next   slog.Handler // nil: records are only kept
+	json   slog.Handler // formats kept records into ring
+	ring   *ring
+	series *series // per-vendor attempts over time (series.go)
 }
 
 var _ slog.Handler = (*Recorder)(nil)
@@ -40,7 +41,8 @@ func NewRecorder(next slog.Handler, n int) *Recorder {
 		n = DefaultDecisions
 	}
 	rg := &ring{lines: make([][]byte, n)}
-	return &Recorder{next: next, json: slog.NewJSONHandler(rg, &slog.HandlerOptions{Level: slog.LevelDebug}), ring: rg}
+	return &Recorder{next: next, json: slog.NewJSONHandler(rg, &slog.HandlerOptions{Level: slog.LevelDebug}), ring: rg,
+		series: newSeries(DefaultBucket, DefaultBuckets)}
 }
 
 // Enabled reports whether the wrapped handler takes level, or level is
@@ -54,6 +56,7 @@ func (r *Recorder) Enabled(ctx context.Context, level slog.Level) bool {
 func (r *Recorder) Handle(ctx context.Context, rec slog.Record) error {
 	if rec.Message == DecisionMessage {
 		_ = r.json.Handle(ctx, rec) // writes into the ring; cannot fail
+		r.series.observe(rec)
 	}
 	if r.next != nil && r.next.Enabled(ctx, rec.Level) {
 		return r.next.Handle(ctx, rec)

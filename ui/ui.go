@@ -29,6 +29,8 @@ type Options struct {
 	Prefix string
 	// Refresh is how often the page reloads its data; zero means 2 s.
 	Refresh time.Duration
+	// Now is the clock of the series' window; nil means time.Now.
+	Now func() time.Time
 }
 
 type asset struct {
@@ -57,6 +59,7 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //	GET {prefix}/               the page (index.html)
 //	GET {prefix}/app.js, …      the embedded CSS and JavaScript
 //	GET {prefix}/api/decisions  the Recorder's lines, newest first: {"decisions": [...], "recorded": n}; ?limit=
+//	GET {prefix}/api/series     per-vendor attempts, errors and latency over time: {"bucket_s": 10, "vendors": {"v": [Point…]}}
 //
 // Everything else under the prefix is 404, and methods other than GET and
 // HEAD are 405. The decisions carry tenants, tools and error texts: mount
@@ -72,6 +75,9 @@ func Handler(opts *Options) http.Handler {
 	o.Prefix = strings.TrimRight(o.Prefix, "/")
 	if o.Refresh <= 0 {
 		o.Refresh = 2 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	assets := map[string]*asset{}
 	entries, err := static.ReadDir("static")
@@ -123,6 +129,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/api/decisions":
 		h.decisions(w, r)
 		return
+	case "/api/series":
+		h.series(w, r)
+		return
 	}
 	a, ok := h.assets[rest[1:]]
 	if !ok {
@@ -157,6 +166,16 @@ func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]any{"decisions": lines, "recorded": recorded})
+}
+
+func (h *handler) series(w http.ResponseWriter, r *http.Request) {
+	vendors := map[string][]Point{}
+	bucket := DefaultBucket
+	if h.o.Recorder != nil {
+		vendors, bucket = h.o.Recorder.Series(h.o.Now())
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]any{"bucket_s": bucket.Seconds(), "vendors": vendors})
 }
 
 // Public reports whether r asks for one of the dashboard's static files

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/tracing"
 )
 
 // PrivateLevel is the data level from which calls are never cached (L2:
@@ -166,6 +167,7 @@ func (l *Layer) invoke(ctx context.Context, c *hub.Call, next hub.Invoker) (*hub
 	if !ok {
 		return next.Invoke(ctx, c)
 	}
+	end := tracing.Lookup(ctx, "toolhub.cache.get", Name(c))
 	val, at, found, err := l.cache.Get(ctx, key)
 	if err != nil {
 		l.log.Warn("cache: get failed; calling upstream", "tool", Name(c), "err", err)
@@ -175,11 +177,13 @@ func (l *Layer) invoke(ctx context.Context, c *hub.Call, next hub.Invoker) (*hub
 		switch {
 		case age < p.TTL.D():
 			if r, err := l.decode(c, val, age); err == nil {
+				end("hit")
 				c.Trace.Decide(fmt.Sprintf("cache hit (age %.1fs)", age.Seconds()))
 				return r, nil
 			}
 		case age < p.TTL.D()+p.StaleWhileRevalidate.D():
 			if r, err := l.decode(c, val, age); err == nil {
+				end("stale")
 				r.Provenance.Stale = true
 				started := l.refresh(ctx, c, key, p, next)
 				c.Trace.Decide(fmt.Sprintf("cache stale hit (age %.1fs), background refresh started=%v", age.Seconds(), started))
@@ -187,6 +191,7 @@ func (l *Layer) invoke(ctx context.Context, c *hub.Call, next hub.Invoker) (*hub
 			}
 		}
 	}
+	end("miss")
 	return l.fetch(ctx, c, key, p, next)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // OuterMiddleware writes the decision log and the call metrics (install it
@@ -14,7 +15,8 @@ import (
 //
 // After each call it logs ONE JSON line (message "call") with: call_id,
 // tenant, tool (the name asked), capability, vendor (the one that answered,
-// or the last one tried), attempts (vendor, tool, outcome, latency_ms,
+// or the last one tried), trace_id and span_id (when the call is traced,
+// see hub/tracing), attempts (vendor, tool, outcome, latency_ms,
 // error), decisions, code and error (on failure), fallback / cached /
 // stale / queued, latency_ms (total) and decision_us: the time spent in
 // toolhub outside upstream attempts (total minus the attempts' latencies).
@@ -104,6 +106,10 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	)
 	if c.Capability != nil {
 		attrs = append(attrs, slog.String("capability", c.Capability.Name))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		// The call's trace (OpenTelemetry): find its spans from this line.
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	if c.PlanID != "" {
 		// Every call of a plan carries its id: grep the log for it to

@@ -205,3 +205,9 @@ func breakerStatus(s breaker.Snapshot) BreakerStatus {
 		RetryInSeconds: s.RetryIn.Seconds(),
 	}
 }
+
+// BreakerState returns the state of a vendor's breaker: closed, open or
+// half_open (for trace spans; cheaper than [Governor.Status]).
+func (g *Governor) BreakerState(vendor string) string {
+	return breaker.State(g.state(vendor).state.Load()).String()
+}

@@ -36,7 +36,9 @@ import (
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/tracing"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/telemetry"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
@@ -102,6 +104,11 @@ type App struct {
 	cancel   context.CancelFunc
 	examples *exampleVendors
 	wakeKick chan struct{} // a vendor can take traffic again: wake waiting jobs (jobs.go)
+	// telemetry is the OpenTelemetry tracing in force; tracer is nil when
+	// it is off (telemetry.go).
+	telemetry *telemetry.Tracing
+	tracer    *tracing.Tracer
+	oauth     atomic.Pointer[oauthState] // OAuth access tokens (oauth.go)
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
@@ -118,6 +125,9 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	a.log = a.opts.Logger
 	if a.log == nil {
 		a.log = slog.Default()
+	}
+	if err := a.startTelemetry(ctx, cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Examples != nil {
 		ex, err := startExamples(cfg.Examples.Addr, a.log)
@@ -141,10 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
-	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.Guard.Client(nil),
+	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient(),
 		ProtocolVersion: a.opts.MCPProtocol})
 	// Card and interface URLs come from vendors: the same outbound guard.
-	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.Guard.Client(nil), LookupEnv: a.opts.LookupEnv})
+	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.vendorClient(), LookupEnv: a.opts.LookupEnv})
 	limiter, err := a.limiter(cfg)
 	if err != nil {
 		a.Close()
@@ -171,10 +181,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		Timeout:        a.timeout,
 		Deadline:       a.callDeadline,
 		Visible:        a.visible,
-		Outer:          []hub.Middleware{a.Gov.OuterMiddleware(), a.Meter.Middleware()},
+		Outer:          a.tracedOuter(a.Gov.OuterMiddleware(), a.Meter.Middleware()),
 		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
 		Route:          a.Router.Route,
-		Vendor:         []hub.Middleware{a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()},
+		Vendor:         a.tracedVendor(a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()),
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
@@ -224,8 +234,14 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 			dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
 			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
 			mux.Handle("/ui/", dash)
+			mux.Handle("GET /v1/admin/budgets", api.Require(http.HandlerFunc(a.budgetsHandler), auth.RoleOperator, auth.RoleFinance))
+			// OAuth protected resource metadata (RFC 9728), public.
+			mux.HandleFunc("GET /.well-known/oauth-protected-resource", a.oauthMetadata)
+			mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
 		},
-		Public: func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) },
+		Public:    func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) || oauthPublic(r) },
+		Tracing:   a.tracer != nil,
+		Challenge: a.challenge,
 	}
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
@@ -322,6 +338,9 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	}
 	pv, err := newPrivacy(cfg)
 	if err != nil {
+		return err
+	}
+	if err := a.applyOAuth(cfg); err != nil {
 		return err
 	}
 	a.privacy.Store(pv)
@@ -537,6 +556,7 @@ func (a *App) Close() {
 	if a.examples != nil {
 		a.examples.close()
 	}
+	a.stopTelemetry()
 }
 
 // exampleVendors serves the example vendors in process.

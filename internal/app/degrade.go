@@ -47,6 +47,6 @@ func (a *App) degradation(ctx context.Context, cfg *config.Config) error {
 			a.log.Warn("capability mode changed", "capability", ch.Capability, "from", ch.From, "to", ch.To, "reason", ch.Reason)
 		},
 	})
-	a.Router = fallback.New(&fallback.Options{Config: cfg.Fallback, Modes: a.Modes, Stale: a.Cache.LastKnownGood, Enqueuer: a.Jobs, Parker: a.Jobs})
+	a.Router = fallback.New(&fallback.Options{Config: cfg.Fallback, Modes: a.Modes, Stale: a.Cache.LastKnownGood, Enqueuer: a.enqueuer(a.Jobs), Parker: a.Jobs})
 	return nil
 }

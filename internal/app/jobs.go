@@ -12,7 +12,7 @@ import (
 // queue.deadline, else jobs.deadline, else 15m); a job no vendor can take
 // waits until a vendor can take traffic again ([App.wakeJobs]).
 func (a *App) jobPool(cfg *config.Config) *jobs.Pool {
-	return &jobs.Pool{Store: a.Jobs, Run: a.Gateway.Call, Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
+	return &jobs.Pool{Store: a.Jobs, Run: a.tracedJob(a.Gateway.Call), Concurrency: cfg.Jobs.Workers, MaxAttempts: cfg.Jobs.MaxAttempts,
 		ResultTTL: cfg.Jobs.ResultTTL.D(), Lease: cfg.Jobs.Lease.D(), Logger: a.log, Deadline: a.jobDeadline}
 }
 

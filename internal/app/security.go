@@ -32,6 +32,9 @@ func (a *App) authenticate(r *http.Request) (auth.Principal, error) {
 	if tok == "" {
 		return auth.Principal{}, errors.New("missing API key: send Authorization: Bearer <key>")
 	}
+	if p, ok, err := a.verifyToken(r, strings.TrimSpace(tok)); ok {
+		return p, err // an OAuth access token (oauth.go)
+	}
 	p, err := auth.Verify(r.Context(), a.Keys, strings.TrimSpace(tok))
 	if err != nil {
 		return auth.Principal{}, errors.New("invalid, expired or revoked API key")

@@ -16,9 +16,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/toolhub/toolhub/auth/oauth"
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
+	"github.com/toolhub/toolhub/internal/telemetry"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
@@ -55,8 +57,9 @@ type Config struct {
 	Auth         Auth                `yaml:"auth"`
 	Outbound     Outbound            `yaml:"outbound"`
 	Privacy      Privacy             `yaml:"privacy"`
-	HTTP         HTTP                `yaml:"http"`  // timeouts of the front door (docs/security.md)
-	Admin        Admin               `yaml:"admin"` // what the admin API may do
+	HTTP         HTTP                `yaml:"http"`      // timeouts of the front door (docs/security.md)
+	Admin        Admin               `yaml:"admin"`     // what the admin API may do
+	Telemetry    telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
@@ -88,6 +91,9 @@ type Webhook struct {
 // caller is tenant "default" with operator rights.
 type Auth struct {
 	Enabled bool `yaml:"enabled"`
+	// OAuth accepts JWT access tokens from trusted issuers besides API
+	// keys (MCP authorization; docs/operations.md). Off when empty.
+	OAuth oauth.Config `yaml:"oauth"`
 }
 
 // HTTP bounds the front door's connections and requests. Zero fields
@@ -295,7 +301,10 @@ func (c *Config) Validate() error {
 	if _, err := netguard.New(netguard.Options{Allow: c.Outbound.Allow, Deny: c.Outbound.Deny}); err != nil {
 		errs = append(errs, fmt.Errorf("outbound: %v", err))
 	}
-	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate())
+	errs = append(errs, c.Cache.Validate(), c.Fallback.Validate(), c.Telemetry.Validate(), c.Auth.OAuth.Validate())
+	if c.Auth.OAuth.Enabled() && !c.Auth.Enabled {
+		errs = append(errs, errors.New("auth.oauth is set but auth.enabled is false: set auth.enabled: true for toolhub to check tokens"))
+	}
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
 	}

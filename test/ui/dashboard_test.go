@@ -231,8 +231,15 @@ func TestDashboard(t *testing.T) {
 func TestDashboardWithoutKey(t *testing.T) {
 	bin := chromium(t)
 	mux := http.NewServeMux()
+	var mu sync.Mutex
+	vendorFetches := 0
 	mux.Handle("/ui/", ui.Handler(nil))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/vendors" {
+			mu.Lock()
+			vendorFetches++
+			mu.Unlock()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, `{"error":{"code":"unauthenticated","message":"no API key"}}`)
@@ -246,11 +253,18 @@ func TestDashboardWithoutKey(t *testing.T) {
 		`class="panel failed" id="p-usage" data-state="forbidden"`,
 		"No data. 401: needs an operator or finance key",
 		`id="live" class="pill pill-down" role="status">needs a key<`,
+		`data-polling="stopped"`,                                       // a 401 stops the polling…
+		"Updates are paused: enter an operator key above to continue.", // … and asks for a key
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("rendered dashboard lacks %s", want)
 		}
 	}
+	mu.Lock()
+	if vendorFetches != 1 {
+		t.Errorf("the page fetched /v1/vendors %d times in 5 s of virtual time after a 401; want once (polling stops)", vendorFetches)
+	}
+	mu.Unlock()
 	// The decisions come from the ui handler itself (no recorder: empty)
 	// and stay fine.
 	if !strings.Contains(dom, `class="panel" id="p-decisions" data-state="ok"`) {

@@ -26,6 +26,15 @@
     return e;
   }
   const $ = (s) => document.querySelector(s);
+  // A vendor's colour comes from its name alone (FNV-1a → hue), so it is the
+  // same in every chart, on every refresh, whatever other vendors there are.
+  function vendorColor(v) {
+    let h = 2166136261;
+    for (const ch of String(v)) { h ^= ch.codePointAt(0); h = Math.imul(h, 16777619) >>> 0; }
+    // FNV alone leaves similar names on similar hues: mix the bits first.
+    h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16; h >>>= 0;
+    return "hsl(" + (h % 360) + ", 70%, " + (36 + ((h >>> 9) % 3) * 6) + "%)";
+  }
   function badge(text, kind) { return el("span", { class: "badge b-" + kind, text: text }); }
   function fill(tbody, rows, cols, empty) {
     tbody.replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { class: "empty", colspan: cols, text: empty }))]));
@@ -87,6 +96,45 @@
     return body;
   }
 
+  // send makes a change (operator key): POST with a JSON body; the answer's
+  // error message is thrown as a FetchError.
+  async function send(method, url, body) {
+    const headers = { Accept: "application/json", "Content-Type": "application/json" };
+    const k = apiKey();
+    if (k) headers.Authorization = "Bearer " + k;
+    let res;
+    try {
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store", credentials: "same-origin" });
+    } catch (e) {
+      throw new FetchError(0, "toolhub is unreachable (" + e.message + ")");
+    }
+    let out = null;
+    try { out = await res.json(); } catch (e) { /* not JSON */ }
+    if (!res.ok) {
+      const msg = out && out.error && out.error.message ? out.error.message : res.statusText;
+      if (res.status === 401) needKey();
+      throw new FetchError(res.status, res.status + ": " + msg);
+    }
+    return out;
+  }
+  // act runs one operator action from a button and says how it went.
+  async function act(what, method, url, body) {
+    const msg = $("#actionmsg");
+    msg.dataset.result = "running"; msg.textContent = what + "…";
+    try {
+      await send(method, url, body);
+      msg.dataset.result = "ok"; msg.textContent = what + ": done";
+    } catch (e) {
+      msg.dataset.result = "error"; msg.textContent = what + ": " + e.message;
+    }
+    tick();
+  }
+  function button(text, attrs, onclick) {
+    const b = el("button", Object.assign({ type: "button", text }, attrs));
+    b.addEventListener("click", onclick);
+    return b;
+  }
+
   // ---- panels: each fetches, renders, and shows stale/error state on its own
   const panels = [];
   function panel(id, url, needs, render) {
@@ -106,6 +154,7 @@
     } catch (e) {
       p.ok = false; p.error = e;
       const auth = e.status === 401 || e.status === 403;
+      if (e.status === 401) needKey();
       p.node.classList.toggle("stale", p.last !== null);
       p.node.classList.toggle("failed", p.last === null);
       p.node.dataset.state = auth ? "forbidden" : "error";
@@ -165,10 +214,109 @@
         el("td", { class: "num", text: pct(w.error_rate || 0) }),
         el("td", { class: "num", text: pct(w.timeout_share || 0) }),
         el("td", { class: "num", text: (w.mean_latency_ms || 0).toFixed(0) + " ms" }),
-        el("td", { class: "muted", text: ago(c.since) }));
-    }), 9, "no capabilities");
+        el("td", { class: "muted", text: ago(c.since) }),
+        pinCell(c));
+    }), 10, "no capabilities");
     summary.capabilities = cs;
   });
+
+  const MODES = ["normal", "alert", "degraded", "recovering", "off"];
+  const pinChoice = {}; // capability → mode chosen in its select, kept across refreshes
+  function pinCell(c) {
+    const sel = el("select", { "data-pin-select": c.capability, "aria-label": "mode to pin " + c.capability },
+      ...MODES.map((m) => el("option", { value: m, text: m })));
+    sel.value = pinChoice[c.capability] || c.pinned || "degraded";
+    sel.addEventListener("change", () => { pinChoice[c.capability] = sel.value; });
+    const td = el("td", { class: "actions" }, sel,
+      button("Pin", { "data-pin": c.capability }, () => act("pin " + c.capability + " " + sel.value, "POST", "/v1/admin/capabilities/" + encodeURIComponent(c.capability) + "/mode", { mode: sel.value })));
+    if (c.pinned || c.off) {
+      td.append(button("Unpin", { "data-unpin": c.capability }, () => act("unpin " + c.capability, "POST", "/v1/admin/capabilities/" + encodeURIComponent(c.capability) + "/mode", { mode: "" })));
+    }
+    return td;
+  }
+
+  // ---- pending vendor changes: approve or reject
+  panel("p-pending", "/v1/admin/vendors/pending", "an operator key", (d) => {
+    const ps = d.pending || [];
+    fill($("#pending tbody"), ps.map((p) => el("tr", { "data-pending": p.vendor },
+      el("td", {}, el("strong", { text: p.vendor })),
+      el("td", { class: "err", text: (p.breaking || []).join("; ") }),
+      el("td", { class: "mono", text: (p.tools || []).join(", ") }),
+      el("td", { class: "muted", text: p.submitted_by ? (p.submitted_by.vendor || p.submitted_by.role || "") : "" }),
+      el("td", { class: "muted", text: ago(p.submitted_at) }),
+      el("td", { class: "actions" },
+        button("Approve", { "data-approve": p.vendor }, () => act("approve " + p.vendor, "POST", "/v1/admin/vendors/" + encodeURIComponent(p.vendor) + "/approve")),
+        button("Reject", { "data-reject": p.vendor }, () => act("reject " + p.vendor, "POST", "/v1/admin/vendors/" + encodeURIComponent(p.vendor) + "/reject"))))), 6, "no changes wait for approval");
+  });
+
+  // ---- keys (never their secrets: the API has none to give)
+  panel("p-keys", "/v1/admin/keys", "an operator key", (d) => {
+    const ks = d.keys || [];
+    fill($("#keys tbody"), ks.map((k) => {
+      const state = k.revoked_at ? "revoked" : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? "expired" : "active";
+      return el("tr", { "data-key": k.id, "data-key-state": state },
+        el("td", { class: "mono", text: k.id }), el("td", { text: k.name || "" }), el("td", { text: k.role }),
+        el("td", { text: k.tenant || k.vendor || "" }),
+        el("td", {}, badge(state, state === "active" ? "ok" : "off")),
+        el("td", { class: "muted", text: ago(k.created_at) }),
+        el("td", { class: "muted", text: k.expires_at ? k.expires_at.slice(0, 10) : "never" }));
+    }), 7, "no keys");
+  });
+
+  // ---- budgets with what was spent this period
+  panel("p-budgets", "/v1/admin/budgets", "an operator or finance key", (d) => {
+    const bs = d.budgets || [];
+    fill($("#budgets tbody"), bs.map((b) => {
+      const lim = micros(b.limit), sp = micros(b.spent), share = lim > 0 ? sp / lim : 0;
+      const bar = el("span", { class: "ramp" + (share >= 1 ? " over" : share >= 0.8 ? " partial" : "") }, el("i"));
+      bar.firstChild.style.width = Math.min(100, share * 100) + "%";
+      return el("tr", { "data-budget": b.tenant + "/" + (b.vendor || "*") + "/" + b.period, "data-spent": b.spent, "data-over": String(share >= 1) },
+        el("td", { text: b.tenant }), el("td", { text: b.vendor || "all" }), el("td", { text: b.period + " " + b.period_id }),
+        el("td", { class: "num", text: money(sp, b.currency) }), el("td", { class: "num", text: money(lim, b.currency) }),
+        el("td", {}, bar, el("span", { text: pct(share) })),
+        el("td", { class: "err", text: b.error || "" }));
+    }), 7, "no budgets configured");
+  });
+
+  // ---- per-vendor latency and error rate over time (from the decision log)
+  panel("p-series", "api/series", "an operator key", (d) => {
+    const vs = Object.keys(d.vendors || {}).sort();
+    lines($("#chart-latency"), d.vendors || {}, vs, (p) => p.attempts ? p.mean_ms : null, (v) => v.toFixed(0) + " ms", "mean latency per vendor");
+    lines($("#chart-errors"), d.vendors || {}, vs, (p) => p.attempts ? p.errors / p.attempts : null, (v) => pct(v), "error rate per vendor");
+  });
+  // Lines over time: one per vendor, its colour; gaps where it had no attempt.
+  function lines(box, data, vendors, y, fmt, label) {
+    if (!vendors.length) { box.replaceChildren(el("p", { class: "muted", text: "no attempts in the last minutes" })); return; }
+    const W = 560, H = 170, left = 48, bottom = 18, top = 8;
+    const n = Math.max(...vendors.map((v) => data[v].length), 2);
+    let max = 0;
+    for (const v of vendors) for (const p of data[v]) { const yv = y(p); if (yv !== null && yv > max) max = yv; }
+    if (max <= 0) max = 1;
+    const X = (i) => left + (W - left - 4) * i / (n - 1), Y = (v) => H - bottom - (H - bottom - top) * v / max;
+    const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": label });
+    s.append(svg("line", { x1: left, x2: W, y1: Y(0), y2: Y(0), stroke: "#cbd5e1" }));
+    s.append(svg("text", { x: left - 6, y: Y(max) + 4, "text-anchor": "end", class: "muted" }, fmt(max)));
+    s.append(svg("text", { x: left - 6, y: Y(0), "text-anchor": "end", class: "muted" }, fmt(0)));
+    for (const v of vendors) {
+      let dpath = "", pen = false;
+      data[v].forEach((p, i) => {
+        const yv = y(p);
+        if (yv === null) { pen = false; return; }
+        dpath += (pen ? " L" : " M") + X(i).toFixed(1) + " " + Y(yv).toFixed(1);
+        pen = true;
+      });
+      const path = svg("path", { d: dpath.trim() || "M0 0", fill: "none", stroke: vendorColor(v), "stroke-width": 2, "data-series-vendor": v });
+      path.append(svg("title", {}, v));
+      s.append(path);
+      // single points show as dots
+      data[v].forEach((p, i) => { const yv = y(p); if (yv !== null) s.append(svg("circle", { cx: X(i), cy: Y(yv), r: 2, fill: vendorColor(v) })); });
+    }
+    const legend = el("div", { class: "legend" }, ...vendors.map((v) => {
+      const sw = el("i"); sw.style.background = vendorColor(v);
+      return el("span", { "data-legend-vendor": v, "data-color": vendorColor(v) }, sw, v);
+    }));
+    box.replaceChildren(s, legend);
+  }
 
   // ---- usage
   const monthInput = $("#month");
@@ -195,7 +343,7 @@
       byDay.set(day, dm);
     }
     vendors.sort();
-    const color = (v) => PALETTE[vendors.indexOf(v) % PALETTE.length];
+    const color = vendorColor;
     hbars($("#chart-tenants"), [...byTenant].sort((a, b) => b[1] - a[1]), (m) => money(m, cur), () => PALETTE[0]);
     hbars($("#chart-vendors"), [...byVendor].sort((a, b) => b[1] - a[1]), (m) => money(m, cur), color);
     dayBars($("#chart-days"), byDay, vendors, color);
@@ -253,7 +401,7 @@
     });
     const legend = el("div", { class: "legend" }, ...vendors.map((v) => {
       const sw = el("i"); sw.style.background = color(v);
-      return el("span", {}, sw, v);
+      return el("span", { "data-legend-vendor": v, "data-color": color(v) }, sw, v);
     }));
     box.replaceChildren(s, legend);
   }
@@ -279,12 +427,19 @@
 
   // ---- summary cards and the live indicator
   const summary = {};
-  function card(n, label, bad) { return el("div", { class: "card" + (bad ? " bad" : "") }, el("div", { class: "n", text: String(n) }), el("div", { class: "l", text: label })); }
+  function card(n, label, bad, id) { return el("div", { class: "card" + (bad ? " bad" : ""), "data-card": id }, el("div", { class: "n", text: String(n) }), el("div", { class: "l", text: label })); }
+  // A vendor takes traffic only when connected, not ejected by its health
+  // probe and with its breaker not open.
+  function isReady(v) {
+    const g = v.governance || {};
+    return v.state === "ready" && !g.ejected && !(g.breaker && g.breaker.state === "open");
+  }
   function renderSummary() {
     const cards = [];
     if (summary.vendors) {
       const vs = summary.vendors;
-      cards.push(card(vs.filter((v) => v.state === "ready").length + " / " + vs.length, "vendors ready", vs.some((v) => v.state !== "ready")));
+      const ready = vs.filter(isReady).length;
+      cards.push(card(ready + " / " + vs.length, "vendors ready", ready < vs.length, "ready"));
       const open = vs.filter((v) => v.governance && v.governance.breaker && v.governance.breaker.state !== "closed").length;
       cards.push(card(open, "breakers not closed", open > 0));
       const ej = vs.filter((v) => v.governance && v.governance.ejected).length;
@@ -331,14 +486,31 @@
     e.preventDefault();
     try { if (keyInput.value.trim()) localStorage.setItem(KEY, keyInput.value.trim()); } catch (err) { /* storage off */ }
     keyInput.value = "";
-    showKey(); tick();
+    showKey(); resume();
   });
   $("#clearkey").addEventListener("click", () => {
     try { localStorage.removeItem(KEY); } catch (err) { /* storage off */ }
-    showKey(); tick();
+    showKey(); resume();
   });
   $("#every").textContent = (REFRESH / 1000) + " s";
+  // A 401 means the key is missing or refused: asking again every few
+  // seconds only fills logs. Stop, ask for a key, resume when one is saved.
+  let timer = null;
+  function needKey() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    document.body.dataset.polling = "stopped";
+    const prompt = $("#keyprompt");
+    prompt.hidden = false;
+    prompt.textContent = (apiKey() ? "toolhub refused the saved key (401)." : "toolhub needs an API key (401).") +
+      " Updates are paused: enter an operator key above to continue.";
+    keyInput.focus();
+  }
+  function resume() {
+    $("#keyprompt").hidden = true;
+    document.body.dataset.polling = "on";
+    tick();
+    if (timer === null) timer = setInterval(tick, REFRESH);
+  }
   showKey();
-  tick();
-  setInterval(tick, REFRESH);
+  resume();
 })();
