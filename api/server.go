@@ -62,6 +62,7 @@ type Options struct {
 //	/mcp/vendors/{vendor}    MCP: one vendor's tools under their own names
 //	GET  /v1/tools           the catalog (?format=openai: function-calling specs)
 //	POST /v1/tools/{name}/call
+//	POST /v1/tool_calls      an assistant message's tool_calls → role "tool" messages
 //	GET  /v1/vendors         vendors with status
 //	/healthz, /readyz
 type Server struct {
@@ -157,6 +158,7 @@ func (s *Server) routes() {
 	s.mux.Handle("/mcp/vendors/{vendor}", callers(http.HandlerFunc(s.vendorMCP)))
 	s.mux.Handle("GET /v1/tools", callers(http.HandlerFunc(s.listTools)))
 	s.mux.Handle("POST /v1/tools/{name}/call", callers(http.HandlerFunc(s.callTool)))
+	s.mux.Handle("POST /v1/tool_calls", callers(http.HandlerFunc(s.toolCalls)))
 	s.mux.Handle("GET /v1/vendors", Require(http.HandlerFunc(s.listVendors), auth.RoleOperator, auth.RoleVendor))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version})

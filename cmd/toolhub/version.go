@@ -28,6 +28,11 @@ func buildVersion() string {
 	if !ok {
 		return version + " (no build info)"
 	}
+	return formatVersion(version, bi)
+}
+
+// formatVersion is buildVersion's text for the ldflags version and bi.
+func formatVersion(version string, bi *debug.BuildInfo) string {
 	v := version
 	if v == "dev" && bi.Main.Version != "" {
 		v = bi.Main.Version
