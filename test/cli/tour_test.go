@@ -56,6 +56,9 @@ func words(line string) (args []string, comment string) {
 	for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
 		if line[0] == '\'' {
 			end := strings.IndexByte(line[1:], '\'')
+			if end < 0 { // continued on the next line
+				return append(args, line[1:]), comment
+			}
 			args, line = append(args, line[1:end+1]), line[end+2:]
 			continue
 		}
@@ -132,6 +135,41 @@ func TestReadmeTour(t *testing.T) {
 	}
 	if ran < 5 {
 		t.Fatalf("only %d tour steps found", ran)
+	}
+	toolCallsExample(t, h.URL())
+}
+
+// toolCallsExample posts the README's /v1/tool_calls example body and
+// checks that both tool messages answer.
+func toolCallsExample(t *testing.T, hub string) {
+	b, _ := os.ReadFile("../../README.md")
+	s := string(b)
+	i := strings.Index(s, "/v1/tool_calls -d '")
+	if i < 0 {
+		t.Fatal("README has no /v1/tool_calls example")
+	}
+	s = s[i+len("/v1/tool_calls -d '"):]
+	body := s[:strings.Index(s, "'")] // single-quoted in the shell: JSON as it is
+	resp, err := http.Post(hub+"/v1/tool_calls", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Messages []struct{ Role, ToolCallID, Content string } `json:"messages"`
+		Results  []struct {
+			OK         bool `json:"ok"`
+			Provenance struct{ Vendor string }
+		} `json:"results"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 200 || len(out.Messages) != 2 || len(out.Results) != 2 {
+		t.Fatalf("README tool_calls example: %d %+v\nbody: %s", resp.StatusCode, out, body)
+	}
+	for i, want := range []string{"temp_c", "distance_km"} {
+		if !out.Results[i].OK || !strings.Contains(out.Messages[i].Content, want) {
+			t.Errorf("tool message %d: %+v %+v", i, out.Messages[i], out.Results[i])
+		}
 	}
 }
 
