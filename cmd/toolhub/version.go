@@ -59,3 +59,23 @@ func formatVersion(version string, bi *debug.BuildInfo) string {
 	}
 	return out + ", " + bi.GoVersion + ")"
 }
+
+// shortVersion is the version servers report (/healthz, MCP serverInfo,
+// the start-up log): the module version, with the first 12 digits of the
+// VCS revision when one was recorded.
+func shortVersion() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 && v == "dev" {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}

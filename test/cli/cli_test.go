@@ -114,6 +114,7 @@ func TestUsageErrors(t *testing.T) {
 		stderr []string
 	}{
 		{"misspelt vendors subcommand", []string{"vendors", "remvoe", "x"}, 2, nil, []string{`unknown subcommand "remvoe"`, "Usage: toolhub vendors"}},
+		{"misspelt keys subcommand", []string{"keys", "craete"}, 2, nil, []string{`unknown subcommand "craete"`, "Usage: toolhub keys"}},
 		{"rollback without a version", []string{"vendors", "rollback", "weather-a"}, 2, nil, []string{"--version N", "toolhub vendors versions weather-a"}},
 		{"approve without an id", []string{"vendors", "approve"}, 2, nil, []string{"Usage: toolhub vendors approve"}},
 		{"help", []string{"--help"}, 0, []string{"Usage:", "toolhub config"}, nil},

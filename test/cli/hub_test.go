@@ -77,6 +77,12 @@ vendors:
 		if code != 0 || !strings.Contains(out, `"status": "live"`) {
 			t.Fatalf("vendors add --command: %d %s %s", code, out, errOut)
 		}
+		// Registration checks the server with a connection of its own; the
+		// hub's connection (a new process) brings the tools a moment later.
+		drilltest.WaitFor(t, 60*time.Second, "everything__echo in the catalog", func() bool {
+			out, _, _ := th(t, nil, "tools", "--hub", hostPort)
+			return strings.Contains(out, "everything__echo")
+		})
 		out, errOut, code = th(t, nil, "call", "everything__echo", `{"message":"hello from stdio"}`, "--hub", hostPort)
 		if code != 0 || !strings.Contains(out, "hello from stdio") {
 			tools, _, _ := th(t, nil, "tools", "--hub", hostPort)

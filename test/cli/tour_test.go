@@ -92,7 +92,7 @@ func TestReadmeTour(t *testing.T) {
 			ran++
 			out, errOut, code := th(t, nil, append(args[1:], "--hub", h.URL())...)
 			if strings.HasPrefix(comment, "invalid_arguments") || strings.HasPrefix(comment, "unknown_tool") {
-				code := strings.Fields(comment)[0]
+				code := strings.Trim(strings.Fields(comment)[0], ",;.")
 				if !strings.Contains(errOut, code) {
 					t.Errorf("%s\nwant %s, got: %s %s", line, code, out, errOut)
 				}
