@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -106,5 +109,22 @@ func TestReportsExplainTheirUnits(t *testing.T) {
 	pay.Write(&buf, "table")
 	if !strings.Contains(buf.String(), "calls: paid attempts") {
 		t.Errorf("payout does not say its calls are attempts:\n%s", buf.String())
+	}
+}
+
+// TestPayoutOverHTTPNamesItsVendor: GET /v1/reports/payout too.
+func TestPayoutOverHTTPNamesItsVendor(t *testing.T) {
+	srv := httptest.NewServer(billing.NewHandler(fixtureLedger(t), nil))
+	defer srv.Close()
+	for format, want := range map[string]string{"csv": "\ndoubao,generate_image,", "json": `"vendor": "doubao"`} {
+		resp, err := http.Get(srv.URL + "/v1/reports/payout?vendor=doubao&from=2026-11&to=2027-01&format=" + format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("payout %s over HTTP: %d\n%s", format, resp.StatusCode, b)
+		}
 	}
 }
