@@ -40,6 +40,8 @@ FUZZ_TARGETS := \
 	./registry:FuzzApplyMappings \
 	./api:FuzzMCPFrontDoor \
 	./api:FuzzRESTCall \
+	./api:FuzzToolCalls \
+	./internal/config:FuzzCheck \
 	./netguard:FuzzCheckURL \
 	./hub/cache:FuzzDecode \
 	./billing:FuzzParseMicros \

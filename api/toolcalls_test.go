@@ -172,3 +172,27 @@ func TestToolCallsRunInParallel(t *testing.T) {
 		}
 	}
 }
+
+// FuzzToolCalls: whatever the body, POST /v1/tool_calls answers JSON, never
+// a server error, and one tool message per tool call.
+func FuzzToolCalls(f *testing.F) {
+	f.Add(`{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"weather_current","arguments":"{\"city\":\"x\"}"}}]}`)
+	f.Add(`{"tool_calls":[{"id":"a","function":{"name":"nope","arguments":"{"}},{"id":"b","function":{"name":"weather.current","arguments":{"city":1}}}]}`)
+	f.Add(`{"tool_calls":[]}`)
+	s, _ := newTestServer(f)
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/v1/tool_calls", strings.NewReader(body))
+		s.toolCalls(rec, req.WithContext(withTenant(req.Context(), DefaultTenant)))
+		if rec.Code >= 500 {
+			t.Fatalf("status %d for %q: %s", rec.Code, body, rec.Body)
+		}
+		var out ToolCallsResponse
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+			t.Fatalf("body is not JSON: %q", rec.Body)
+		}
+		if rec.Code == 200 && len(out.Messages) != len(out.Results) {
+			t.Fatalf("%d messages, %d results", len(out.Messages), len(out.Results))
+		}
+	})
+}

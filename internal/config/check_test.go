@@ -121,3 +121,23 @@ func TestCheckDefaultAndExampleAreClean(t *testing.T) {
 		t.Errorf("%s: %v", path, got)
 	}
 }
+
+// FuzzCheck: any text gets problems or none, never a panic, and a text
+// Check finds nothing wrong with is one Parse accepts.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte("timeout: 5\nadr: x\n"))
+	f.Add([]byte("vendors:\n  - id: a\n    mcp: {transport: stdio}\n"))
+	f.Add([]byte("a: b: c"))
+	f.Add(DefaultYAML())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps := Check("f.yaml", data)
+		for _, p := range ps {
+			if p.File != "f.yaml" || p.Line < 0 {
+				t.Fatalf("problem %+v", p)
+			}
+		}
+		if _, err := Parse(data); len(ps) == 0 && err != nil {
+			t.Fatalf("Check finds nothing, Parse refuses: %v", err)
+		}
+	})
+}

@@ -115,6 +115,13 @@ func TestReadmeTour(t *testing.T) {
 			if strings.Contains(comment, "fallback true") && !res.Provenance.Fallback {
 				t.Errorf("%s\nnot a fallback: %s", line, out)
 			}
+		case len(args) > 2 && args[0] == "./bin/toolhub" && args[1] == "plan":
+			ran++
+			// --hub without a scheme, as people type it.
+			out, errOut, code := th(t, nil, append(args[1:], "--hub", strings.TrimPrefix(h.URL(), "http://"))...)
+			if code != 0 {
+				t.Errorf("%s\nexit %d: %s %s", line, code, out, errOut)
+			}
 		case len(args) > 3 && args[0] == "curl" && strings.Contains(line, "/_control"):
 			ran++
 			var url, body string
