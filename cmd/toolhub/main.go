@@ -81,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.Is(err, errConfigInvalid):
+				return 1 // the problems are printed already
 			}
 			fmt.Fprintln(stderr, "toolhub "+c.name+":", err)
 			return 1
