@@ -299,7 +299,7 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 	u := fs.String("url", "", "MCP server URL (streamable HTTP or SSE)")
 	transport := fs.String("transport", "http", "http (streamable HTTP) or sse")
 	card := fs.String("card", "", "A2A agent card URL, instead of --url")
-	command := fs.String("command", "", "a stdio MCP server to run on the hub (operator keys only), instead of --url")
+	command := fs.String("command", "", "a stdio MCP server to run on the hub (operator keys, with admin.allow_stdio_vendors in the config), instead of --url")
 	var cmdArgs, cmdEnv repeated
 	fs.Var(&cmdArgs, "arg", "with --command: one argument of the command (repeat for more)")
 	fs.Var(&cmdEnv, "env", "with --command: NAME=VALUE in the command's environment; VALUE may say ${VAR} (repeat for more)")

@@ -31,6 +31,7 @@ func TestCLIAgainstAHub(t *testing.T) {
 	addr, vs := serveVendors(t, vendors.WeatherA)
 	h := startHub(t, `
 addr: 127.0.0.1:0
+admin: {allow_stdio_vendors: true}
 outbound: {allow: ["`+addr+`"]}
 vendors:
   - id: weather-a
