@@ -151,13 +151,19 @@ func TestReadmeTour(t *testing.T) {
 func toolCallsExample(t *testing.T, hub string) {
 	b, _ := os.ReadFile("../../README.md")
 	s := string(b)
-	i := strings.Index(s, "/v1/tool_calls -d '")
+	i := strings.Index(s, "curl -s 127.0.0.1:8080/v1/tool_calls ")
 	if i < 0 {
 		t.Fatal("README has no /v1/tool_calls example")
 	}
-	s = s[i+len("/v1/tool_calls -d '"):]
+	s = s[i:]
+	// What curl sends: -d without a Content-Type header is a form.
+	ctype := "application/x-www-form-urlencoded"
+	if head := s[:strings.Index(s, " -d '")]; strings.Contains(head, "-H 'Content-Type: application/json'") {
+		ctype = "application/json"
+	}
+	s = s[strings.Index(s, " -d '")+len(" -d '"):]
 	body := s[:strings.Index(s, "'")] // single-quoted in the shell: JSON as it is
-	resp, err := http.Post(hub+"/v1/tool_calls", "application/json", strings.NewReader(body))
+	resp, err := http.Post(hub+"/v1/tool_calls", ctype, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
