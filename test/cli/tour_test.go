@@ -45,7 +45,8 @@ func tourSteps(t *testing.T) []string {
 }
 
 // words splits a shell line the way the README writes them: words, and
-// 'single-quoted' strings; it stops at a pipe or a comment.
+// 'single-' and "double-quoted" strings (no escapes); it stops at a pipe
+// or a comment.
 func words(line string) (args []string, comment string) {
 	if i := strings.Index(line, " #"); i >= 0 {
 		line, comment = line[:i], strings.TrimSpace(line[i+2:])
@@ -54,8 +55,8 @@ func words(line string) (args []string, comment string) {
 		line = line[:i]
 	}
 	for line = strings.TrimSpace(line); line != ""; line = strings.TrimSpace(line) {
-		if line[0] == '\'' {
-			end := strings.IndexByte(line[1:], '\'')
+		if q := line[0]; q == '\'' || q == '"' {
+			end := strings.IndexByte(line[1:], q)
 			if end < 0 { // continued on the next line
 				return append(args, line[1:]), comment
 			}
