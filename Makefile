@@ -15,7 +15,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/toolhub
-	$(GO) build -o $(BIN) ./cmd/toolhub
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/toolhub
 
 run: build ## run toolhub on its embedded defaults with the example vendors (127.0.0.1:8080)
 	./$(BIN) serve
@@ -40,6 +40,8 @@ FUZZ_TARGETS := \
 	./registry:FuzzApplyMappings \
 	./api:FuzzMCPFrontDoor \
 	./api:FuzzRESTCall \
+	./api:FuzzToolCalls \
+	./internal/config:FuzzCheck \
 	./netguard:FuzzCheckURL \
 	./hub/cache:FuzzDecode \
 	./billing:FuzzParseMicros \

@@ -299,6 +299,8 @@ func FuzzRESTCall(f *testing.F) {
 	f.Add("weather-a__current_weather", `{"arguments":{"city":"x"}}`)
 	f.Add("weather.current", `{"arguments":{"city":1}}`)
 	f.Add("x", `{"arguments":[]}`)
+	f.Add("weather_current", `{"arguments":"{\"city\":\"x\"}"}`)
+	f.Add("weather_current", `{"arguments":"[{\"a\":"}`)
 	s, _ := newTestServer(f)
 	f.Fuzz(func(t *testing.T, name, body string) {
 		rec := httptest.NewRecorder()

@@ -110,7 +110,15 @@ func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
 	filter := func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		tenant := TenantFrom(ctx)
 		out := tools[:0:0]
+		// mcp-go runs the filter for tools/list with every tool, and
+		// before a tools/call with the one tool called: a capability's
+		// dotted alias is callable but not listed (it always comes with
+		// its function-calling name, so a list is never just an alias).
+		listing := len(tools) > 1
 		for _, t := range tools {
+			if vendor == "" && listing && isCapabilityAlias(t.Name) {
+				continue // listed once, by its function-calling name
+			}
 			if _, ok := f.resolve(vendor, tenant, t.Name); ok {
 				out = append(out, t)
 			}
@@ -154,6 +162,11 @@ func (f *mcpFront) resolve(vendor, tenant, name string) (string, bool) {
 	}
 	return e.Name, true
 }
+
+// isCapabilityAlias reports whether name is a capability's dotted name
+// ("weather.current"), served besides its function-calling name
+// ("weather_current") but not listed. Catalog names have no dots.
+func isCapabilityAlias(name string) bool { return strings.Contains(name, ".") }
 
 func (f *mcpFront) httpHandler(srv *server.MCPServer, vendor string) http.Handler {
 	f.mu.Lock()

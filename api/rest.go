@@ -61,7 +61,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 
 // CallRequest is the body of POST /v1/tools/{name}/call.
 type CallRequest struct {
-	Arguments map[string]any `json:"arguments"`
+	Arguments Arguments      `json:"arguments"` // an object, or a string holding one (function.arguments)
 	Meta      map[string]any `json:"_meta,omitempty"`
 	Priority  string         `json:"priority,omitempty"` // interactive (default) or batch
 	// DataLevel declares the privacy level of the data in the arguments
@@ -92,7 +92,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"arguments\": {...}}: " + err.Error()}, "")
+			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"arguments\": {...}} (or arguments as a JSON string holding an object): " + err.Error()}, "")
 			return
 		}
 	}

@@ -73,6 +73,7 @@ type Options struct {
 //	POST /v1/tools/{name}/call
 //	GET  /v1/resources       vendors' resources and templates (tenant-filtered)
 //	GET  /v1/prompts         vendors' prompts (tenant-filtered)
+//	POST /v1/tool_calls      an assistant message's tool_calls → role "tool" messages
 //	GET  /v1/vendors         vendors with status
 //	/healthz, /readyz
 type Server struct {
@@ -187,6 +188,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST /v1/tools/{name}/call", callers(http.HandlerFunc(s.callTool)))
 	s.mux.Handle("GET /v1/resources", callers(http.HandlerFunc(s.listResources)))
 	s.mux.Handle("GET /v1/prompts", callers(http.HandlerFunc(s.listPrompts)))
+	s.mux.Handle("POST /v1/tool_calls", callers(http.HandlerFunc(s.toolCalls)))
 	s.mux.Handle("GET /v1/vendors", Require(http.HandlerFunc(s.listVendors), auth.RoleOperator, auth.RoleVendor))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version})

@@ -118,6 +118,10 @@ func (f *mcpFront) refresh(k frontKey) {
 			name = e.Tool.Def.Name
 		}
 		tools = append(tools, server.ServerTool{Tool: mcpTool(name, e), Handler: f.handler(e.Name)})
+		if c := e.Capability; k.vendor == "" && c != nil && c.Name != e.Name {
+			// Callable by its dotted name too, as over REST and the CLI.
+			tools = append(tools, server.ServerTool{Tool: mcpTool(c.Name, e), Handler: f.handler(e.Name)})
+		}
 	}
 	fs.srv.SetTools(tools...)
 }

@@ -153,6 +153,7 @@ func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 		doc := map[string]any{
 			"from": timeOrNil(q.From), "to": timeOrNil(q.To), "group_by": nonNil(q.GroupBy),
 			"rows": withoutFields(conv(rows, rq.Period()), q.Hide), "totals": withoutFields(conv(Totals(rows), ""), q.Hide),
+			"units": ReportUnits,
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -173,8 +174,19 @@ func WriteRows(w io.Writer, q ReportQuery, rows []Row) error {
 			}
 			fmt.Fprintln(tw, strings.Join(dropIndexes(append(lead, v...), hidden), "\t")+"\t")
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "\n%s\n", strings.ReplaceAll(ReportUnits, "; ", "\n"))
+		return err
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func timeOrNil(t time.Time) any {
@@ -200,7 +212,34 @@ type Statement struct {
 	To     time.Time       `json:"to"`
 	Lines  []StatementLine `json:"lines"`
 	Totals []Total         `json:"totals"`
+	// Refused (invoices) lists calls charged nothing because they were
+	// refused (an unknown tool, bad arguments, a budget, a rate limit) or
+	// failed: they are not billable lines.
+	Refused []RefusedLine `json:"refused,omitempty"`
+	// Units says what the lines' calls count (StatementUnits).
+	Units string `json:"units"`
 }
+
+// RefusedLine counts a tenant's calls to one tool that were charged nothing.
+type RefusedLine struct {
+	Vendor  string `json:"vendor,omitempty"`
+	Tool    string `json:"tool"`
+	Refused int64  `json:"refused"` // refused before any vendor was paid
+	Failed  int64  `json:"failed"`  // every vendor failed; no answer
+}
+
+// StatementUnits say what a statement's calls count.
+var StatementUnits = map[string]string{
+	"invoice": "calls: the tenant's calls that got an answer (from a vendor, a fallback vendor or the cache), one per call however many vendor attempts it took; refused and failed calls are charged nothing and listed apart",
+	"payout":  "calls: paid attempts: each call toolhub made to this vendor and pays for, retries and fallback steps included, so one tenant call can be several attempts (or none, when answered from the cache)",
+}
+
+// ReportUnits explain a usage report's counting columns: calls are what
+// tenants asked for, attempts what toolhub sent to vendors.
+const ReportUnits = `calls: tenant calls, one per request whatever happened (billed to the tenant unless rejected or failed); ` +
+	`rejected, failed, cached: how many of those calls were refused, failed at every vendor, or answered from the cache; ` +
+	`attempts: requests toolhub sent to vendors, retries and fallback steps included (a call makes zero, one or several); ` +
+	`paid: the attempts toolhub pays a vendor for`
 
 // StatementLine is one line of a [Statement].
 type StatementLine struct {
@@ -230,13 +269,17 @@ func Invoice(ctx context.Context, l Ledger, tenant string, from, to time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	st := &Statement{Kind: "invoice", Party: tenant, From: from.UTC(), To: to.UTC()}
+	st := &Statement{Kind: "invoice", Party: tenant, From: from.UTC(), To: to.UTC(), Units: StatementUnits["invoice"]}
 	for _, r := range rows {
-		if r.Calls == 0 && r.TenantCost == 0 {
-			continue // attempts only: nothing billed
+		if r.Rejected+r.Failed > 0 {
+			st.Refused = append(st.Refused, RefusedLine{Vendor: r.Vendor, Tool: r.Tool, Refused: r.Rejected, Failed: r.Failed})
+		}
+		billed := r.Calls - r.Rejected - r.Failed
+		if billed == 0 && r.TenantCost == 0 {
+			continue // attempts only, or refused and failed calls: nothing billed
 		}
 		st.Lines = append(st.Lines, StatementLine{Vendor: r.Vendor, Tool: r.Tool, Currency: r.Currency,
-			Calls: r.Calls - r.Rejected - r.Failed, Images: r.Images, Tokens: r.Tokens, Seconds: r.Seconds, Amount: r.TenantCost})
+			Calls: billed, Images: r.Images, Tokens: r.Tokens, Seconds: r.Seconds, Amount: r.TenantCost})
 	}
 	st.total()
 	return st, nil
@@ -252,12 +295,12 @@ func Payout(ctx context.Context, l Ledger, vendor string, from, to time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	st := &Statement{Kind: "payout", Party: vendor, From: from.UTC(), To: to.UTC()}
+	st := &Statement{Kind: "payout", Party: vendor, From: from.UTC(), To: to.UTC(), Units: StatementUnits["payout"]}
 	for _, r := range rows {
 		if r.Attempts == 0 && r.VendorCost == 0 {
 			continue
 		}
-		st.Lines = append(st.Lines, StatementLine{Tool: r.Tool, Currency: r.Currency, Calls: r.Paid, Amount: r.VendorCost})
+		st.Lines = append(st.Lines, StatementLine{Vendor: vendor, Tool: r.Tool, Currency: r.Currency, Calls: r.Paid, Amount: r.VendorCost})
 	}
 	st.total()
 	return st, nil
@@ -300,7 +343,24 @@ func (st *Statement) Write(w io.Writer, format string) error {
 		for _, t := range st.Totals {
 			fmt.Fprintf(tw, "TOTAL\t\t%s\t\t\t\t\t%s\t\n", t.Currency, t.Amount)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(st.Refused) > 0 {
+			fmt.Fprintf(w, "\nnot billed (refused or failed, charged nothing)\n\n")
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "vendor\ttool\trefused\tfailed\t")
+			for _, l := range st.Refused {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t\n", orDash(l.Vendor), l.Tool, l.Refused, l.Failed)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+		if st.Units != "" {
+			fmt.Fprintf(w, "\n%s\n", st.Units)
+		}
+		return nil
 	}
 	return fmt.Errorf("billing: format %q: want csv, json or table", format)
 }

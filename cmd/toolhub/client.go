@@ -25,6 +25,33 @@ func hubFlag(fs *flag.FlagSet) *string {
 	return fs.String("hub", def, "base URL of the running hub (env TOOLHUB_URL)")
 }
 
+// hubURL is --hub as a base URL: "127.0.0.1:8080" means
+// "http://127.0.0.1:8080".
+func hubURL(base string) string {
+	base = strings.TrimRight(strings.TrimSpace(base), "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	return base
+}
+
+type timeoutKey struct{}
+
+// withTimeout bounds ctx by d (a command's --timeout; 0 means none) and
+// remembers d for the error message.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, timeoutKey{}, d), d)
+	return ctx, cancel
+}
+
+func timeoutOf(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(timeoutKey{}).(time.Duration)
+	return d, ok
+}
+
 // request sends a request to the hub and decodes a JSON answer into out.
 // A toolhub error body becomes an error with its code.
 func request(ctx context.Context, method, base, path string, body any, out any) error {
@@ -38,7 +65,7 @@ func request(ctx context.Context, method, base, path string, body any, out any) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(base, "/")+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, hubURL(base)+path, rd)
 	if err != nil {
 		return err
 	}
@@ -48,6 +75,9 @@ func request(ctx context.Context, method, base, path string, body any, out any) 
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		if d, ok := timeoutOf(ctx); ok && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("no answer from %s within --timeout %v", req.URL.Host, d)
+		}
 		return fmt.Errorf("%v (is toolhub running? start it with `make run`)", err)
 	}
 	defer resp.Body.Close()
@@ -61,10 +91,19 @@ func request(ctx context.Context, method, base, path string, body any, out any) 
 				Code, Message string
 			} `json:"error"`
 		}
+		var err error
 		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
-			return fmt.Errorf("%s: %s", e.Error.Code, e.Error.Message)
+			err = fmt.Errorf("%s: %s", e.Error.Code, e.Error.Message)
+		} else {
+			err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
 		}
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+		if resp.StatusCode == http.StatusUnauthorized {
+			if os.Getenv("TOOLHUB_KEY") == "" {
+				return fmt.Errorf("%w\nThis hub needs an API key: set TOOLHUB_KEY to one (make one with `toolhub keys create --role operator` on the hub's machine)", err)
+			}
+			return fmt.Errorf("%w\nThe key in TOOLHUB_KEY was refused: set TOOLHUB_KEY to a valid, unexpired key", err)
+		}
+		return err
 	}
 	return json.Unmarshal(b, out)
 }
@@ -124,9 +163,9 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("call", "NAME [JSON] [flags]", "Call a tool (vendor__tool) or a capability (image.generate) through a running hub.\nJSON is the arguments object; '-' reads it from stdin.", stderr)
+	fs := flags("call", "NAME [JSON] [flags]", "Call a tool (vendor__tool) or a capability (image.generate, or image_generate) through a running hub.\nJSON is the arguments object; '-' reads it from stdin.", stderr)
 	base := hubFlag(fs)
-	timeout := fs.Duration("timeout", 0, "the call's overall deadline (retries and fallbacks fit inside it); 0: the hub's default for the tool")
+	timeout := fs.Duration("timeout", 0, "the call's overall deadline: the hub fits retries and fallbacks inside it, and the command gives up 5s after it; 0: the hub's default for the tool")
 	// Flags may follow the positional arguments.
 	var pos []string
 	for len(args) > 0 {
@@ -162,13 +201,13 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *timeout < 0 {
 		return fmt.Errorf("--timeout %v: want a positive duration", *timeout)
 	}
+	cancel := context.CancelFunc(func() {})
 	if *timeout > 0 {
 		body["timeout"] = timeout.String()
 		// The hub answers by the deadline; the margin is for the network.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout+5*time.Second)
-		defer cancel()
+		ctx, cancel = withTimeout(ctx, *timeout+5*time.Second)
 	}
+	defer cancel()
 	var out map[string]any
 	if err := request(ctx, "POST", *base, "/v1/tools/"+url.PathEscape(pos[0])+"/call", body, &out); err != nil {
 		return err
@@ -181,15 +220,22 @@ func vendorsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		switch args[0] {
 		case "add", "update", "remove", "versions", "rollback":
 			return vendorChange(ctx, args[0], args[1:], stdout, stderr)
+		case "pending", "approve", "reject":
+			return vendorDecision(ctx, args[0], args[1:], stdout, stderr)
 		case "list":
 			args = args[1:]
 		}
 	}
-	fs := flags("vendors", "[list|add|update|remove|versions|rollback] [flags]", "List the vendors of a running hub with their status, or change one\n(toolhub vendors add --help). Uses the key in TOOLHUB_KEY.", stderr)
+	fs := flags("vendors", "[list|add|update|remove|versions|rollback|pending|approve|reject] [flags]", "List the vendors of a running hub with their status, or change one\n(toolhub vendors add --help). Uses the key in TOOLHUB_KEY.", stderr)
 	base := hubFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "toolhub vendors: unknown subcommand %q\n\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
 	}
 	if *asJSON {
 		var raw map[string]any
@@ -200,10 +246,11 @@ func vendorsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var out struct {
 		Vendors []struct {
-			ID, State, Transport, LastError string
-			Tools                           int
-			InFlight                        int `json:"in_flight"`
-			Governance                      struct {
+			ID, State, Transport string
+			LastError            string `json:"last_error"`
+			Tools                int
+			InFlight             int `json:"in_flight"`
+			Governance           struct {
 				Breaker struct{ State string }
 				Ramp    struct{ Percent float64 }
 				Ejected bool
@@ -250,8 +297,8 @@ func orDash(s string) string {
 // an operator key, in TOOLHUB_KEY).
 func vendorChange(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) error {
 	usage := map[string]string{
-		"add":      "ID --url URL [--transport http|sse] | --card URL  register a vendor; it is probed and its schemas checked first",
-		"update":   "ID --url URL [--transport http|sse] | --card URL  change a vendor; a change callers would notice waits for an operator",
+		"add":      "ID --url URL [--transport http|sse] | --card URL | --command CMD [--arg A]...  register a vendor; it is probed and its schemas checked first",
+		"update":   "ID --url URL [--transport http|sse] | --card URL | --command CMD [--arg A]...  change a vendor; a change callers would notice waits for an operator",
 		"remove":   "ID  remove a vendor registered at run time",
 		"versions": "ID  list a vendor's versions",
 		"rollback": "ID --version N  make an earlier version current again",
@@ -261,8 +308,12 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 	u := fs.String("url", "", "MCP server URL (streamable HTTP or SSE)")
 	transport := fs.String("transport", "http", "http (streamable HTTP) or sse")
 	card := fs.String("card", "", "A2A agent card URL, instead of --url")
+	command := fs.String("command", "", "a stdio MCP server to run on the hub (operator keys, with admin.allow_stdio_vendors in the config), instead of --url")
+	var cmdArgs, cmdEnv repeated
+	fs.Var(&cmdArgs, "arg", "with --command: one argument of the command (repeat for more)")
+	fs.Var(&cmdEnv, "env", "with --command: NAME=VALUE in the command's environment; VALUE may say ${VAR} (repeat for more)")
 	name := fs.String("name", "", "display name")
-	version := fs.Int64("version", 0, "with rollback: the version to return to")
+	version := fs.Int64("version", 0, "with rollback: the version to return to (see `toolhub vendors versions ID`)")
 	var id string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
@@ -290,13 +341,39 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 		if *name != "" {
 			spec["name"] = *name
 		}
+		given := 0
+		for _, f := range []string{*card, *u, *command} {
+			if f != "" {
+				given++
+			}
+		}
 		switch {
-		case *card != "" && *u == "":
+		case given != 1:
+			return errors.New("give one of --url (an MCP server over HTTP), --command (an MCP server over stdio) or --card (an A2A agent)")
+		case *card != "":
 			spec["a2a"] = map[string]any{"card": *card}
-		case *u != "" && *card == "":
+		case *u != "":
 			spec["mcp"] = map[string]any{"transport": *transport, "url": *u}
 		default:
-			return errors.New("give either --url (an MCP server) or --card (an A2A agent)")
+			m := map[string]any{"transport": "stdio", "command": *command}
+			if len(cmdArgs) > 0 {
+				m["args"] = []string(cmdArgs)
+			}
+			if len(cmdEnv) > 0 {
+				env := map[string]string{}
+				for _, kv := range cmdEnv {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return fmt.Errorf("--env %q: want NAME=VALUE", kv)
+					}
+					env[k] = v
+				}
+				m["env"] = env
+			}
+			spec["mcp"] = m
+		}
+		if (len(cmdArgs) > 0 || len(cmdEnv) > 0) && *command == "" {
+			return errors.New("--arg and --env go with --command")
 		}
 		method := "POST"
 		if verb == "update" {
@@ -308,7 +385,55 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 	case "versions":
 		err = request(ctx, "GET", *base, path+"/versions", nil, &out)
 	case "rollback":
+		if *version <= 0 {
+			fmt.Fprintf(stderr, "toolhub vendors rollback: say which version to return to with --version N;\nlist %s's versions with `toolhub vendors versions %s`\n", id, id)
+			return errUsage
+		}
 		err = request(ctx, "POST", *base, path+"/rollback", map[string]any{"version": *version}, &out)
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, out)
+}
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// vendorDecision lists the vendor changes waiting for an operator, or
+// approves or rejects one (an operator key in TOOLHUB_KEY).
+func vendorDecision(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) error {
+	usage := map[string]string{
+		"pending": "[flags]  list vendor changes waiting for an operator, with why they wait",
+		"approve": "ID [flags]  make a vendor's pending change live",
+		"reject":  "ID [flags]  drop a vendor's pending change; the current version keeps serving",
+	}[verb]
+	fs := flags("vendors "+verb, usage, "Needs an operator key in TOOLHUB_KEY.", stderr)
+	base := hubFlag(fs)
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if verb == "pending" && len(pos) != 0 || verb != "pending" && len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	var out map[string]any
+	var err error
+	if verb == "pending" {
+		err = request(ctx, "GET", *base, "/v1/admin/vendors/pending", nil, &out)
+	} else {
+		err = request(ctx, "POST", *base, "/v1/admin/vendors/"+url.PathEscape(pos[0])+"/"+verb, nil, &out)
 	}
 	if err != nil {
 		return err

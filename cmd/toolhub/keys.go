@@ -33,6 +33,13 @@ func keys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	switch verb {
+	case "create", "list", "rotate", "revoke":
+	default:
+		fmt.Fprintf(stderr, "toolhub keys: unknown subcommand %q\n\n", verb)
+		fs.Usage()
+		return errUsage
+	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err

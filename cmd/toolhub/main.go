@@ -3,11 +3,12 @@
 //	toolhub serve [--config toolhub.yaml] [--addr 127.0.0.1:8080] [--data ./data] [--stdio]
 //	toolhub tools [--format openai]
 //	toolhub call NAME [JSON]
-//	toolhub vendors [add|update|remove|versions|rollback]
+//	toolhub vendors [add|update|remove|versions|rollback|pending|approve|reject]
 //	toolhub keys [create|list|rotate|revoke]
 //	toolhub plan "GOAL"
 //	toolhub report [usage|invoice|payout|reconcile|export]
 //	toolhub bench [--concurrency N] [--split [--pin]] [--failover RATE] [--limiter]
+//	toolhub config check [--config F]
 //	toolhub version
 //
 // main wires; the decisions live in the packages.
@@ -39,16 +40,14 @@ func init() {
 		{"serve", "[flags]", "run the hub (embedded defaults and the example vendors without --config)", serve},
 		{"tools", "[flags]", "list the catalog of a running hub", tools},
 		{"call", "NAME [JSON] [flags]", "call a tool or capability through a running hub", call},
-		{"vendors", "[list|add|update|remove|versions|rollback]", "list vendors with their status, or register and change one", vendorsCmd},
+		{"vendors", "[list|add|update|remove|versions|rollback|pending|approve|reject]", "list vendors with their status, or register and change one", vendorsCmd},
 		{"keys", "[create|list|rotate|revoke]", "manage API keys in the data folder", keys},
 		{"plan", `"GOAL" [flags]`, "reach a goal through a running hub's planner, step by step", plan},
 		{"report", "[usage|invoice|payout|reconcile|export] [flags]", "usage, invoices, payouts, reconciliation, CloudEvents export from the ledger", report},
 		{"drill", "[flags]", "run fault drills (vendor faults, Redis down, PostgreSQL down, an instance killed) and print what happened", drillCmd},
 		{"bench", "[flags]", "measure HTTP throughput and latency, direct vs through toolhub", bench},
-		{"version", "", "print the version", func(_ context.Context, _ []string, out, _ io.Writer) error {
-			fmt.Fprintln(out, "toolhub", version)
-			return nil
-		}},
+		{"config", "check [--config F]", "check a config file like nginx -t: every error with file:line; exit 1 on any", configCmd},
+		{"version", "", "print the module version and the VCS revision it was built from", printVersion},
 	}
 }
 
@@ -59,16 +58,22 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
 		return 0
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			err := c.run(ctx, args[1:], stdout, stderr)
+			// Asked for, help is the answer: it goes to stdout.
+			usageOut := stderr
+			if askedForHelp(args[1:]) {
+				usageOut = stdout
+			}
+			err := c.run(ctx, args[1:], stdout, usageOut)
 			switch {
 			case err == nil:
 				return 0
@@ -76,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return 0
 			case errors.Is(err, errUsage):
 				return 2
+			case errors.Is(err, errConfigInvalid):
+				return 1 // the problems are printed already
 			}
 			fmt.Fprintln(stderr, "toolhub "+c.name+":", err)
 			return 1
@@ -88,10 +95,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 var errUsage = errors.New("usage")
 
+// askedForHelp reports whether a command's arguments ask for its help
+// (-h, -help or --help before a "--").
+func askedForHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "toolhub — a governed hub for third-party AI tools\n\nUsage:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  toolhub %-8s %-44s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  toolhub %-8s %-52s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'toolhub COMMAND --help' for a command's flags.")
 }

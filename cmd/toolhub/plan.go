@@ -46,7 +46,7 @@ func plan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if k := os.Getenv("TOOLHUB_KEY"); k != "" {
 		hdr.Set("Authorization", "Bearer "+k)
 	}
-	out, err := orchestrator.Remote(ctx, nil, *base, hdr, orchestrator.Request{Goal: goal, Mode: *mode, MaxSteps: *maxSteps}, func(e orchestrator.Event) {
+	out, err := orchestrator.Remote(ctx, nil, hubURL(*base), hdr, orchestrator.Request{Goal: goal, Mode: *mode, MaxSteps: *maxSteps}, func(e orchestrator.Event) {
 		switch e.Type {
 		case orchestrator.EventPlan:
 			fmt.Fprintf(stderr, "plan %s: %s\n", e.PlanID, e.Message)

@@ -44,7 +44,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: log})
+	a, err := app.New(ctx, cfg, &app.Options{Version: shortVersion(), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen %s: %v", cfg.Addr, err)
 	}
 	log.Info("toolhub listening", "addr", ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp",
-		"vendors", len(cfg.Vendors), "capabilities", len(cfg.Capabilities), "version", version)
+		"vendors", len(cfg.Vendors), "capabilities", len(cfg.Capabilities), "version", shortVersion())
 	if !cfg.Auth.Enabled {
 		log.Info("no authentication configured: listening on loopback only; every caller is an operator calling as tenant \"default\"")
 	}

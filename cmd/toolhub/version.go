@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// printVersion prints the module version and the VCS revision the binary
+// was built from, as the Go toolchain recorded them in the build info.
+func printVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
+	fmt.Fprintln(stdout, "toolhub", buildVersion())
+	return nil
+}
+
+// buildVersion is "-ldflags -X main.version=…" when set, else the module
+// version from the build info, followed by the VCS revision, its time and
+// "+dirty" for a build from a modified tree:
+//
+//	v1.2.0 (revision 626ff61aff7d, 2026-12-03T08:00:00Z)
+//	(devel) (revision 626ff61aff7d+dirty, 2026-12-03T08:00:00Z)
+//
+// A binary built without VCS stamping (go build -buildvcs=false, or
+// outside a repository) says so instead of a revision.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version + " (no build info)"
+	}
+	return formatVersion(version, bi)
+}
+
+// formatVersion is buildVersion's text for the ldflags version and bi.
+func formatVersion(version string, bi *debug.BuildInfo) string {
+	v := version
+	if v == "dev" && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return v + " (no VCS revision: built with -buildvcs=false or outside a repository)"
+	}
+	out := v + " (revision " + rev + modified
+	if at != "" {
+		out += ", " + at
+	}
+	return out + ", " + bi.GoVersion + ")"
+}
+
+// shortVersion is the version servers report (/healthz, MCP serverInfo,
+// the start-up log): the module version, with the first 12 digits of the
+// VCS revision when one was recorded.
+func shortVersion() string {
+	v := version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 && v == "dev" {
+			v += "+" + s.Value[:12]
+		}
+	}
+	return v
+}
