@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +76,12 @@ vendors:
 // The checked-in tool list (testdata/everything-tools.json, the evaluation
 // set's catalog) is what the pinned server-everything really lists: names,
 // titles, descriptions and input schemas, which is all the planner reads.
-// After an upgrade of the peer, refresh the fixture from the live list.
+// After an upgrade of the peer, or a change of the client capabilities
+// toolhub declares (server-everything offers its sampling, elicitation and
+// roots tools only to clients that declare them), refresh the fixture:
+// go test ./orchestrator -run TestEverythingFixtureMatchesThePeer -update
+var update = flag.Bool("update", false, "rewrite testdata/everything-tools.json from the live server-everything")
+
 func TestEverythingFixtureMatchesThePeer(t *testing.T) {
 	a := everythingHub(t)
 	type view struct {
@@ -95,6 +102,18 @@ func TestEverythingFixtureMatchesThePeer(t *testing.T) {
 	var live []registry.ToolDef
 	for _, tl := range a.Catalog.VendorTools("everything") {
 		live = append(live, tl.Def)
+	}
+	if *update {
+		slices.SortFunc(live, func(x, y registry.ToolDef) int { return strings.Compare(x.Name, y.Name) })
+		b, err := json.MarshalIndent(map[string]any{
+			"server": "@modelcontextprotocol/server-everything", "version": everythingVersion(t), "tools": live,
+		}, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("testdata/everything-tools.json", append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if diff := cmp.Diff(norm(everythingTools(t)), norm(live)); diff != "" {
 		var b bytes.Buffer
@@ -133,4 +152,17 @@ func TestOfflinePlanRunsOnServerEverything(t *testing.T) {
 	if err == nil || out.Status != StatusNoMatch || len(out.Steps) != 0 {
 		t.Errorf("weather on server-everything: %v %+v", err, out)
 	}
+}
+
+// everythingVersion is the version of the installed server-everything.
+func everythingVersion(t *testing.T) string {
+	b, err := os.ReadFile(filepath.Join(os.Getenv("TOOLHUB_PEERS"), "node_modules", "@modelcontextprotocol", "server-everything", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Version string }
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Version
 }
