@@ -39,7 +39,8 @@ capabilities:
 	for _, s := range card.Skills {
 		skills = append(skills, s.ID)
 	}
-	if strings.Join(skills, ",") != "weather.current,"+a2a.PlanSkill {
+	// Capabilities, the planner, then the vendor tools the caller may call.
+	if strings.Join(skills, ",") != "weather.current,"+a2a.PlanSkill+",weather-a__current_weather" {
 		t.Fatalf("skills = %v", skills)
 	}
 	client, err := a2aclient.NewFromCard(ctx, card)
