@@ -70,8 +70,12 @@
   // ---- fetching, with the key and a clear error per status
   function apiKey() { try { return localStorage.getItem(KEY) || ""; } catch (e) { return ""; } }
   class FetchError extends Error {
-    constructor(status, message) { super(message); this.status = status; }
+    constructor(status, message, key) { super(message); this.status = status; this.key = key; }
   }
+  // staleKey: a 401 answered a request sent with a key that has changed
+  // since (the operator entered a new one while it was in flight); asking
+  // for a key again would stop the polling the new key just resumed.
+  function staleKey(e) { return e.key !== undefined && e.key !== apiKey(); }
   async function getJSON(url, needs) {
     const headers = { Accept: "application/json" };
     const k = apiKey();
@@ -88,7 +92,7 @@
       const msg = body && body.error && body.error.message ? body.error.message : res.statusText;
       if (res.status === 401 || res.status === 403) {
         const which = res.status === 403 && needs ? " (this panel: " + needs + ")" : "";
-        throw new FetchError(res.status, res.status + ": needs an operator or finance key" + which + (k ? " — the saved key is refused: " + msg : " — enter one above"));
+        throw new FetchError(res.status, res.status + ": needs an operator or finance key" + which + (k ? " — the saved key is refused: " + msg : " — enter one above"), k);
       }
       throw new FetchError(res.status, res.status + ": " + msg);
     }
@@ -112,8 +116,8 @@
     try { out = await res.json(); } catch (e) { /* not JSON */ }
     if (!res.ok) {
       const msg = out && out.error && out.error.message ? out.error.message : res.statusText;
-      if (res.status === 401) needKey();
-      throw new FetchError(res.status, res.status + ": " + msg);
+      if (res.status === 401 && k === apiKey()) needKey();
+      throw new FetchError(res.status, res.status + ": " + msg, k);
     }
     return out;
   }
@@ -154,7 +158,7 @@
     } catch (e) {
       p.ok = false; p.error = e;
       const auth = e.status === 401 || e.status === 403;
-      if (e.status === 401) needKey();
+      if (e.status === 401 && !staleKey(e)) needKey();
       p.node.classList.toggle("stale", p.last !== null);
       p.node.classList.toggle("failed", p.last === null);
       p.node.dataset.state = auth ? "forbidden" : "error";
