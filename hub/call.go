@@ -124,6 +124,14 @@ type Result struct {
 	Provenance Provenance
 	// Relayed is the vendor's result of a relayed request (Call.Method).
 	Relayed any
+	// Raw, when set, is the vendor's CallToolResult object exactly as it
+	// came on the wire (JSON, without toolhub's _meta keys). It is the fast
+	// path's pass-through: a front door that finds it writes these bytes
+	// with provenance spliced into _meta instead of encoding Content again.
+	// Content, Structured and IsError still say the same thing. Any step
+	// that changes them (a capability's result mapping, redaction, a cache
+	// or stale answer built anew) must set Raw to nil.
+	Raw []byte
 }
 
 // Provenance says where an answer came from. It goes on every result.
