@@ -65,7 +65,6 @@ func Hold(ctx context.Context, o HoldOptions) (*Held, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Each GET stream holds its own connection; the POSTs share a pool.
 	tr.MaxIdleConnsPerHost = o.Parallel + 2
-	tr.MaxConnsPerHost = 0
 	h := &Held{hc: &http.Client{Transport: tr}, tr: tr, url: o.URL, protocol: o.Protocol}
 	var (
 		next     atomic.Int64
