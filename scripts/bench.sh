@@ -61,6 +61,29 @@ trap 'rm -f "$out" "$out.go"' EXIT
     ./bin/toolhub bench --split --pin --concurrency "$c" --duration "${BENCH_DURATION:-5s}" 2>/dev/null
     echo '```'
   done
+  echo "## The hop: direct, bare ReverseProxy, toolhub (\`toolhub bench --hop\`)"
+  echo
+  echo "One MCP \`tools/call\` of a small text tool (\`test_simple_text\` of mcp-go's conformance server, built from"
+  echo "the module cache), made by the same load generator in one run: (1) directly to the vendor; (2) through a bare"
+  echo "\`net/http/httputil.ReverseProxy\` (keep-alive to the vendor, nothing else), the cost of a hop that does nothing;"
+  echo "(3) through toolhub \`/mcp/vendors/{vendor}\` with every governance step. The proxy and the hub each run in their"
+  echo "own process (the proxy is the toolhub binary's hidden \`bench proxy\`). Shapes: *shared*, every process on every"
+  echo "CPU; *pinned*, the hop (proxy or hub) alone on the last CPU, the load generator and the vendor on the others."
+  echo
+  echo "Columns: calls/s and the p50 and p99 latency seen by the load generator with c clients (one session each);"
+  echo "errors, calls that failed; hop CPU/call, the proxy's or the hub's user+system CPU time (from /proc/<pid>/stat)"
+  echo "over the measured phase divided by its calls; then toolhub against the proxy in the same shape and c: calls/s"
+  echo "ratio, p50 difference in µs, CPU-per-call ratio. Targets (issue 13): toolhub ≥ 0.9× the proxy's calls/s at"
+  echo "c=16 in both shapes; ≤ +50 µs p50 over the proxy at c=1; hub CPU per call ≤ 1.2× the proxy's; 1,000 client"
+  echo "sessions held open (each initialized, its GET stream open, one call made) cost ≤ 100 MB of hub RSS"
+  echo "(VmRSS from /proc/<pid>/status, in a fresh hub, before and after)."
+  echo
+  vendor_bin=()
+  if go build -o bin/conformance-server github.com/mark3labs/mcp-go/examples/conformance >/dev/null 2>&1; then
+    vendor_bin=(--vendor-bin bin/conformance-server)
+  fi
+  ./bin/toolhub bench --hop ${vendor_bin[@]+"${vendor_bin[@]}"} --duration "${BENCH_DURATION:-5s}" --sessions "${BENCH_SESSIONS:-1000}" 2>/dev/null
+  echo
   echo "## Fault drills (\`toolhub drill\`)"
   echo
   echo "weather-a breaks under load and weather-b takes over: breaker defaults (open on 5 failures in a row"

@@ -10,7 +10,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/app"
@@ -22,15 +25,43 @@ import (
 // bench runs the HTTP load generator: an example vendor and a hub in this
 // process, the same calls made directly and through /mcp, as a ratio.
 func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flags("bench", "[flags]", "Measure calls/s and latency of one tool call made directly to an example vendor\nover streamable HTTP and through toolhub's /mcp, in one run, and print the ratio.", stderr)
+	// Hidden: the processes of the hop bench (--hop).
+	if len(args) > 0 {
+		switch args[0] {
+		case "proxy":
+			return benchProxy(ctx, args[1:], stderr)
+		case "vendor":
+			return benchExampleVendor(ctx, args[1:], stderr)
+		}
+	}
+	fs := flags("bench", "[flags]", "Measure calls/s and latency of one tool call made directly to an example vendor\nover streamable HTTP and through toolhub's /mcp, in one run, and print the ratio.\nWith --hop: the hop table (direct, bare ReverseProxy, toolhub /mcp/vendors/{vendor}).", stderr)
 	conc := fs.Int("concurrency", 8, "concurrent MCP clients (one session each)")
 	dur := fs.Duration("duration", 5*time.Second, "measured time per phase (with --limiter: how long the hubs push)")
 	failover := fs.Float64("failover", 0, "instead: run the failover drill at this many calls/s (weather-a fails, weather-b takes over) and print what happened")
 	split := fs.Bool("split", false, "run the hub in its own process (the production shape) and report its CPU time per call")
 	pin := fs.Bool("pin", false, "with --split: pin the hub to the last CPU and the load generator and vendor to the others")
+	hop := fs.Bool("hop", false, "instead: the hop table: one tools/call of mcp-go's conformance server directly, through a bare\nhttputil.ReverseProxy and through toolhub /mcp/vendors/{vendor}, each hop in its own process, shared\nand pinned, with the hop's CPU per call; then --sessions held open against toolhub for its memory")
+	hopConc := fs.String("hop-concurrency", "1,16", "with --hop: the concurrencies measured")
+	hopShapes := fs.String("hop-shapes", "shared,pinned", "with --hop: the shapes measured (shared: every process on every CPU; pinned: the hop on the last CPU)")
+	protocol := fs.String("protocol", mcp.ProtocolVersion20250326, "with --hop: the MCP revision the load generator speaks")
+	vendorBin := fs.String("vendor-bin", "", "with --hop: mcp-go's conformance server binary; empty: built from the module cache with go build")
+	sessions := fs.Int("sessions", 1000, "with --hop: MCP sessions held open against toolhub to measure its memory; 0 skips it")
 	limiter := addLimiterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *hop {
+		conc, err := parseInts(*hopConc)
+		if err != nil {
+			return err
+		}
+		rep, err := benchHop(ctx, hopOptions{Protocol: *protocol, Concurrency: conc, Shapes: strings.Split(*hopShapes, ","),
+			Duration: *dur, VendorBin: *vendorBin, Sessions: *sessions, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		rep.Markdown(stdout)
+		return nil
 	}
 	if *limiter.on {
 		return benchLimiter(ctx, limiter, *dur, stdout)
@@ -138,19 +169,28 @@ func benchVendor() (url, addr string, stop func(), err error) {
 	if err != nil {
 		return "", "", nil, err
 	}
-	v, err := vendors.New(vendors.WeatherA, nil)
+	h, closeVendor, err := exampleVendorHandler()
 	if err != nil {
 		ln.Close()
-		return "", "", nil, err
-	}
-	h, err := vendors.Handler(vendors.HTTP, v)
-	if err != nil {
-		ln.Close()
-		v.Close()
 		return "", "", nil, err
 	}
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	addr = ln.Addr().String()
-	return "http://" + addr + "/mcp", addr, func() { srv.Close(); v.Close() }, nil
+	return "http://" + addr + "/mcp", addr, func() { srv.Close(); closeVendor() }, nil
+}
+
+// exampleVendorHandler is the example vendor weather-a over streamable
+// HTTP (at /mcp) and a func that closes it.
+func exampleVendorHandler() (http.Handler, func(), error) {
+	v, err := vendors.New(vendors.WeatherA, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := vendors.Handler(vendors.HTTP, v)
+	if err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	return h, func() { v.Close() }, nil
 }

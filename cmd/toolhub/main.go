@@ -7,7 +7,7 @@
 //	toolhub keys [create|list|rotate|revoke]
 //	toolhub plan "GOAL"
 //	toolhub report [usage|invoice|payout|reconcile|export]
-//	toolhub bench [--concurrency N] [--split [--pin]] [--failover RATE] [--limiter]
+//	toolhub bench [--concurrency N] [--split [--pin]] [--hop] [--failover RATE] [--limiter]
 //	toolhub config check [--config F]
 //	toolhub version
 //

@@ -1,18 +1,21 @@
 // Package loadgen measures toolhub over HTTP: the same MCP tool call, made by
-// the same load generator in the same process, directly against an example
-// vendor and through the hub's /mcp, so the two can be compared as a ratio.
+// the same load generator in the same process, directly against a vendor,
+// through a bare reverse proxy and through the hub, so they can be compared
+// as ratios ([Run]); and the hub's memory for many open sessions ([Hold]).
 package loadgen
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -25,6 +28,13 @@ type Options struct {
 	Duration    time.Duration  // measured time; default 5s
 	Warmup      time.Duration  // unmeasured time first; default 1s
 	Progress    io.Writer      // a progress line per second; nil: none
+	// Protocol is the MCP revision the clients pin (e.g. "2025-03-26");
+	// "" lets the SDK negotiate from its newest.
+	Protocol string
+	// MeasureStart and MeasureEnd, if set, are called as the measured
+	// phase starts and ends (after the warm-up; before the clients stop),
+	// to sample what the phase costs elsewhere, e.g. a process's CPU time.
+	MeasureStart, MeasureEnd func()
 }
 
 // Result of one run.
@@ -55,11 +65,27 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	if o.Warmup <= 0 {
 		o.Warmup = time.Second
 	}
+	// One transport for every client, keeping as many idle connections as
+	// there are clients: http.DefaultTransport keeps two per host, and the
+	// others would be redialled on every call, measuring TCP set-up (on
+	// both sides) instead of the call.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 2*o.Concurrency + 2
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	var copts []client.ClientOption
+	if o.Protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(o.Protocol))
+	}
 	clients := make([]*client.Client, o.Concurrency)
 	for i := range clients {
-		c, err := client.NewStreamableHttpClient(o.URL)
+		t, err := transport.NewStreamableHTTP(o.URL, transport.WithHTTPBasicClient(hc))
 		if err != nil {
 			return Result{}, err
+		}
+		c := client.NewClient(t, copts...)
+		if err := c.Start(ctx); err != nil {
+			return Result{}, fmt.Errorf("%s: %v", o.URL, err)
 		}
 		defer c.Close()
 		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
@@ -112,6 +138,9 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 		}(c)
 	}
 	time.Sleep(o.Warmup)
+	if o.MeasureStart != nil {
+		o.MeasureStart()
+	}
 	measuring.Store(true)
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
@@ -132,6 +161,9 @@ loop:
 	tick.Stop()
 	elapsed := time.Since(start)
 	measuring.Store(false)
+	if o.MeasureEnd != nil {
+		o.MeasureEnd()
+	}
 	close(stop)
 	wg.Wait()
 	if o.Progress != nil {

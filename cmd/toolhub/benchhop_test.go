@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// asToolhub, set in a child's environment, makes this test binary run as
+// the toolhub command: the hop bench starts its proxy and hub from
+// os.Executable(), which in a test is the test binary.
+const asToolhub = "TOOLHUB_TEST_BINARY_IS_TOOLHUB"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asToolhub) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// checkHopRows fails unless every shape has the three paths, each with
+// calls, latencies and no errors, and the proxy and the hub a CPU time.
+func checkHopRows(t *testing.T, rep *hopReport, shapes ...string) {
+	t.Helper()
+	if want := 3 * len(shapes); len(rep.Rows) != want {
+		t.Fatalf("%d rows, want %d: %+v", len(rep.Rows), want, rep.Rows)
+	}
+	for _, shape := range shapes {
+		for _, path := range []string{hopDirect, hopProxy, hopHub} {
+			row, ok := rep.row(shape, 1, path)
+			if !ok {
+				t.Errorf("%s c=1 %s: no row", shape, path)
+				continue
+			}
+			r := row.Res
+			if r.Calls == 0 || r.PerSec <= 0 || r.P50 <= 0 || r.P99 <= 0 || r.Errors != 0 {
+				t.Errorf("%s c=1 %s: %v", shape, path, r)
+			}
+			if path != hopDirect && (row.CPU <= 0 || row.PerCall <= 0) {
+				t.Errorf("%s c=1 %s: hop CPU %v, per call %v; want both > 0", shape, path, row.CPU, row.PerCall)
+			}
+		}
+	}
+}
+
+// TestBenchHopEndToEnd runs the hop bench briefly against mcp-go's
+// conformance server (built from the module cache), in both shapes: every
+// path answers, the hops' CPU is read, the hub holds its sessions, and the
+// table has a row per path. No figure is judged: this is not a timing test.
+func TestBenchHopEndToEnd(t *testing.T) {
+	rep, err := benchHop(t.Context(), hopOptions{
+		Env:         []string{asToolhub + "=1"},
+		Concurrency: []int{1},
+		Duration:    500 * time.Millisecond,
+		Warmup:      100 * time.Millisecond,
+		Sessions:    10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Note != "" || rep.Tool != "test_simple_text" {
+		t.Fatalf("vendor %s (%s), note %q: want mcp-go's conformance server", rep.Vendor, rep.Tool, rep.Note)
+	}
+	checkHopRows(t, rep, "shared", "pinned")
+	if rep.Upstream == "" {
+		t.Error("the revision toolhub speaks to the vendor is not reported")
+	}
+	if m := rep.Memory; m == nil || m.Sessions != 10 || m.Before <= 0 || m.After <= 0 || m.Peak < m.After {
+		t.Errorf("memory: %+v", m)
+	}
+	var out bytes.Buffer
+	rep.Markdown(&out)
+	for _, want := range []string{"| shared | 1 | direct |", "| shared | 1 | bare ReverseProxy |", "| pinned | 1 | toolhub `/mcp/vendors/conf` |", "10 sessions held open"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report has no %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestBenchHopFallsBackToTheExampleVendor: where the conformance server
+// cannot be built (here: no go command on PATH), the bench runs against
+// the example vendor weather-a in its own process, and says so.
+func TestBenchHopFallsBackToTheExampleVendor(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	rep, err := benchHop(t.Context(), hopOptions{
+		Env:         []string{asToolhub + "=1"},
+		Concurrency: []int{1},
+		Shapes:      []string{"shared"},
+		Duration:    500 * time.Millisecond,
+		Warmup:      100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Tool != "current_weather" || !strings.Contains(rep.Note, "weather-a") {
+		t.Fatalf("vendor %s (%s), note %q: want the example vendor weather-a, noted", rep.Vendor, rep.Tool, rep.Note)
+	}
+	checkHopRows(t, rep, "shared")
+}
