@@ -16,6 +16,8 @@ import (
 	"github.com/toolhub/toolhub/billing/sqlledger"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
+	"github.com/toolhub/toolhub/hub/httperr"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/ui"
@@ -141,6 +143,14 @@ func (l failingLedger) Rollup(context.Context, billing.RollupQuery) ([]billing.R
 	return nil, l.err
 }
 
+// failingJobs is a job store whose reads fail with err.
+type failingJobs struct {
+	jobs.Store
+	err error
+}
+
+func (s failingJobs) Get(context.Context, string) (*jobs.Job, error) { return nil, s.err }
+
 // routeFamilies answer a request whose handler failed with err, one per
 // family of routes that can be made to fail with any error.
 var routeFamilies = []struct {
@@ -165,6 +175,12 @@ var routeFamilies = []struct {
 		mux := http.NewServeMux()
 		AdminRoutes(failingAdmin{}, 1<<10)(mux)
 		return serve(t, mux, asOperator(httptest.NewRequest("GET", "/v1/admin/vendors/pending", nil)))
+	}},
+	{"jobs", func(t *testing.T, err error) errorAnswer {
+		mux := http.NewServeMux()
+		JobRoutes(jobs.NewQueue(failingJobs{err: err}, nil), nil)(mux)
+		r := httptest.NewRequest("GET", "/v1/jobs/job_1", nil)
+		return serve(t, mux, r.WithContext(withTenant(r.Context(), "acme")))
 	}},
 	{"billing", func(t *testing.T, err error) errorAnswer {
 		h := billing.NewHandler(failingLedger{err: err}, nil)
@@ -199,6 +215,39 @@ func TestErrorCodeStatusEveryRoute(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestErrorStatusTable checks the renderer's table against the documented
+// one (codeStatus), code by code; a code it does not know is 500.
+func TestErrorStatusTable(t *testing.T) {
+	for code, want := range codeStatus {
+		if got := httperr.Status(code); got != want {
+			t.Errorf("httperr.Status(%s) = %d, want %d", code, got, want)
+		}
+	}
+	if got := httperr.Status("no_such_code"); got != 500 {
+		t.Errorf("an unknown code answers %d, want 500", got)
+	}
+}
+
+// TestRPCErrorData checks that the JSON-RPC errors of the front door carry
+// the code table's JSON-RPC code and, in data, the error body.
+func TestRPCErrorData(t *testing.T) {
+	for code := range codeStatus {
+		var m struct {
+			Error struct {
+				Code    int          `json:"code"`
+				Message string       `json:"message"`
+				Data    httperr.Body `json:"data"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rpcError(json.RawMessage(`7`), rpcCode(code), &hub.Error{Code: code, Message: "m"}), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Error.Code != httperr.RPCCode(code) || m.Error.Data.Code != code {
+			t.Errorf("%s: JSON-RPC error %+v, want code %d and data.code %s", code, m.Error, httperr.RPCCode(code), code)
+		}
 	}
 }
 
