@@ -11,10 +11,8 @@ import (
 
 // JSON-RPC 2.0 error codes used by the front door.
 const (
-	rpcParseError     = httperr.RPCParseError
 	rpcInvalidRequest = httperr.RPCInvalidRequest
 	rpcInvalidParams  = httperr.RPCInvalidParams
-	rpcInternalError  = httperr.RPCInternalError
 )
 
 // rpcCode maps an error code to a JSON-RPC error code (httperr.RPCCode).
