@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/hub/jobs"
 )
 
@@ -220,9 +221,9 @@ func jobProgress(info sdk.TaskInfoProvider, j *jobs.Job) *sdk.Message {
 // (j nil: the job could not be read, err says why).
 func jobOutcome(info sdk.TaskInfoProvider, jobID string, j *jobs.Job, err error) []sdk.Event {
 	failed := func(code hub.Code, text string) []sdk.Event {
-		he := &hub.Error{Code: code, Message: text, Details: map[string]any{"job_id": jobID}}
-		m := sdk.NewMessageForTask(sdk.MessageRoleAgent, info, sdk.NewTextPart(text))
-		m.Metadata = map[string]any{"toolhub/error": errorJSON(he), jobIDKey: jobID}
+		b := httperr.BodyOf(context.Background(), &hub.Error{Code: code, Message: text, Details: map[string]any{"job_id": jobID}}, "")
+		m := sdk.NewMessageForTask(sdk.MessageRoleAgent, info, sdk.NewTextPart(b.Message))
+		m.Metadata = map[string]any{"toolhub/error": errorJSON(b), jobIDKey: jobID}
 		return []sdk.Event{sdk.NewStatusUpdateEvent(info, sdk.TaskStateFailed, m)}
 	}
 	if j == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -219,7 +220,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 		b, err = v1CardWith03Fields(card)
 	}
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		httperr.Write(w, r, err, "") // internal: logged, not shown
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -372,9 +373,9 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return // canceled through CancelTask, which reports the state
 		}
 		if err != nil {
-			he := hub.AsError(err)
-			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(he.Error()))
-			msg.Metadata = map[string]any{"toolhub/error": errorJSON(he)}
+			b := httperr.BodyOf(ctx, err, "")
+			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
+			msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
 			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
 			return
 		}
@@ -445,9 +446,9 @@ func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tena
 		return
 	}
 	if err != nil {
-		he := hub.AsError(err)
-		msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(he.Error()))
-		msg.Metadata = map[string]any{"toolhub/error": errorJSON(he)}
+		b := httperr.BodyOf(ctx, err, "")
+		msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
+		msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
 		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
 		return
 	}
@@ -562,35 +563,46 @@ func callOf(ec *a2asrv.ExecutorContext) (string, map[string]any, error) {
 	return name, args, nil
 }
 
-// toA2AError maps a gateway refusal before the task starts to an A2A error
-// (JSON-RPC invalid params for an unknown capability or bad arguments).
+// toA2AError maps a gateway refusal before the task starts to an A2A
+// error: the JSON-RPC code of its hub code (httperr.RPCCode: invalid
+// params for an unknown capability or bad arguments), except that A2A's
+// own codes answer unauthenticated and forbidden; the details carry the
+// error body under "toolhub/error", as MCP's JSON-RPC data does.
 func toA2AError(err error) error {
 	if ae := (*sdk.Error)(nil); errors.As(err, &ae) {
 		return ae
 	}
-	he := hub.AsError(err)
+	b := httperr.BodyOf(context.Background(), err, "")
 	base := sdk.ErrInternalError
-	switch he.Code {
-	case hub.CodeUnknownTool, hub.CodeInvalidArguments, hub.CodeInvalidRequest:
-		base = sdk.ErrInvalidParams
+	switch b.Code {
 	case hub.CodeUnauthenticated:
 		base = sdk.ErrUnauthenticated
 	case hub.CodeForbidden:
 		base = sdk.ErrUnauthorized
+	default:
+		switch httperr.RPCCode(b.Code) {
+		case httperr.RPCInvalidParams:
+			base = sdk.ErrInvalidParams
+		case httperr.RPCInvalidRequest:
+			base = sdk.ErrInvalidRequest
+		}
 	}
-	return sdk.NewError(base, he.Error()).WithDetails(map[string]any{"toolhub/error": errorJSON(he)})
+	return sdk.NewError(base, string(b.Code)+": "+b.Message).WithDetails(map[string]any{"toolhub/error": errorJSON(b)})
 }
 
-func errorJSON(e *hub.Error) map[string]any {
-	m := map[string]any{"code": string(e.Code), "message": e.Message}
-	if e.Vendor != "" {
-		m["vendor"] = e.Vendor
+func errorJSON(b httperr.Body) map[string]any {
+	m := map[string]any{"code": string(b.Code), "message": b.Message}
+	if b.Vendor != "" {
+		m["vendor"] = b.Vendor
 	}
-	if e.RetryAfter > 0 {
-		m["retry_after_ms"] = e.RetryAfter.Milliseconds()
+	if b.RetryAfterMS > 0 {
+		m["retry_after_ms"] = b.RetryAfterMS
 	}
-	if e.Details != nil {
-		m["details"] = e.Details
+	if b.Details != nil {
+		m["details"] = b.Details
+	}
+	if b.RequestID != "" {
+		m["request_id"] = b.RequestID
 	}
 	return plainJSON(m).(map[string]any)
 }

@@ -68,14 +68,14 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 			}
 		}
 		if err != nil {
-			writeError(w, err, "")
+			writeError(w, r, err, "")
 			return false
 		}
 		return true
 	}
-	answer := func(w http.ResponseWriter, v any, err error) {
+	answer := func(w http.ResponseWriter, r *http.Request, v any, err error) {
 		if err != nil {
-			writeError(w, err, "")
+			writeError(w, r, err, "")
 			return
 		}
 		status := http.StatusOK
@@ -94,11 +94,11 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 				spec.ID = r.PathValue("id")
 			}
 			if spec.ID != r.PathValue("id") {
-				writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "the body's id differs from the path's"}, "")
+				writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "the body's id differs from the path's"}, "")
 				return
 			}
 			c, err := ad.RegisterVendor(r.Context(), spec, create)
-			answer(w, c, err)
+			answer(w, r, c, err)
 		}
 	}
 	return func(mux *http.ServeMux) {
@@ -106,11 +106,11 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 		mux.Handle("PUT /v1/vendors/{id}", vendorOrOp(register(false)))
 		mux.Handle("DELETE /v1/vendors/{id}", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
 			err := ad.RemoveVendor(r.Context(), r.PathValue("id"))
-			answer(w, VendorChange{Vendor: r.PathValue("id"), Status: "removed"}, err)
+			answer(w, r, VendorChange{Vendor: r.PathValue("id"), Status: "removed"}, err)
 		}))
 		mux.Handle("GET /v1/vendors/{id}/versions", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
 			v, err := ad.VendorVersions(r.Context(), r.PathValue("id"))
-			answer(w, map[string]any{"versions": v}, err)
+			answer(w, r, map[string]any{"versions": v}, err)
 		}))
 		mux.Handle("POST /v1/vendors/{id}/rollback", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
 			var req struct {
@@ -120,11 +120,11 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 				return
 			}
 			c, err := ad.RollbackVendor(r.Context(), r.PathValue("id"), req.Version)
-			answer(w, c, err)
+			answer(w, r, c, err)
 		}))
 		mux.Handle("GET /v1/admin/vendors/pending", op(func(w http.ResponseWriter, r *http.Request) {
 			p, err := ad.PendingVendors(r.Context())
-			answer(w, map[string]any{"pending": p}, err)
+			answer(w, r, map[string]any{"pending": p}, err)
 		}))
 		for _, d := range []struct {
 			path    string
@@ -132,7 +132,7 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 		}{{"approve", true}, {"reject", false}} {
 			mux.Handle("POST /v1/admin/vendors/{id}/"+d.path, op(func(w http.ResponseWriter, r *http.Request) {
 				c, err := ad.DecideVendor(r.Context(), r.PathValue("id"), d.approve)
-				answer(w, c, err)
+				answer(w, r, c, err)
 			}))
 		}
 		mux.Handle("POST /v1/admin/keys", op(func(w http.ResponseWriter, r *http.Request) {
@@ -141,24 +141,24 @@ func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
 				return
 			}
 			tok, k, err := ad.IssueKey(r.Context(), req)
-			answer(w, map[string]any{"key": k, "token": tok, "note": "the token is shown once; store it now"}, err)
+			answer(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; store it now"}, err)
 		}))
 		mux.Handle("GET /v1/admin/keys", op(func(w http.ResponseWriter, r *http.Request) {
 			ks, err := ad.ListKeys(r.Context())
-			answer(w, map[string]any{"keys": ks}, err)
+			answer(w, r, map[string]any{"keys": ks}, err)
 		}))
 		mux.Handle("POST /v1/admin/keys/{id}/rotate", op(func(w http.ResponseWriter, r *http.Request) {
 			tok, k, err := ad.RotateKey(r.Context(), r.PathValue("id"))
-			answer(w, map[string]any{"key": k, "token": tok, "note": "the token is shown once; the old key is revoked"}, err)
+			answer(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; the old key is revoked"}, err)
 		}))
 		mux.Handle("DELETE /v1/admin/keys/{id}", op(func(w http.ResponseWriter, r *http.Request) {
 			err := ad.RevokeKey(r.Context(), r.PathValue("id"))
-			answer(w, map[string]any{"revoked": r.PathValue("id")}, err)
+			answer(w, r, map[string]any{"revoked": r.PathValue("id")}, err)
 		}))
 		mux.Handle("GET /v1/admin/audit", op(func(w http.ResponseWriter, r *http.Request) {
 			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 			v, err := ad.Audit(r.Context(), n)
-			answer(w, map[string]any{"entries": v}, err)
+			answer(w, r, map[string]any{"entries": v}, err)
 		}))
 	}
 }

@@ -7,7 +7,8 @@
 //	http.ListenAndServe("127.0.0.1:8080", srv)
 //
 // Every call goes through the [hub.Gateway]. Errors are the gateway's typed
-// errors, mapped once here: to HTTP statuses for REST, to JSON-RPC -32602
+// errors, mapped once by package hub/httperr (docs/errors.md): to HTTP
+// statuses and the [ErrorBody] for REST, to JSON-RPC -32602
 // for tools/call requests that name an unknown tool or carry arguments that
 // fail the schema, and to tool results with isError and
 // _meta["toolhub/error"] for failures of a call that started.

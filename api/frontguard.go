@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -78,12 +79,12 @@ func (s *Server) HTTPServer() *http.Server {
 // It answers the request itself and returns false when it refuses it.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 	if s.opts.Authenticate == nil && !loopbackHost(r.Host) {
-		s.refuse(w, r, http.StatusForbidden, hub.CodeForbidden, fmt.Sprintf("Host %q is not a loopback name: with authentication off toolhub answers only requests addressed to localhost, 127.0.0.1 or [::1] "+
+		s.refuse(w, r, hub.CodeForbidden, fmt.Sprintf("Host %q is not a loopback name: with authentication off toolhub answers only requests addressed to localhost, 127.0.0.1 or [::1] "+
 			"(a web page on a name that resolves here must not reach it); switch auth on to serve other names", r.Host))
 		return false
 	}
 	if err := s.xorigin.Check(r); err != nil {
-		s.refuse(w, r, http.StatusForbidden, hub.CodeForbidden, fmt.Sprintf("%s %s refused: a cross-origin request from a browser page (Origin %q, Sec-Fetch-Site %q) may not change anything here; "+
+		s.refuse(w, r, hub.CodeForbidden, fmt.Sprintf("%s %s refused: a cross-origin request from a browser page (Origin %q, Sec-Fetch-Site %q) may not change anything here; "+
 			"call toolhub from its own origin or from a program", r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")))
 		return false
 	}
@@ -100,12 +101,12 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if !safeMethod(r.Method) && !isJSON(r.Header.Get("Content-Type")) {
-		s.refuse(w, r, http.StatusUnsupportedMediaType, hub.CodeInvalidRequest, fmt.Sprintf("%s %s: Content-Type %q refused: send the body as application/json",
+		s.refuse(w, r, hub.CodeUnsupportedMedia, fmt.Sprintf("%s %s: Content-Type %q refused: send the body as application/json",
 			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 		return false
 	}
 	if r.ContentLength > s.opts.MaxBodyBytes {
-		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body of %d bytes is over the %d-byte limit (max_body_bytes)", r.ContentLength, s.opts.MaxBodyBytes))
+		s.refuse(w, r, hub.CodeTooLarge, fmt.Sprintf("request body of %d bytes is over the %d-byte limit (max_body_bytes)", r.ContentLength, s.opts.MaxBodyBytes))
 		return false
 	}
 	// Whatever reads the body from now on (readBody, or the server
@@ -132,20 +133,20 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		s.refuse(w, r, http.StatusRequestTimeout, hub.CodeInvalidRequest, fmt.Sprintf("the request body did not arrive within %v", s.opts.Timeouts.Read))
+		s.refuse(w, r, hub.CodeRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", s.opts.Timeouts.Read))
 		return false
 	case err != nil:
-		s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, "reading the request body: "+err.Error())
+		s.refuse(w, r, hub.CodeInvalidRequest, "reading the request body: "+err.Error())
 		return false
 	case int64(len(body)) > limit:
-		s.refuse(w, r, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("request body is over the %d-byte limit (max_body_bytes)", limit))
+		s.refuse(w, r, hub.CodeTooLarge, fmt.Sprintf("request body is over the %d-byte limit (max_body_bytes)", limit))
 		return false
 	}
 	// Read whole: a stream that follows must not time out on the idle read
 	// the server keeps on the connection.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	if d := registry.JSONDepth(body); d > MaxJSONDepth {
-		s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth))
+		s.refuse(w, r, hub.CodeInvalidRequest, fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth))
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -154,10 +155,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// refuse answers a request admit turned away: a JSON-RPC error on the
-// JSON-RPC routes (/mcp, /a2a), the REST error body elsewhere. A body left
-// unread closes the connection.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, code hub.Code, msg string) {
+// refuse answers a request admit turned away, with the status of code
+// (httperr.Status): a JSON-RPC error on the JSON-RPC routes (/mcp, /a2a),
+// the REST error body elsewhere. A body left unread closes the connection.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code hub.Code, msg string) {
+	status := httperr.Status(code)
 	if status == http.StatusRequestTimeout || status == http.StatusRequestEntityTooLarge {
 		w.Header().Set("Connection", "close")
 	}
@@ -165,10 +167,10 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, code
 	if p := r.URL.Path; p == "/mcp" || strings.HasPrefix(p, "/mcp/") || p == "/a2a" {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		_, _ = w.Write(rpcError(nil, rpcInvalidRequest, err))
+		_, _ = w.Write(rpcError(nil, rpcCode(code), err))
 		return
 	}
-	writeJSON(w, status, map[string]any{"error": errorBody(err, "")})
+	writeError(w, r, err, "")
 }
 
 func safeMethod(m string) bool {

@@ -17,12 +17,6 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs"
 )
 
-// Error codes of the job routes beyond hub's.
-const (
-	codeNotFound hub.Code = "not_found" // no such job (for this tenant)
-	codeConflict hub.Code = "conflict"  // the job is not in a status that allows this
-)
-
 // JobRoutesOptions configure [JobRoutes]. A nil *JobRoutesOptions, and
 // every zero field, means the default.
 type JobRoutesOptions struct {
@@ -100,16 +94,17 @@ type jobRoutes struct {
 	up   websocket.Upgrader
 }
 
-// jobError answers a store error with its code.
-func jobError(w http.ResponseWriter, err error) {
+// jobError answers a queue error: a missing job is not_found, a job in
+// the wrong status conflict; anything else is the store's and answers
+// internal.
+func jobError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, jobs.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": ErrorBody{Code: codeNotFound, Message: err.Error()}})
+		err = &hub.Error{Code: hub.CodeNotFound, Message: err.Error(), Err: err}
 	case errors.Is(err, jobs.ErrConflict):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": ErrorBody{Code: codeConflict, Message: err.Error()}})
-	default:
-		writeError(w, err, "")
+		err = &hub.Error{Code: hub.CodeConflict, Message: err.Error(), Err: err}
 	}
+	writeError(w, r, err, "")
 }
 
 // tenantJob returns the job if it belongs to the request's tenant; another
@@ -121,7 +116,7 @@ func (h *jobRoutes) tenantJob(w http.ResponseWriter, r *http.Request) *jobs.Job 
 		err = &notFound{id}
 	}
 	if err != nil {
-		jobError(w, err)
+		jobError(w, r, err)
 		return nil
 	}
 	return j
@@ -145,7 +140,7 @@ func (h *jobRoutes) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	j, err := h.q.Cancel(r.Context(), j.ID, "canceled by the caller")
 	if err != nil {
-		jobError(w, err)
+		jobError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, j)
@@ -154,7 +149,7 @@ func (h *jobRoutes) cancel(w http.ResponseWriter, r *http.Request) {
 func (h *jobRoutes) approve(w http.ResponseWriter, r *http.Request) {
 	j, err := h.q.Approve(r.Context(), r.PathValue("id"))
 	if err != nil {
-		jobError(w, err)
+		jobError(w, r, err)
 		return
 	}
 	h.opts.Logger.Info("jobs: approved by operator", "job", j.ID, "tenant", j.Tenant, "tool", j.Tool, "key", PrincipalFrom(r.Context()).KeyID)
@@ -167,13 +162,13 @@ func (h *jobRoutes) reject(w http.ResponseWriter, r *http.Request) {
 	}
 	if b, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10)); len(b) > 0 {
 		if err := json.Unmarshal(b, &body); err != nil {
-			writeError(w, hub.Errorf(hub.CodeInvalidRequest, "reject body: want {\"reason\": \"…\"}: %w", err), "")
+			writeError(w, r, hub.Errorf(hub.CodeInvalidRequest, "reject body: want {\"reason\": \"…\"}: %w", err), "")
 			return
 		}
 	}
 	j, err := h.q.Reject(r.Context(), r.PathValue("id"), body.Reason)
 	if err != nil {
-		jobError(w, err)
+		jobError(w, r, err)
 		return
 	}
 	h.opts.Logger.Info("jobs: rejected by operator", "job", j.ID, "tenant", j.Tenant, "tool", j.Tool, "reason", j.LastError, "key", PrincipalFrom(r.Context()).KeyID)
@@ -191,7 +186,7 @@ func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
 	if last != "" {
 		n, err := strconv.ParseInt(last, 10, 64)
 		if err != nil || n < 0 {
-			writeError(w, hub.Errorf(hub.CodeInvalidRequest, "last_event_id %q: want the id of the last event received", last), "")
+			writeError(w, r, hub.Errorf(hub.CodeInvalidRequest, "last_event_id %q: want the id of the last event received", last), "")
 			return
 		}
 		after = n

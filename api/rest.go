@@ -39,7 +39,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		return
 	case "", "toolhub":
 	default:
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "format must be toolhub (default) or openai"}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "format must be toolhub (default) or openai"}, "")
 		return
 	}
 	out := make([]ToolInfo, 0, len(entries))
@@ -84,7 +84,7 @@ type CallResponse struct {
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	body, err := readLimited(r.Body, s.opts.MaxBodyBytes)
 	if err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	var req CallRequest
@@ -92,13 +92,13 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"arguments\": {...}} (or arguments as a JSON string holding an object): " + err.Error()}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"arguments\": {...}} (or arguments as a JSON string holding an object): " + err.Error()}, "")
 			return
 		}
 	}
 	c := &hub.Call{Tenant: TenantFrom(r.Context()), Name: r.PathValue("name"), Arguments: req.Arguments, Meta: hub.ClientMeta(req.Meta)}
 	if c.DataLevel, err = s.dataLevel(c.Tenant, req.DataLevel); err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	switch req.Priority {
@@ -106,14 +106,14 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	case "batch":
 		c.Priority = hub.Batch
 	default:
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "priority must be interactive or batch"}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "priority must be interactive or batch"}, "")
 		return
 	}
 	ctx := r.Context()
 	if req.Timeout != "" {
 		d, err := time.ParseDuration(req.Timeout)
 		if err != nil || d <= 0 {
-			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("timeout %q: want a positive duration like \"5s\"", req.Timeout)}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("timeout %q: want a positive duration like \"5s\"", req.Timeout)}, "")
 			return
 		}
 		var cancel context.CancelFunc
@@ -122,7 +122,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.gw.Call(ctx, c)
 	if err != nil {
-		writeError(w, err, c.ID)
+		writeError(w, r, err, c.ID)
 		return
 	}
 	content := any(res.Content)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -139,7 +140,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/.well-known/agent-card.json" ||
 		s.opts.Public != nil && s.opts.Public(r) {
 		if hasBody(r) { // public routes take none: nothing unauthenticated is buffered
-			s.refuse(w, r, http.StatusBadRequest, hub.CodeInvalidRequest, r.URL.Path+" takes no request body")
+			s.refuse(w, r, hub.CodeInvalidRequest, r.URL.Path+" takes no request body")
 			return
 		}
 		s.mux.ServeHTTP(w, r)
@@ -153,7 +154,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			if hasBody(r) {
 				w.Header().Set("Connection", "close") // the body is not read
 			}
-			writeError(w, &hub.Error{Code: hub.CodeUnauthenticated, Message: err.Error()}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeUnauthenticated, Message: err.Error()}, "")
 			return
 		}
 		if eventStream(r) {
@@ -165,7 +166,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.readBody(w, r) {
 		return
 	}
-	s.mux.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	// Internal errors are logged with the server's logger (httperr.Write).
+	s.mux.ServeHTTP(w, r.WithContext(httperr.WithLogger(WithPrincipal(r.Context(), p), s.log)))
 }
 
 func (s *Server) challenge() string {
@@ -203,7 +205,7 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "catalog_version": s.cat.Version()})
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "no route " + r.Method + " " + r.URL.Path + "; see /v1/tools, /mcp, /healthz"}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "no route " + r.Method + " " + r.URL.Path + "; see /v1/tools, /mcp, /healthz"}, "")
 	})
 	if s.opts.Routes != nil {
 		s.opts.Routes(s.mux)
@@ -215,7 +217,7 @@ func (s *Server) vendorMCP(w http.ResponseWriter, r *http.Request) {
 	// A vendor none of whose tools the caller may call is answered as one
 	// that does not exist: vendor ids cannot be probed.
 	if registry.ValidateVendorID(v) != nil || !s.vendorVisible(TenantFrom(r.Context()), v) {
-		writeError(w, &hub.Error{Code: hub.CodeUnknownTool, Message: "no vendor " + v + " with tools you may call; see GET /v1/tools"}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeUnknownTool, Message: "no vendor " + v + " with tools you may call; see GET /v1/tools"}, "")
 		return
 	}
 	s.mcp.httpHandler(s.mcp.server(v, TenantFrom(r.Context())), v).ServeHTTP(w, r)
@@ -246,7 +248,7 @@ func TenantFrom(ctx context.Context) string { return PrincipalFrom(ctx).Tenant }
 func Require(h http.Handler, roles ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := PrincipalFrom(r.Context()); !p.Is(roles...) {
-			writeError(w, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("this needs a %s key; yours is %s", strings.Join(roles, " or "), orNone(p.Role))}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("this needs a %s key; yours is %s", strings.Join(roles, " or "), orNone(p.Role))}, "")
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -257,7 +259,7 @@ func Require(h http.Handler, roles ...string) http.Handler {
 func callers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := PrincipalFrom(r.Context()); p.Tenant == "" {
-			writeError(w, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("a %s key does not call tools; use a tenant key", orNone(p.Role))}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeForbidden, Message: fmt.Sprintf("a %s key does not call tools; use a tenant key", orNone(p.Role))}, "")
 			return
 		}
 		h.ServeHTTP(w, r)

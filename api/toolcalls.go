@@ -113,24 +113,24 @@ type ToolCallsResponse struct {
 func (s *Server) toolCalls(w http.ResponseWriter, r *http.Request) {
 	body, err := readLimited(r.Body, s.opts.MaxBodyBytes)
 	if err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	var req ToolCallsRequest
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be an assistant message {\"tool_calls\": [{\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}]}: " + err.Error()}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be an assistant message {\"tool_calls\": [{\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}]}: " + err.Error()}, "")
 		return
 	}
 	if err := req.check(); err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	tenant := TenantFrom(r.Context())
 	level, err := s.dataLevel(tenant, req.DataLevel)
 	if err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	out := ToolCallsResponse{Messages: make([]ToolMessage, len(req.ToolCalls)), Results: make([]ToolCallResult, len(req.ToolCalls))}

@@ -47,11 +47,11 @@ type webhookRoutes struct {
 func (h *webhookRoutes) get(w http.ResponseWriter, r *http.Request) {
 	hook, ok, err := h.store.GetWebhook(r.Context(), TenantFrom(r.Context()))
 	if err != nil {
-		writeError(w, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
 		return
 	}
 	if !ok {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error": ErrorBody{Code: codeNotFound, Message: "no webhook registered; PUT /v1/webhook {\"url\": …, \"secret\": …}"}})
+		writeError(w, r, &hub.Error{Code: hub.CodeNotFound, Message: "no webhook registered; PUT /v1/webhook {\"url\": …, \"secret\": …}"}, "")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"url": hook.URL, "secret_set": hook.Secret != ""})
@@ -60,30 +60,30 @@ func (h *webhookRoutes) get(w http.ResponseWriter, r *http.Request) {
 func (h *webhookRoutes) put(w http.ResponseWriter, r *http.Request) {
 	body, err := readLimited(r.Body, h.maxBody)
 	if err != nil {
-		writeError(w, err, "")
+		writeError(w, r, err, "")
 		return
 	}
 	var req WebhookRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"url\": \"https://…\", \"secret\": \"…\"}: " + err.Error()}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "body must be {\"url\": \"https://…\", \"secret\": \"…\"}: " + err.Error()}, "")
 		return
 	}
 	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("url %q: want an absolute http or https URL", req.URL)}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("url %q: want an absolute http or https URL", req.URL)}, "")
 		return
 	}
 	if len(req.Secret) < MinWebhookSecret {
-		writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("secret: want at least %d characters (the HMAC key receivers verify X-Toolhub-Signature with)", MinWebhookSecret)}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("secret: want at least %d characters (the HMAC key receivers verify X-Toolhub-Signature with)", MinWebhookSecret)}, "")
 		return
 	}
 	if h.check != nil {
 		if err := h.check(r.Context(), req.URL); err != nil {
-			writeError(w, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("url %q is refused by the outbound guard: %v", req.URL, err)}, "")
+			writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: fmt.Sprintf("url %q is refused by the outbound guard: %v", req.URL, err)}, "")
 			return
 		}
 	}
 	if err := h.store.PutWebhook(r.Context(), TenantFrom(r.Context()), jobs.Webhook{URL: req.URL, Secret: req.Secret}); err != nil {
-		writeError(w, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"url": req.URL, "secret_set": true})
@@ -91,7 +91,7 @@ func (h *webhookRoutes) put(w http.ResponseWriter, r *http.Request) {
 
 func (h *webhookRoutes) del(w http.ResponseWriter, r *http.Request) {
 	if err := h.store.DeleteWebhook(r.Context(), TenantFrom(r.Context())); err != nil {
-		writeError(w, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
+		writeError(w, r, &hub.Error{Code: hub.CodeInternal, Message: "webhook store: try again", Err: err}, "")
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -1,12 +1,14 @@
 package billing
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 )
 
 // HandlerOptions configure [NewHandler]. A nil *HandlerOptions means the
@@ -49,7 +51,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		if o.Scope != nil {
 			t, v, err := o.Scope(r)
 			if err != nil {
-				httpError(w, http.StatusForbidden, "forbidden", err.Error())
+				httperr.Write(w, r, &hub.Error{Code: hub.CodeForbidden, Message: err.Error()}, "")
 				return q, false
 			}
 			if t != "" {
@@ -62,7 +64,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		var err error
 		q.From, q.To, err = ParseRange(r.URL.Query().Get("from"), r.URL.Query().Get("to"), o.Now())
 		if err != nil {
-			httpError(w, http.StatusBadRequest, "invalid_request", err.Error())
+			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
 			return q, false
 		}
 		if g := r.URL.Query().Get("group_by"); g != "" {
@@ -78,7 +80,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		switch q.Format {
 		case FormatCSV, FormatJSON, FormatTable:
 		default:
-			httpError(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("format %q: want csv, json or table", q.Format))
+			httperr.Write(w, r, hub.Errorf(hub.CodeInvalidRequest, "format %q: want csv, json or table", q.Format), "")
 			return q, false
 		}
 		return q, true
@@ -100,12 +102,12 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		}
 		rq := RollupQuery{Filter: Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, GroupBy: q.GroupBy}
 		if err := rq.Validate(); err != nil {
-			httpError(w, http.StatusBadRequest, "invalid_request", err.Error())
+			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
 			return
 		}
 		rows, err := l.Rollup(r.Context(), rq)
 		if err != nil {
-			httpError(w, http.StatusInternalServerError, "internal", err.Error())
+			httperr.Write(w, r, err, "") // the ledger's error: internal, logged
 			return
 		}
 		setType(w, q.Format)
@@ -118,7 +120,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 				return
 			}
 			if o.Audience != nil && !o.Audience(r).mayRead(kind) {
-				httpError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("a %s is not for this key: tenants read invoices, vendors payouts, finance both", kind))
+				httperr.Write(w, r, hub.Errorf(hub.CodeForbidden, "a %s is not for this key: tenants read invoices, vendors payouts, finance both", kind), "")
 				return
 			}
 			var st *Statement
@@ -129,7 +131,7 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 				st, err = Payout(r.Context(), l, q.Vendor, q.From, q.To)
 			}
 			if err != nil {
-				httpError(w, http.StatusBadRequest, "invalid_request", err.Error())
+				httperr.Write(w, r, err, "") // invalid_request, or the ledger's error: internal, logged
 				return
 			}
 			setType(w, q.Format)
@@ -147,12 +149,6 @@ func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
 		exportCloudEvents(r.Context(), l, Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, w, "", q.Hide)
 	})
 	return mux
-}
-
-func httpError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": msg}})
 }
 
 // ParseTime reads an RFC 3339 time, a date (2026-12-02) or a month

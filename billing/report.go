@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/toolhub/toolhub/hub"
 )
 
 // Report formats.
@@ -263,7 +265,7 @@ type Total struct {
 // (and adjustments), by vendor and tool.
 func Invoice(ctx context.Context, l Ledger, tenant string, from, to time.Time) (*Statement, error) {
 	if tenant == "" {
-		return nil, errors.New("billing: invoice: tenant is required")
+		return nil, &hub.Error{Code: hub.CodeInvalidRequest, Message: "billing: invoice: tenant is required"}
 	}
 	rows, err := l.Rollup(ctx, RollupQuery{Filter: Filter{From: from, To: to, Tenant: tenant}, GroupBy: []string{ByVendor, ByTool}})
 	if err != nil {
@@ -289,7 +291,7 @@ func Invoice(ctx context.Context, l Ledger, tenant string, from, to time.Time) (
 // by tool.
 func Payout(ctx context.Context, l Ledger, vendor string, from, to time.Time) (*Statement, error) {
 	if vendor == "" {
-		return nil, errors.New("billing: payout: vendor is required")
+		return nil, &hub.Error{Code: hub.CodeInvalidRequest, Message: "billing: payout: vendor is required"}
 	}
 	rows, err := l.Rollup(ctx, RollupQuery{Filter: Filter{From: from, To: to, Vendor: vendor}, GroupBy: []string{ByTool}})
 	if err != nil {

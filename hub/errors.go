@@ -8,7 +8,7 @@ import (
 )
 
 // Code is a stable error code that callers can act on. Codes are mapped
-// once, at the front door, to JSON-RPC error codes and HTTP statuses.
+// once, by package hub/httperr, to HTTP statuses and JSON-RPC error codes.
 type Code string
 
 // The error codes. They are part of toolhub's API: never rename one.
@@ -30,7 +30,15 @@ const (
 	CodePrivacy          Code = "privacy_refused"   // data too sensitive for every allowed vendor
 	CodeQueued           Code = "queued"            // accepted as an async job
 	CodeCanceled         Code = "canceled"          // the caller went away
-	CodeInternal         Code = "internal"          // a bug in toolhub
+	CodeInternal         Code = "internal"          // a bug in toolhub, or a store that failed; the text stays in the log
+
+	// Codes of the HTTP routes around the call path (jobs, admin, reports,
+	// the dashboard, the front door's admission checks).
+	CodeNotFound         Code = "not_found"              // no such job, webhook, page (for this caller)
+	CodeConflict         Code = "conflict"               // the thing is not in a state that allows this
+	CodeMethodNotAllowed Code = "method_not_allowed"     // the route takes other methods; see the Allow header
+	CodeUnsupportedMedia Code = "unsupported_media_type" // the body is not application/json
+	CodeRequestTimeout   Code = "request_timeout"        // the request body did not arrive in time
 )
 
 // Error is toolhub's typed error. Match it with errors.As.

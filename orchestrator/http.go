@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 )
 
 // Handler serves POST /v1/plan: the body is a [Request]; the answer is the
@@ -36,7 +37,7 @@ type Handler struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, hub.CodeInvalidRequest, "use POST with a JSON body {\"goal\": \"…\"}")
+		writeError(w, r, hub.CodeMethodNotAllowed, "use POST with a JSON body {\"goal\": \"…\"}")
 		return
 	}
 	limit := h.MaxBody
@@ -49,16 +50,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes", limit))
+			writeError(w, r, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes", limit))
 			return
 		}
-		writeError(w, http.StatusBadRequest, hub.CodeInvalidRequest, "body must be JSON {\"goal\", \"mode\", \"max_steps\"}: "+err.Error())
+		writeError(w, r, hub.CodeInvalidRequest, "body must be JSON {\"goal\", \"mode\", \"max_steps\"}: "+err.Error())
 		return
 	}
 	tenant := "default"
 	if h.Tenant != nil {
 		if tenant = h.Tenant(r); tenant == "" {
-			writeError(w, http.StatusForbidden, hub.CodeForbidden, "this key has no tenant and cannot plan; use a tenant key")
+			writeError(w, r, hub.CodeForbidden, "this key has no tenant and cannot plan; use a tenant key")
 			return
 		}
 	}
@@ -67,11 +68,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusOK
 		if err != nil {
 			if out == nil {
-				writeError(w, http.StatusInternalServerError, hub.CodeInternal, err.Error())
+				httperr.Write(w, r, err, "")
 				return
 			}
-			status = httpStatus(hub.Code(out.Error.Code))
+			status = httperr.Status(hub.Code(out.Error.Code))
 		}
+		public(r, out)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(out)
@@ -114,37 +116,42 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	out, err := h.Planner.Run(r.Context(), tenant, req, func(e Event) { send("progress", e) })
+	out, err := h.Planner.Run(r.Context(), tenant, req, func(e Event) { send("progress", publicEvent(e)) })
 	close(stop)
 	<-beating
 	if out == nil {
 		out = &Outcome{Status: StatusFailed, Error: errorBody(err)}
 	}
+	public(r, out)
 	send("result", out)
 }
 
-func writeError(w http.ResponseWriter, status int, code hub.Code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": ErrorBody{Code: string(code), Message: msg}})
+// public replaces the text of the outcome's internal errors (a store's, a
+// bug's) with httperr.InternalMessage, logging it under the plan id.
+func public(r *http.Request, out *Outcome) {
+	hide := func(e *ErrorBody) {
+		if e != nil && e.Code == string(hub.CodeInternal) {
+			b := httperr.BodyOf(r.Context(), &hub.Error{Code: hub.CodeInternal, Message: e.Message}, out.PlanID)
+			e.Message = b.Message
+		}
+	}
+	hide(out.Error)
+	for i := range out.Steps {
+		hide(out.Steps[i].Error)
+	}
 }
 
-func httpStatus(c hub.Code) int {
-	switch c {
-	case hub.CodeInvalidRequest, hub.CodeInvalidArguments, hub.CodeUnknownTool:
-		return http.StatusBadRequest
-	case hub.CodeForbidden:
-		return http.StatusForbidden
-	case hub.CodeBudgetExceeded:
-		return http.StatusUnprocessableEntity
-	case hub.CodeTimeout:
-		return http.StatusGatewayTimeout
-	case hub.CodeUpstream, hub.CodeUnavailable:
-		return http.StatusBadGateway
-	case hub.CodeCanceled:
-		return 499
+// publicEvent replaces the text of a progress event's internal error; the
+// result's (public) logs it.
+func publicEvent(e Event) Event {
+	if e.Error != nil && e.Error.Code == string(hub.CodeInternal) {
+		e.Error = &ErrorBody{Code: e.Error.Code, Message: httperr.InternalMessage}
 	}
-	return http.StatusInternalServerError
+	return e
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, code hub.Code, msg string) {
+	httperr.Write(w, r, &hub.Error{Code: code, Message: msg}, "")
 }
 
 // Remote runs a goal on a running hub's POST /v1/plan (base like

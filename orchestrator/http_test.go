@@ -59,7 +59,7 @@ func TestHandlerSSEKeepAlive(t *testing.T) {
 func TestHandlerRefusals(t *testing.T) {
 	rec := httptest.NewRecorder()
 	(&Handler{}).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/plan", nil))
-	if rec.Code != 405 || !strings.Contains(rec.Body.String(), "invalid_request") {
+	if rec.Code != 405 || !strings.Contains(rec.Body.String(), "method_not_allowed") {
 		t.Errorf("GET: %d %s", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()

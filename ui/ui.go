@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 )
 
 //go:embed static
@@ -112,12 +115,12 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, h.o.Prefix)
 	if !ok || rest != "" && rest[0] != '/' {
-		h.notFound(w)
+		h.notFound(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody("invalid_request", r.Method+" "+r.URL.Path+": the dashboard is read-only (GET, HEAD)"))
+		httperr.Write(w, r, &hub.Error{Code: hub.CodeMethodNotAllowed, Message: r.Method + " " + r.URL.Path + ": the dashboard is read-only (GET, HEAD)"}, "")
 		return
 	}
 	switch rest {
@@ -135,7 +138,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a, ok := h.assets[rest[1:]]
 	if !ok {
-		h.notFound(w)
+		h.notFound(w, r)
 		return
 	}
 	hd := w.Header()
@@ -153,7 +156,7 @@ func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			writeJSON(w, http.StatusBadRequest, errorBody("invalid_request", "limit "+strconv.Quote(s)+": want a number of lines, 0 or more"))
+			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "limit " + strconv.Quote(s) + ": want a number of lines, 0 or more"}, "")
 			return
 		}
 		limit = n
@@ -203,12 +206,8 @@ func Public(r *http.Request, prefix string) bool {
 	return rest != "/api" && !strings.HasPrefix(rest, "/api/")
 }
 
-func (h *handler) notFound(w http.ResponseWriter) {
-	writeJSON(w, http.StatusNotFound, errorBody("invalid_request", "no such page in the dashboard; see "+h.o.Prefix+"/"))
-}
-
-func errorBody(code, msg string) map[string]any {
-	return map[string]any{"error": map[string]string{"code": code, "message": msg}}
+func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
+	httperr.Write(w, r, &hub.Error{Code: hub.CodeNotFound, Message: "no such page in the dashboard; see " + h.o.Prefix + "/"}, "")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

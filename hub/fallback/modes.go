@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 )
 
 // Mode is a capability's degradation mode.
@@ -440,7 +441,7 @@ func (m *Modes) AdminHandler() http.Handler {
 			Mode Mode `json:"mode"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<12)).Decode(&body); err != nil || name == "" {
-			http.Error(w, `{"error":{"code":"invalid_request","message":"want {\"mode\": \"normal|alert|degraded|recovering|off|\"} and a capability name"}}`, http.StatusBadRequest)
+			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: `want {"mode": "normal|alert|degraded|recovering|off|"} and a capability name`}, "")
 			return
 		}
 		var err error
@@ -452,9 +453,11 @@ func (m *Modes) AdminHandler() http.Handler {
 			err = m.Pin(name, body.Mode)
 		}
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusConflict)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "invalid_request", "message": err.Error()}})
+			code := hub.CodeInvalidRequest // an unknown mode
+			if errors.Is(err, ErrCore) {
+				code = hub.CodeConflict // a core capability cannot be switched off
+			}
+			httperr.Write(w, r, &hub.Error{Code: code, Message: err.Error(), Err: err}, "")
 			return
 		}
 		for _, s := range m.Status() {

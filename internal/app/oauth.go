@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/oauth"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
@@ -69,10 +69,8 @@ func (a *App) challenge() string {
 func (a *App) oauthMetadata(w http.ResponseWriter, r *http.Request) {
 	v := a.verifier()
 	if v == nil || r.URL.Path != oauth.MetadataPrefix && r.URL.Path != v.MetadataPath() {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": hub.CodeInvalidRequest,
-			"message": "no OAuth protected resource metadata at " + r.URL.Path + " (auth.oauth in the config)"}})
+		httperr.Write(w, r, &hub.Error{Code: hub.CodeNotFound,
+			Message: "no OAuth protected resource metadata at " + r.URL.Path + " (auth.oauth in the config)"}, "")
 		return
 	}
 	v.MetadataHandler().ServeHTTP(w, r)
