@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,23 +12,19 @@ import (
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
 )
 
-// freeAddr is a loopback host:port nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestServeRunsTheExampleVendors is `make run` on other ports: `serve` on
 // the embedded defaults serves the example vendors itself (the hub does
 // not import them), and the README's tour works: a tool call, a
 // capability and a plan.
 func TestServeRunsTheExampleVendors(t *testing.T) {
-	vendorsAddr, hubAddr := freeAddr(t), freeAddr(t)
+	vendorsAddr, err := freeAddr() // benchhop.go
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubAddr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	cfg := strings.ReplaceAll(string(config.DefaultYAML()), "127.0.0.1:9100", vendorsAddr)
 	cfg = strings.Replace(cfg, "addr: 127.0.0.1:8080", "addr: "+hubAddr, 1)
