@@ -140,6 +140,8 @@ var (
 	// [Name], [Name.Member], [pkg.Name], [pkg.Name.Member], [*Name] —
 	// Go's doc links, not a markdown link ("[x](url)") nor an index.
 	docLink = regexp.MustCompile(`(^|[^\w\]])\[\*?((?:[a-z][\w/.]*\.)?[A-Za-z_]\w*(?:\.[A-Z_]\w*)?)\]([^(:\w]|$)`)
+	// A Go file named in prose: "(see relay.go)", "hub/call.go".
+	goFile = regexp.MustCompile(`(^|[\s(\x60"'])([\w/.-]*[\w-]+\.go)\b([^\w/.-]|\.(\s|$)|$)`)
 	// pkg.Name outside brackets (code sketches, prose, markdown).
 	qualified = regexp.MustCompile(`(^|[^\w.])([a-z][a-z0-9]*)\.([A-Z]\w*)(?:\.([A-Z]\w*))?`)
 )
@@ -197,7 +199,7 @@ func (r *resolver) qualifiedOK(f *ast.File, qual, sym string) bool {
 
 // TestDocReferences: every [Symbol] link in a doc comment and every
 // pkg.Symbol naming a package of this module, in comments, README.md and
-// docs/*.md, names something that exists.
+// docs/*.md, names something that exists; so does every Go file they name.
 func TestDocReferences(t *testing.T) {
 	byPath, byName, fset := loadModule(t)
 	r := &resolver{byPath: byPath, byName: byName}
@@ -262,9 +264,72 @@ func TestDocReferences(t *testing.T) {
 			}
 		}
 	}
+	bad = append(bad, staleFileRefs(t, byPath, fset)...)
 	for _, b := range bad {
 		t.Errorf("stale reference: %s", b)
 	}
+}
+
+// staleFileRefs lists the Go files named in comments (and in README.md and
+// docs/*.md) that exist neither
+// in the comment's package, nor at that path from the module root, nor as
+// the tail of a path in the module.
+func staleFileRefs(t *testing.T, byPath map[string]*modPkg, fset *token.FileSet) []string {
+	root := filepath.Join(mustWd(t), "..", "..")
+	var all []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") && path != root {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".go") {
+			rel, _ := filepath.Rel(root, path)
+			all = append(all, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(dir, name string) bool {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+		return slices.ContainsFunc(all, func(p string) bool { return p == name || strings.HasSuffix(p, "/"+name) })
+	}
+	var bad []string
+	for _, p := range byPath {
+		for _, f := range p.files {
+			for _, cg := range f.Comments {
+				for _, m := range goFile.FindAllStringSubmatch(cg.Text(), -1) {
+					if name := m[2]; !strings.Contains(name, "://") && !exists(p.Dir, name) {
+						pos := fset.Position(cg.Pos())
+						rel, _ := filepath.Rel(root, pos.Filename)
+						bad = append(bad, rel+":"+strconv.Itoa(pos.Line)+": "+name)
+					}
+				}
+			}
+		}
+	}
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	for _, name := range append(docs, filepath.Join(root, "README.md")) {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range goFile.FindAllStringSubmatch(line, -1) {
+				if !strings.Contains(m[2], "://") && !exists(root, m[2]) {
+					rel, _ := filepath.Rel(root, name)
+					bad = append(bad, rel+":"+strconv.Itoa(i+1)+": "+m[2])
+				}
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
 }
 
 // qualifiedRefOK checks an unbracketed pkg.Name[.Member] match: only when
