@@ -2,7 +2,9 @@
 // HTTP, and stdio with [Server.ServeStdio]) for the whole catalog and one
 // virtual MCP server per vendor, the /v1 REST API, and health endpoints.
 //
-//	srv := api.NewServer(gateway, &api.Options{Vendors: manager.StatusJSON})
+//	srv := api.NewServer(gateway, &api.Options{
+//		Vendors: func(context.Context) any { return manager.Statuses() }, // GET /v1/vendors; manager: a *servers.Manager
+//	})
 //	defer srv.Close()
 //	http.ListenAndServe("127.0.0.1:8080", srv)
 //

@@ -368,7 +368,7 @@ func TestJobsEventsEndOnDone(t *testing.T) {
 	}
 }
 
-// TestJobsWiredIntoServer wires the job routes the way the lead does: a
+// TestJobsWiredIntoServer wires the job routes the way internal/app does: a
 // Server with authentication, Options.Routes = JobRoutes, and a Pool that
 // runs jobs through the gateway.
 func TestJobsWiredIntoServer(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestConfigYAML is the shape the lead puts under planner: in toolhub.yaml.
+// TestConfigYAML is the shape internal/config reads under planner: in toolhub.yaml.
 func TestConfigYAML(t *testing.T) {
 	src := `
 llm: {base_url: "https://api.openai.com/v1", model: gpt-4o-mini, timeout: 30s, retries: 3}

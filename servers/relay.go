@@ -19,7 +19,8 @@ import (
 //
 //   - requests a client makes (resources/read, prompts/get, completions,
 //     logging/setLevel, resources/subscribe) run on the vendor's
-//     connection ([Manager.ReadResource], …); resources/read and
+//     connection ([Manager.Complete], [Manager.SetLevel],
+//     [Manager.Subscribe]); resources/read and
 //     prompts/get arrive as relayed gateway calls (hub.Call.Method), so
 //     they are governed and metered like tool calls;
 //   - the vendor's server→client requests (sampling/createMessage,

@@ -44,6 +44,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	if cfg.Examples != nil { // examples.go; started first, so the hub finds them at once
+		ex, err := startExamples(cfg.Examples.Addr, log)
+		if err != nil {
+			return err
+		}
+		defer ex.close() // after the hub closes
+	}
 	a, err := app.New(ctx, cfg, &app.Options{Version: shortVersion(), Logger: log})
 	if err != nil {
 		return err

@@ -85,7 +85,7 @@ type ModesOptions struct {
 	// Config gives the thresholds and the core flag per capability.
 	Config Config
 	// Capabilities lists the names Status reports besides those seen or
-	// configured (the lead passes the catalog's capabilities); nil means none.
+	// configured (internal/app passes the catalog's capabilities); nil means none.
 	Capabilities func() []string
 	// OnChange is called on every mode change, outside the lock.
 	OnChange func(Change)

@@ -30,7 +30,6 @@ import (
 	"github.com/toolhub/toolhub/audit"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/billing"
-	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
@@ -39,6 +38,7 @@ import (
 	"github.com/toolhub/toolhub/hub/tracing"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/internal/telemetry"
+	"github.com/toolhub/toolhub/internal/vendorlife"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
@@ -102,13 +102,15 @@ type App struct {
 	jobsDB   *sql.DB
 	ctx      context.Context // the app's lifetime: probes
 	cancel   context.CancelFunc
-	examples *exampleVendors
 	wakeKick chan struct{} // a vendor can take traffic again: wake waiting jobs (jobs.go)
 	// telemetry is the OpenTelemetry tracing in force; tracer is nil when
 	// it is off (telemetry.go).
 	telemetry *telemetry.Tracing
 	tracer    *tracing.Tracer
 	oauth     atomic.Pointer[oauthState] // OAuth access tokens (oauth.go)
+	// life registers, versions, approves and rolls back vendors at run
+	// time (admin.go, package vendorlife).
+	life *vendorlife.Lifecycle
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
@@ -129,13 +131,6 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	if err := a.startTelemetry(ctx, cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Examples != nil {
-		ex, err := startExamples(cfg.Examples.Addr, a.log)
-		if err != nil {
-			return nil, err
-		}
-		a.examples = ex
-	}
 	store, err := openStore(ctx, cfg, a.log)
 	if err != nil {
 		a.Close()
@@ -151,6 +146,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
+	a.life = a.newVendorLife() // admin.go
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient(),
 		ProtocolVersion: a.opts.MCPProtocol})
 	// Card and interface URLs come from vendors: the same outbound guard.
@@ -553,51 +549,7 @@ func (a *App) Close() {
 	if a.Ledger != nil {
 		a.Ledger.Close()
 	}
-	if a.examples != nil {
-		a.examples.close()
-	}
 	a.stopTelemetry()
-}
-
-// exampleVendors serves the example vendors in process.
-type exampleVendors struct {
-	srv     *http.Server
-	vendors []*vendors.Vendor
-}
-
-func startExamples(addr string, log *slog.Logger) (*exampleVendors, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("example vendors: %v (is another toolhub running? remove `examples:` from the config to use vendors elsewhere)", err)
-	}
-	mux := http.NewServeMux()
-	ex := &exampleVendors{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
-	for _, name := range vendors.Names() {
-		v, err := vendors.New(name, nil)
-		if err != nil {
-			ln.Close()
-			return nil, err
-		}
-		t := vendors.HTTP
-		if name == "sd" {
-			t = vendors.SSE // one example vendor speaks the legacy SSE transport
-		}
-		if err := v.Mount(mux, "/"+name, t); err != nil {
-			ln.Close()
-			return nil, err
-		}
-		ex.vendors = append(ex.vendors, v)
-	}
-	go func() { _ = ex.srv.Serve(ln) }()
-	log.Info("example vendors listening", "addr", ln.Addr().String(), "vendors", vendors.Names())
-	return ex, nil
-}
-
-func (e *exampleVendors) close() {
-	for _, v := range e.vendors {
-		v.Close()
-	}
-	e.srv.Close()
 }
 
 // reportScope restricts usage reports to what the caller may see.

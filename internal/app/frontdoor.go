@@ -10,6 +10,7 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/vendorlife"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -85,13 +86,8 @@ func reportAudience(r *http.Request) billing.Audience {
 }
 
 // stdioRefused refuses a stdio vendor that comes from the admin API (or
-// from the registry the API writes to) unless the config allows it: such
-// a vendor runs a command on this host. Vendors in the config file are
-// not asked.
+// from the registry the API writes to) unless the config allows it
+// ([vendorlife.StdioRefused]).
 func stdioRefused(cfg *config.Config, spec registry.Vendor) error {
-	if spec.MCP == nil || spec.MCP.Transport != registry.TransportStdio || cfg.Admin.AllowStdioVendors {
-		return nil
-	}
-	return forbidden("vendor %q: a stdio vendor runs a command on this host: declare it in the config file, "+
-		"or set admin.allow_stdio_vendors: true there to let operator keys register stdio vendors through the API", spec.ID)
+	return vendorlife.StdioRefused(cfg.Admin.AllowStdioVendors, spec)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/vendorlife"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -98,7 +99,7 @@ func (a *App) reloadOutbound(ctx context.Context, old, cfg *config.Config) error
 	var errs []error
 	for _, id := range slices.Sorted(maps.Keys(*specs)) {
 		v := (*specs)[id]
-		u := vendorURL(v)
+		u := vendorlife.OutboundURL(v)
 		if u == "" || !errors.Is(a.Guard.CheckURL(ctx, u), netguard.ErrRefused) {
 			continue
 		}

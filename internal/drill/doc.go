@@ -15,7 +15,7 @@
 //   - [SharedLimit]: limiter accuracy across hubs on one Redis limit.
 //
 // The pieces [InstanceKill] runs real processes with serve the tests in
-// test/crash and test/cluster too: [BuildBinary], [StartProcess] and
+// test/crash and test/cluster too: [StartProcess] and
 // [Process] (wait until it listens, its vendors ready, kill, stop, logs),
 // [ServeVendors] and a [Gate] that holds vendor calls; package drilltest
 // has their test-side helpers.

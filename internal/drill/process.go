@@ -16,19 +16,6 @@ import (
 	"time"
 )
 
-// BuildBinary builds the toolhub command of the module in moduleDir
-// (`go build -o out flags… ./cmd/toolhub`), for the tests that run it as a
-// child process. A failed build's error carries the compiler's output.
-func BuildBinary(ctx context.Context, moduleDir, out string, flags ...string) error {
-	args := append([]string{"build", "-o", out}, flags...)
-	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/toolhub")...)
-	cmd.Dir = moduleDir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/toolhub in %s: %w\n%s", moduleDir, err, b)
-	}
-	return nil
-}
-
 // ProcessOptions configure [StartProcess]. Binary, Config and Data are
 // required; zero fields of the others mean the defaults.
 type ProcessOptions struct {

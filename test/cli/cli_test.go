@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	bin = filepath.Join(dir, "toolhub")
 	// -buildvcs=true: `toolhub version` reads the revision from the build
 	// info, whatever GOFLAGS says.
-	if err := drill.BuildBinary(context.Background(), "../..", bin, "-buildvcs=true"); err != nil {
+	if err := drilltest.BuildBinary(context.Background(), "../..", bin, "-buildvcs=true"); err != nil {
 		fmt.Fprintln(os.Stderr, "build toolhub:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -138,7 +138,7 @@ func (h *hub) waitReady(key string, ids ...string) {
 	})
 }
 
-// TestCrossSiteAdmin (defect 1, and the admin-surface hardening): with
+// TestCrossSiteAdmin (issue 12, defect 1, and the admin-surface hardening): with
 // authentication off, a page on another site (or a name that resolves to
 // loopback: DNS rebinding) cannot change anything, state-changing bodies
 // must be JSON, and the API never starts a stdio vendor's command unless
@@ -175,7 +175,7 @@ func TestCrossSiteAdmin(t *testing.T) {
 		want  int
 		says  string
 	}{
-		{"a form post from a page (defect 1)", "text/plain", map[string]string{"Origin": "http://evil.example"}, 403, "cross-origin"},
+		{"a form post from a page (issue 12, defect 1)", "text/plain", map[string]string{"Origin": "http://evil.example"}, 403, "cross-origin"},
 		{"JSON from another origin", "application/json", map[string]string{"Origin": "http://evil.example"}, 403, "cross-origin"},
 		{"a cross-site fetch", "application/json", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "cross-origin"},
 		{"a same-site page on another port", "application/json", map[string]string{"Sec-Fetch-Site": "same-site"}, 403, "cross-origin"},
@@ -221,7 +221,7 @@ func TestStdioVendorsWhenAllowed(t *testing.T) {
 	}
 }
 
-// TestA2ABodyLimit (defect 4): /a2a reads no more than max_body_bytes,
+// TestA2ABodyLimit (issue 12, defect 4): /a2a reads no more than max_body_bytes,
 // whether the body says its length or is chunked.
 func TestA2ABodyLimit(t *testing.T) {
 	h := serve(t, "addr: 127.0.0.1:0\nlog_level: info\nmax_body_bytes: 65536\n", "")
@@ -250,7 +250,7 @@ func TestA2ABodyLimit(t *testing.T) {
 	}
 }
 
-// TestSlowAndIdleClients (defect 11): a body trickled byte by byte and a
+// TestSlowAndIdleClients (issue 12, defect 11): a body trickled byte by byte and a
 // keep-alive connection left idle are cut off by the hub.
 func TestSlowAndIdleClients(t *testing.T) {
 	h := serve(t, "addr: 127.0.0.1:0\nlog_level: info\nhttp: {read_timeout: 1s, idle_timeout: 1s}\n", "")
@@ -374,7 +374,7 @@ func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 func TestTenantBoundaries(t *testing.T) {
 	h, vs, g := tenantHub(t)
 
-	// Defect 5: tenant globex resubscribes to acme's running A2A task.
+	// Issue 12, defect 5: tenant globex resubscribes to acme's running A2A task.
 	t.Run("a2a resubscribe", func(t *testing.T) {
 		g.Close()
 		defer g.Open()
@@ -411,7 +411,7 @@ func TestTenantBoundaries(t *testing.T) {
 		}
 	})
 
-	// Defect 16: reserved _meta keys in any case never reach a vendor.
+	// Issue 12, defect 16: reserved _meta keys in any case never reach a vendor.
 	t.Run("reserved meta keys", func(t *testing.T) {
 		st, body := h.req("acme", "POST", "/v1/tools/weather-a__current_weather/call",
 			`{"arguments":{"city":"Oslo"},"_meta":{"Toolhub/Idempotency_Key":"forged","TOOLHUB/JOB_ID":"forged","trace":"kept"}}`, nil)
@@ -430,7 +430,7 @@ func TestTenantBoundaries(t *testing.T) {
 		}
 	})
 
-	// Defect 14: a tenant sees neither payouts nor vendor costs nor margin.
+	// Issue 12, defect 14: a tenant sees neither payouts nor vendor costs nor margin.
 	t.Run("reports", func(t *testing.T) {
 		if st, body := h.req("acme", "GET", "/v1/reports/payout?vendor=weather-a", "", nil); st != 403 {
 			t.Errorf("acme reading payouts: %d %.300s", st, body)
@@ -453,7 +453,7 @@ func TestTenantBoundaries(t *testing.T) {
 		}
 	})
 
-	// Defect 17: keys that ended stay ended; vendor ids cannot be probed;
+	// Issue 12, defect 17: keys that ended stay ended; vendor ids cannot be probed;
 	// capabilities follow the tenant's tools.
 	t.Run("rotation, vendor ids, capabilities", func(t *testing.T) {
 		for _, ttl := range []string{"", "1ns"} {
@@ -504,7 +504,7 @@ func TestTenantBoundaries(t *testing.T) {
 		}
 	})
 
-	// Defect 13: an event stream ends when its key is revoked.
+	// Issue 12, defect 13: an event stream ends when its key is revoked.
 	t.Run("events after revoke", func(t *testing.T) {
 		st, body := h.req("operator", "POST", "/v1/admin/keys", `{"role":"tenant","tenant":"acme","name":"ws"}`, nil)
 		var k struct {
@@ -539,7 +539,7 @@ func TestTenantBoundaries(t *testing.T) {
 }
 
 // TestStreamsEndOnRevoke: an MCP notification stream (GET /mcp) opened
-// with a key ends when the key is revoked, as /v1/events does (defect 13).
+// with a key ends when the key is revoked, as /v1/events does (issue 12, defect 13).
 func TestStreamsEndOnRevoke(t *testing.T) {
 	h, _, _ := tenantHub(t)
 	st, body := h.req("operator", "POST", "/v1/admin/keys", `{"role":"tenant","tenant":"acme","name":"sse"}`, nil)

@@ -55,7 +55,7 @@ func mcpSpec(url string) map[string]any {
 	return map[string]any{"mcp": map[string]any{"transport": "http", "url": url}}
 }
 
-// Defect 2: a vendor key put ${SOME_VAR} in mcp.url; the URL was expanded
+// Issue 12, defect 2: a vendor key put ${SOME_VAR} in mcp.url; the URL was expanded
 // from the hub's environment (only headers and env were checked against
 // the vendor's own TOOLHUB_VENDOR_<ID>_* prefix) and the hub sent the
 // operator's secret to the vendor's host.
@@ -88,7 +88,7 @@ func TestVendorURLCannotCarryHubSecrets(t *testing.T) {
 	}
 }
 
-// Defect 9: a vendor key could set probe.interval: 1ns (a core burned,
+// Issue 12, defect 9: a vendor key could set probe.interval: 1ns (a core burned,
 // millions of probes logged).
 func TestProbeIntervalFloor(t *testing.T) {
 	tv := newTestVendor(t, echoServer())
@@ -113,7 +113,7 @@ func TestProbeIntervalFloor(t *testing.T) {
 	}
 }
 
-// Defect 12: the audit log kept literal secrets in headers it did not
+// Issue 12, defect 12: the audit log kept literal secrets in headers it did not
 // know (Ocp-Apim-Subscription-Key, X-Access-Key) and any value containing
 // ${…} whole. Every header value but an allow-list is a secret, in the
 // audit log and every status surface.
@@ -161,7 +161,7 @@ func TestHeaderSecretsMaskedEverywhere(t *testing.T) {
 	}
 }
 
-// Defect 15: the SSRF guard let through addresses of the IANA
+// Issue 12, defect 15: the SSRF guard let through addresses of the IANA
 // special-purpose registries and IPv6 forms of loopback; a DNS failure
 // was reported as "forbidden".
 func TestSSRFSpecialPurposeAddresses(t *testing.T) {
@@ -213,7 +213,7 @@ func toolsServer(n, descBytes, pageSize int) *server.MCPServer {
 	return s
 }
 
-// Defect 3: tool descriptions had no size limit (30 pages of one tool each
+// Issue 12, defect 3: tool descriptions had no size limit (30 pages of one tool each
 // with an 8 MiB description took the hub from 134 MB to 1.7 GB; one
 // /v1/tools answer was 251 MB). Everything a vendor lists is bounded:
 // bytes per description, tools per vendor, catalog bytes per vendor.
@@ -300,7 +300,7 @@ func (h *hubProc) listsTool(key, name string) bool {
 	return slices.Contains(toolNames(m), name)
 }
 
-// Defect 8: a vendor flooding notifications/tools/list_changed kept a core
+// Issue 12, defect 8: a vendor flooding notifications/tools/list_changed kept a core
 // busy (a tool sync per notification) and sent thousands of notifications
 // to tenants who cannot see that vendor. Tool syncs are debounced (one a
 // second at most) and a catalog change notifies only the tenants whose
@@ -386,7 +386,7 @@ vendors:
 	}
 }
 
-// Defect 19: health probing was blind on modern connections (mcp-go's
+// Issue 12, defect 19: health probing was blind on modern connections (mcp-go's
 // Client.Ping sends nothing on protocol 2026-07-28), so a vendor without
 // a business probe was never found dead by probing. The default probe
 // must reach the vendor, and find it dead when it stops answering.

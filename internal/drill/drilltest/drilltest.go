@@ -1,5 +1,5 @@
 // Package drilltest helps the tests that run toolhub as child processes
-// ([drill.Process]): it builds the binary for TestMain, polls for a
+// ([drill.Process]): it builds the binary for TestMain ([BuildBinary]), polls for a
 // condition and stops a process, failing the test when either does not
 // come.
 //
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ import (
 )
 
 // Run is for TestMain: it builds toolhub from moduleDir
-// ([drill.BuildBinary]) into a temporary folder, sets *bin to it, runs the
+// ([BuildBinary]) into a temporary folder, sets *bin to it, runs the
 // tests, removes the folder and returns the tests' exit code.
 //
 //	func TestMain(m *testing.M) { os.Exit(drilltest.Run(m, "../..", &toolhubBin)) }
@@ -36,11 +37,25 @@ func Run(m *testing.M, moduleDir string, bin *string) int {
 	}
 	defer os.RemoveAll(dir)
 	*bin = filepath.Join(dir, "toolhub")
-	if err := drill.BuildBinary(context.Background(), moduleDir, *bin); err != nil {
+	if err := BuildBinary(context.Background(), moduleDir, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "build toolhub:", err)
 		return 1
 	}
 	return m.Run()
+}
+
+// BuildBinary builds the toolhub command of the module in moduleDir
+// (`go build -o out flags… ./cmd/toolhub`), for the tests that run it as a
+// child process. A failed build's error carries the compiler's output.
+// `toolhub drill` never builds: it runs its own executable.
+func BuildBinary(ctx context.Context, moduleDir, out string, flags ...string) error {
+	args := append([]string{"build", "-o", out}, flags...)
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/toolhub")...)
+	cmd.Dir = moduleDir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/toolhub in %s: %w\n%s", moduleDir, err, b)
+	}
+	return nil
 }
 
 // WaitFor polls cond until it holds, failing the test after d.

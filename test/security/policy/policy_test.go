@@ -204,7 +204,7 @@ tenants:
   - {id: acme, tools: ["vx__*"]}
 `
 
-// Defect 6: a vendor key raised its own max_data_level (or dropped a
+// Issue 12, defect 6: a vendor key raised its own max_data_level (or dropped a
 // redaction rule) and private data flowed to it at once, with no operator
 // involved.
 func TestVendorPrivacyLooseningWaitsForApproval(t *testing.T) {
@@ -258,7 +258,7 @@ func TestVendorPrivacyLooseningWaitsForApproval(t *testing.T) {
 	}
 }
 
-// Defect 7: rolling back to an older version made the same breaking change
+// Issue 12, defect 7: rolling back to an older version made the same breaking change
 // live that a PUT has to wait for an operator for.
 func TestRollbackWaitsForApproval(t *testing.T) {
 	h := startHub(t, selfServiceConfig, vendorKeys, vendors.WeatherA, vendors.Places)
@@ -323,7 +323,7 @@ const reloadTenants = `tenants:
   - {id: globex, tools: ["maps__*"]}
 `
 
-// Defect 10: SIGHUP said "config reloaded" but left auth, outbound and
+// Issue 12, defect 10: SIGHUP said "config reloaded" but left auth, outbound and
 // budgets as they were, and took an empty file (every vendor and tenant
 // gone; a tenant key then saw every tool).
 func TestReloadAppliesEveryKeyOrRefuses(t *testing.T) {
@@ -396,7 +396,7 @@ func TestReloadAppliesEveryKeyOrRefuses(t *testing.T) {
 	}
 }
 
-// Defect 18: the embedded budgets started from zero when toolhub
+// Issue 12, defect 18: the embedded budgets started from zero when toolhub
 // restarted, so a tenant over its day budget could spend it again.
 func TestBudgetsSurviveRestart(t *testing.T) {
 	cfg := `addr: 127.0.0.1:0
