@@ -154,7 +154,7 @@ type Provenance struct {
 type Attempt struct {
 	Vendor    string  `json:"vendor"`
 	Tool      string  `json:"tool"`
-	Outcome   string  `json:"outcome"` // "ok" or an error code
+	Outcome   Outcome `json:"outcome"` // ok, tool_error or an error code ([OutcomeOf])
 	LatencyMS float64 `json:"latency_ms"`
 	Error     string  `json:"error,omitempty"`
 }

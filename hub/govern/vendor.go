@@ -194,7 +194,7 @@ func (g *Governor) take(ctx context.Context, c *hub.Call, vs *vendorState, key, 
 	}
 	if !d.Allowed {
 		vs.rejections.Add(1)
-		g.m.rejections.WithLabelValues(scope).Inc()
+		g.m.rejection(scope).Inc()
 		c.Trace.Decide("rate " + key + " refused " + c.Priority.String())
 		return &hub.Error{Code: hub.CodeRateLimited, Vendor: vs.id, RetryAfter: d.RetryAfter,
 			Err:     fmt.Errorf("%w: %w", ErrRefused, d.Err()),
@@ -217,7 +217,7 @@ func (g *Governor) acquire(ctx context.Context, c *hub.Call, vs *vendorState) (f
 			return nil, hub.AsError(ctx.Err())
 		}
 		vs.rejections.Add(1)
-		g.m.rejections.WithLabelValues(scopeBulkhead).Inc()
+		g.m.rejection(scopeBulkhead).Inc()
 		c.Trace.Decide("bulkhead " + vs.id + " full")
 		return nil, &hub.Error{Code: hub.CodeOverloaded, Vendor: vs.id, Err: fmt.Errorf("%w: %w", ErrRefused, err),
 			Message: fmt.Sprintf("vendor %q has %d calls in flight, its limit; try again shortly", vs.id, n)}
