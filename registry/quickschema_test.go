@@ -78,7 +78,6 @@ func TestQuickSchemaAgrees(t *testing.T) {
 	}
 }
 
-
 // FuzzQuickSchema: whatever the document, the quick path never calls valid
 // what the validator refuses.
 func FuzzQuickSchema(f *testing.F) {
