@@ -165,6 +165,22 @@ type Trace struct {
 	Decisions []string  `json:"decisions,omitempty"` // "breaker weather-a open", "rate weather-a allowed", …
 }
 
+// traceRoom is a Trace with room for a typical call's attempts and
+// decisions, so that one allocation holds them all.
+type traceRoom struct {
+	t Trace
+	a [2]Attempt
+	d [6]string
+}
+
+// newTrace returns an empty Trace whose first attempts and decisions need
+// no allocation of their own.
+func newTrace() *Trace {
+	r := &traceRoom{}
+	r.t.Attempts, r.t.Decisions = r.a[:0], r.d[:0]
+	return &r.t
+}
+
 // Decide notes a decision (nil-safe).
 func (t *Trace) Decide(s string) {
 	if t != nil {

@@ -118,7 +118,7 @@ func (g *Gateway) Call(ctx context.Context, c *Call) (*Result, error) {
 		c.Start = g.opts.Now()
 	}
 	if c.Trace == nil {
-		c.Trace = &Trace{}
+		c.Trace = newTrace()
 	}
 	r, err := g.outer.Invoke(ctx, c)
 	if err != nil {

@@ -23,10 +23,13 @@ func BenchmarkGatewayGoverned(b *testing.B) {
 		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	})
 	res := &hub.Result{Structured: map[string]any{"temp_c": 21.0}}
-	ups := &upstreams{fns: map[string]hub.InvokerFunc{"weather-a": func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+	// A plain lookup, as servers.Manager's (the test helper upstreams
+	// counts calls, which costs allocations toolhub does not make).
+	var up hub.Invoker = hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 		r := *res
 		return &r, nil
-	}}}
+	})
+	ups := hub.UpstreamsFunc(func(vendor string) (hub.Invoker, bool) { return up, vendor == "weather-a" })
 	gw := hub.NewGateway(catalog(b), ups, &hub.Options{
 		Outer:  []hub.Middleware{g.OuterMiddleware()},
 		Vendor: []hub.Middleware{g.VendorMiddleware()},
