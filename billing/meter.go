@@ -724,7 +724,7 @@ func eventIDs(c *hub.Call) (callID, run string) {
 func callEventKey(callID, run string, out Outcome) string {
 	if callID != run {
 		switch out {
-		case OutcomeOK, OutcomeFallback, OutcomeCached, OutcomeStale: // hub.Outcome.Answered
+		case OutcomeOK, OutcomeFallback, OutcomeCached, OutcomeStale:
 			return CallKey(callID)
 		}
 	}

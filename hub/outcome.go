@@ -57,13 +57,3 @@ func (o Outcome) Code() Code {
 	}
 	return Code(o)
 }
-
-// Answered reports whether a vendor's answer (now or stored) came back:
-// ok, fallback, cached or stale.
-func (o Outcome) Answered() bool {
-	switch o {
-	case OutcomeOK, OutcomeFallback, OutcomeCached, OutcomeStale:
-		return true
-	}
-	return false
-}
