@@ -4,22 +4,60 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/toolhub/toolhub/hub"
 )
 
-// Outcome is what happened to a call or to one vendor attempt.
+// Outcome is what happened to a call or to one vendor attempt, as the
+// ledger stores it: the call's [hub.Outcome] (the one classifier,
+// [hub.OutcomeOf]) folded into the ledger's coarser, stable vocabulary by
+// [LedgerOutcome], the only place the two meet. Values the two share are
+// the same strings.
 type Outcome string
 
-// The outcomes an [Event] can carry.
+// The outcomes an [Event] can carry (and [OutcomeUnknown]).
 const (
-	OutcomeOK       Outcome = "ok"
-	OutcomeError    Outcome = "error"
-	OutcomeTimeout  Outcome = "timeout"
-	OutcomeCached   Outcome = "cached"
-	OutcomeStale    Outcome = "stale"
-	OutcomeFallback Outcome = "fallback"
-	OutcomeQueued   Outcome = "queued"
+	OutcomeOK       = Outcome(hub.OutcomeOK)
+	OutcomeFallback = Outcome(hub.OutcomeFallback)
+	OutcomeCached   = Outcome(hub.OutcomeCached)
+	OutcomeStale    = Outcome(hub.OutcomeStale)
+	OutcomeQueued   = Outcome(hub.OutcomeQueued)
+	OutcomeTimeout  = Outcome(hub.CodeTimeout)
+	// OutcomeError is any other failure, and a tool's own error (tool_error).
+	OutcomeError Outcome = "error"
+	// OutcomeRejected is a call toolhub refused before a vendor answered
+	// (budget, limits, breaker, bad arguments…); calls only.
 	OutcomeRejected Outcome = "rejected"
 )
+
+// LedgerOutcome folds a call's or an attempt's [hub.Outcome] (kind
+// [KindCall] or [KindAttempt]) into the ledger's vocabulary: ok, fallback,
+// cached, stale, queued and timeout as they are; a call toolhub refused
+// (budget_exceeded, rate_limited, overloaded, circuit_open, forbidden,
+// privacy_refused, unauthenticated, too_large, invalid_arguments,
+// invalid_request, unknown_tool) is rejected; an attempt the caller
+// abandoned at the vendor (canceled) is unknown — it may or may not have
+// been done; everything else, tool_error included, is error.
+func LedgerOutcome(kind Kind, o hub.Outcome) Outcome {
+	switch o {
+	case hub.OutcomeOK, hub.OutcomeFallback, hub.OutcomeCached, hub.OutcomeStale, hub.OutcomeQueued, hub.OutcomeFor(hub.CodeTimeout):
+		return Outcome(o)
+	}
+	switch kind {
+	case KindCall:
+		switch o.Code() {
+		case hub.CodeBudgetExceeded, hub.CodeRateLimited, hub.CodeOverloaded, hub.CodeCircuitOpen,
+			hub.CodeForbidden, hub.CodePrivacy, hub.CodeUnauthenticated, hub.CodeTooLarge,
+			hub.CodeInvalidArguments, hub.CodeInvalidRequest, hub.CodeUnknownTool:
+			return OutcomeRejected
+		}
+	case KindAttempt:
+		if o.Code() == hub.CodeCanceled {
+			return OutcomeUnknown
+		}
+	}
+	return OutcomeError
+}
 
 // Unit names. "calls" is always present; the others are read from the top
 // level of a result's structured content when the vendor reports them.

@@ -622,9 +622,12 @@ type callNote struct {
 // Facts is what the meter and budgets read from a finished call.
 type Facts struct {
 	Vendor, Tool, Capability string
-	Outcome                  Outcome
-	Reason                   string
-	Units                    Units
+	// Call is the call's outcome ([hub.OutcomeOf]); Outcome is the same
+	// folded into the ledger's vocabulary ([LedgerOutcome]).
+	Call    hub.Outcome
+	Outcome Outcome
+	Reason  string
+	Units   Units
 }
 
 // CallFacts classifies a finished call: who answered, the outcome and the
@@ -649,42 +652,26 @@ func CallFacts(c *hub.Call, r *hub.Result, err error) Facts {
 	if f.Tool == "" && f.Vendor == "" && f.Capability == "" {
 		f.Tool = c.Name
 	}
+	f.Call = hub.OutcomeOf(r, err)
+	f.Outcome = LedgerOutcome(KindCall, f.Call)
 	f.Units = Units{UnitCalls: 1}
-	switch {
-	case err != nil:
-		he := hub.AsError(err)
-		f.Reason = string(he.Code) + ": " + he.Message
-		switch he.Code {
-		case hub.CodeTimeout:
-			f.Outcome = OutcomeTimeout
-		case hub.CodeQueued:
-			f.Outcome = OutcomeQueued
-		case hub.CodeBudgetExceeded, hub.CodeRateLimited, hub.CodeOverloaded, hub.CodeCircuitOpen,
-			hub.CodeForbidden, hub.CodePrivacy, hub.CodeUnauthenticated, hub.CodeTooLarge,
-			hub.CodeInvalidArguments, hub.CodeInvalidRequest, hub.CodeUnknownTool:
-			f.Outcome = OutcomeRejected
-		default:
-			f.Outcome = OutcomeError
-		}
-	case p.Queued:
-		f.Outcome = OutcomeQueued
-		if p.JobID != "" {
+	switch f.Call {
+	case hub.OutcomeQueued:
+		if err == nil && p.JobID != "" {
 			f.Reason = "queued as job " + p.JobID
 		}
-	case p.Stale:
-		f.Outcome = OutcomeStale
-	case p.Cached:
-		f.Outcome = OutcomeCached
-	case r != nil && r.IsError:
-		f.Outcome, f.Reason = OutcomeError, "tool reported an error"
+	case hub.OutcomeStale, hub.OutcomeCached:
+	case hub.OutcomeToolError:
+		f.Reason = "tool reported an error"
 		f.Units = UnitsFrom(r.Structured)
-	case p.Fallback:
-		f.Outcome, f.Units = OutcomeFallback, UnitsFrom(r.Structured)
-	default:
-		f.Outcome = OutcomeOK
+	case hub.OutcomeOK, hub.OutcomeFallback:
 		if r != nil {
 			f.Units = UnitsFrom(r.Structured)
 		}
+	}
+	if err != nil {
+		he := hub.AsError(err)
+		f.Reason = string(he.Code) + ": " + he.Message
 	}
 	return f
 }
@@ -772,24 +759,16 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 	answer := -1
 	if f.Outcome == OutcomeOK || f.Outcome == OutcomeFallback {
 		for i := len(c.Trace.Attempts) - 1; i >= 0; i-- {
-			if a := c.Trace.Attempts[i]; a.Outcome == "ok" && a.Vendor == f.Vendor {
+			if a := c.Trace.Attempts[i]; a.Outcome == hub.OutcomeOK && a.Vendor == f.Vendor {
 				answer = i
 				break
 			}
 		}
 	}
 	for i, a := range c.Trace.Attempts {
-		out, reason := OutcomeOK, ""
-		switch {
-		case a.Outcome == string(hub.CodeTimeout):
-			out, reason = OutcomeTimeout, a.Outcome+": "+a.Error
-		case a.Outcome == string(hub.CodeCanceled):
-			// The caller went away (or a job's worker lost its lease) with
-			// the call at the vendor: it may have been done or not, as for
-			// an attempt in flight when toolhub was killed.
-			out, reason = OutcomeUnknown, a.Outcome+": "+a.Error
-		case a.Outcome != "ok":
-			out, reason = OutcomeError, strings.TrimSuffix(a.Outcome+": "+a.Error, ": ")
+		out, reason := LedgerOutcome(KindAttempt, a.Outcome), ""
+		if out != OutcomeOK {
+			reason = strings.TrimSuffix(string(a.Outcome)+": "+a.Error, ": ")
 		}
 		units := Units{UnitCalls: 1}
 		if i == answer {

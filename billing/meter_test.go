@@ -327,7 +327,7 @@ func TestCanceledAttemptIsUnknown(t *testing.T) {
 	m := newMeter(t, l, &billing.MeterOptions{Pricer: billing.NewPricer(book(t), nil)})
 	inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 		c.Trace.Attempts = append(c.Trace.Attempts,
-			hub.Attempt{Vendor: "sd", Tool: "txt2img", Outcome: string(hub.CodeCanceled), Error: "call canceled"})
+			hub.Attempt{Vendor: "sd", Tool: "txt2img", Outcome: hub.OutcomeFor(hub.CodeCanceled), Error: "call canceled"})
 		return nil, &hub.Error{Code: hub.CodeCanceled, Message: "call canceled"}
 	}), m.Middleware())
 	_, _ = inv.Invoke(ctx, &hub.Call{ID: "c1", Tenant: "acme", Name: "sd__txt2img", Start: time.Now(), Trace: &hub.Trace{}})

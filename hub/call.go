@@ -154,7 +154,7 @@ type Provenance struct {
 type Attempt struct {
 	Vendor    string  `json:"vendor"`
 	Tool      string  `json:"tool"`
-	Outcome   string  `json:"outcome"` // "ok" or an error code
+	Outcome   Outcome `json:"outcome"` // ok, tool_error or an error code ([OutcomeOf])
 	LatencyMS float64 `json:"latency_ms"`
 	Error     string  `json:"error,omitempty"`
 }
@@ -163,6 +163,22 @@ type Attempt struct {
 type Trace struct {
 	Attempts  []Attempt `json:"attempts,omitempty"`
 	Decisions []string  `json:"decisions,omitempty"` // "breaker weather-a open", "rate weather-a allowed", …
+}
+
+// traceRoom is a Trace with room for a typical call's attempts and
+// decisions, so that one allocation holds them all.
+type traceRoom struct {
+	t Trace
+	a [2]Attempt
+	d [6]string
+}
+
+// newTrace returns an empty Trace whose first attempts and decisions need
+// no allocation of their own.
+func newTrace() *Trace {
+	r := &traceRoom{}
+	r.t.Attempts, r.t.Decisions = r.a[:0], r.d[:0]
+	return &r.t
 }
 
 // Decide notes a decision (nil-safe).

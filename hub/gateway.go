@@ -118,7 +118,7 @@ func (g *Gateway) Call(ctx context.Context, c *Call) (*Result, error) {
 		c.Start = g.opts.Now()
 	}
 	if c.Trace == nil {
-		c.Trace = &Trace{}
+		c.Trace = newTrace()
 	}
 	r, err := g.outer.Invoke(ctx, c)
 	if err != nil {
@@ -232,7 +232,7 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	up, ok := g.ups.Upstream(t.Vendor)
 	if !ok {
 		err := &Error{Code: CodeUnavailable, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q is not connected", t.Vendor)}
-		g.record(c, time.Duration(0), err, false)
+		g.record(c, time.Duration(0), nil, err)
 		return nil, err
 	}
 	timeout := g.opts.DefaultTimeout
@@ -250,7 +250,7 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	} else {
 		err = upstreamError(ctx, t.Vendor, timeout, err)
 	}
-	g.record(c, g.opts.Now().Sub(start), err, err == nil && r.IsError)
+	g.record(c, g.opts.Now().Sub(start), r, err)
 	if err != nil {
 		return nil, err
 	}
@@ -259,16 +259,12 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	return r, nil
 }
 
-// record notes an attempt in the call's trace. A result the tool itself
-// marked isError is "tool_error", not "ok".
-func (g *Gateway) record(c *Call, d time.Duration, err error, toolError bool) {
-	a := Attempt{Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: "ok", LatencyMS: float64(d.Microseconds()) / 1000}
-	if toolError {
-		a.Outcome = "tool_error"
-	}
+// record notes an attempt in the call's trace, its outcome by [OutcomeOf]:
+// a result the tool itself marked isError is tool_error, not ok.
+func (g *Gateway) record(c *Call, d time.Duration, r *Result, err error) {
+	a := Attempt{Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: OutcomeOf(r, err), LatencyMS: float64(d.Microseconds()) / 1000}
 	if err != nil {
-		e := AsError(err)
-		a.Outcome, a.Error = string(e.Code), e.Message
+		a.Error = AsError(err).Message
 	}
 	c.Trace.Attempts = append(c.Trace.Attempts, a)
 }

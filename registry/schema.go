@@ -27,8 +27,9 @@ var ErrRemoteRef = errors.New("registry: remote $ref is not allowed")
 
 // Schema is a compiled JSON schema together with its source.
 type Schema struct {
-	raw json.RawMessage
-	s   *jsonschema.Schema
+	raw   json.RawMessage
+	s     *jsonschema.Schema
+	quick *quickNode // nil: the schema is outside the quick subset
 }
 
 // Raw returns the schema as it was registered.
@@ -99,7 +100,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{raw: append(json.RawMessage(nil), raw...), s: s}, nil
+	return &Schema{raw: append(json.RawMessage(nil), raw...), s: s, quick: quickCompile(doc)}, nil
 }
 
 func compileError(err error) error {
@@ -122,6 +123,9 @@ func compileError(err error) error {
 // Validate checks a decoded JSON value (as from encoding/json) against the
 // schema. It returns nil or a *SchemaError.
 func (s *Schema) Validate(v any) error {
+	if s.quick != nil && s.quick.ok(v) {
+		return nil // certainly valid (see quickNode)
+	}
 	err := s.s.Validate(v)
 	if err == nil {
 		return nil

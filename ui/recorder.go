@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+
+	"github.com/toolhub/toolhub/hub/govern"
 )
 
 // DefaultDecisions is how many decision-log lines a [Recorder] keeps by
@@ -41,7 +43,8 @@ func NewRecorder(next slog.Handler, n int) *Recorder {
 		n = DefaultDecisions
 	}
 	rg := &ring{lines: make([][]byte, n)}
-	return &Recorder{next: next, json: slog.NewJSONHandler(rg, &slog.HandlerOptions{Level: slog.LevelDebug}), ring: rg,
+	// govern's handler writes what slog's JSON handler does, faster for decision lines.
+	return &Recorder{next: next, json: govern.NewJSONHandler(rg, &slog.HandlerOptions{Level: slog.LevelDebug}), ring: rg,
 		series: newSeries(DefaultBucket, DefaultBuckets)}
 }
 

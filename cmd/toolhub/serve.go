@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
 )
@@ -103,5 +104,6 @@ func reloadOnHUP(ctx context.Context, a *app.App, hup <-chan os.Signal, path str
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	// The same lines as slog.NewJSONHandler, the decision log's written faster.
+	return slog.New(govern.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

@@ -251,10 +251,31 @@ func (b *Breaker) Ramp() *Ramp { return b.ramp }
 // done, which the caller must call exactly once with the call's outcome
 // (later calls are no-ops). Otherwise it returns an [*OpenError] at once.
 func (b *Breaker) Allow() (done func(Outcome), err error) {
+	t, err := b.Admit()
+	if err != nil {
+		return nil, err
+	}
+	return t.doneFunc(), nil
+}
+
+// Ticket is a call admitted by [Breaker.Admit].
+type Ticket struct {
+	b   *Breaker
+	gen uint64
+}
+
+// Done reports the admitted call's outcome. Call it exactly once (unlike
+// Allow's done, it does not guard against a second call).
+func (t Ticket) Done(o Outcome) { t.b.record(t.gen, o) }
+
+// Admit is [Breaker.Allow] without the done function's allocations, for
+// hot paths: on success report the outcome with the Ticket's Done, once.
+func (b *Breaker) Admit() (Ticket, error) {
 	if w := b.word.Load(); State(w&3) == Closed {
-		return b.doneFunc(w >> 2), nil
+		return Ticket{b, w >> 2}, nil
 	}
 	var changes []Change
+	var err error
 	b.mu.Lock()
 	now := b.o.Now()
 	changes = b.advanceLocked(now, changes)
@@ -273,16 +294,16 @@ func (b *Breaker) Allow() (done func(Outcome), err error) {
 	b.mu.Unlock()
 	b.notify(changes)
 	if err != nil {
-		return nil, err
+		return Ticket{}, err
 	}
-	return b.doneFunc(gen), nil
+	return Ticket{b, gen}, nil
 }
 
-func (b *Breaker) doneFunc(gen uint64) func(Outcome) {
+func (t Ticket) doneFunc() func(Outcome) {
 	var used atomic.Bool
 	return func(o Outcome) {
 		if !used.Swap(true) {
-			b.record(gen, o)
+			t.b.record(t.gen, o)
 		}
 	}
 }

@@ -476,3 +476,18 @@ func BenchmarkBreakerAllow(b *testing.B) {
 		}
 	})
 }
+
+// TestAdmitTicket: Admit and Ticket.Done count like Allow and done.
+func TestAdmitTicket(t *testing.T) {
+	b := New("v", &Options{MinCalls: 2, FailureRatio: 0.5, Now: newFakeClock().Now})
+	for range 2 {
+		tk, err := b.Admit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Done(Failure)
+	}
+	if _, err := b.Admit(); err == nil {
+		t.Fatalf("after 2 failures of 2: Admit let a call through; state %v", b.State())
+	}
+}

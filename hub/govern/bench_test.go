@@ -14,19 +14,33 @@ import (
 
 // BenchmarkGatewayGoverned measures one call through a gateway with all
 // governance on — local rate limits (vendor and tenant), breaker, retry
-// policy, bulkhead, decision log (JSON to io.Discard) and metrics — to an
+// policy, bulkhead, decision log (JSON to io.Discard, through the handler
+// toolhub serve logs with, govern.NewJSONHandler) and metrics — to an
 // in-process upstream that answers at once.
 func BenchmarkGatewayGoverned(b *testing.B) {
+	benchGoverned(b, govern.NewJSONHandler(io.Discard, nil))
+}
+
+// BenchmarkGatewayGovernedStdlibLog is BenchmarkGatewayGoverned with the
+// decision log written by log/slog's own JSON handler (the same bytes).
+func BenchmarkGatewayGovernedStdlibLog(b *testing.B) {
+	benchGoverned(b, slog.NewJSONHandler(io.Discard, nil))
+}
+
+func benchGoverned(b *testing.B, h slog.Handler) {
 	g := govern.New(&govern.Options{
 		VendorLimits: func(string) registry.Limits { return registry.Limits{RPS: 1e9, Burst: 1 << 20, Concurrency: 1 << 10} },
 		TenantRule:   func(string) (limit.Rule, bool) { return limit.Rule{Rate: 1e9, Burst: 1 << 20}, true },
-		Logger:       slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Logger:       slog.New(h),
 	})
 	res := &hub.Result{Structured: map[string]any{"temp_c": 21.0}}
-	ups := &upstreams{fns: map[string]hub.InvokerFunc{"weather-a": func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+	// A plain lookup, as servers.Manager's (the test helper upstreams
+	// counts calls, which costs allocations toolhub does not make).
+	var up hub.Invoker = hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 		r := *res
 		return &r, nil
-	}}}
+	})
+	ups := hub.UpstreamsFunc(func(vendor string) (hub.Invoker, bool) { return up, vendor == "weather-a" })
 	gw := hub.NewGateway(catalog(b), ups, &hub.Options{
 		Outer:  []hub.Middleware{g.OuterMiddleware()},
 		Vendor: []hub.Middleware{g.VendorMiddleware()},

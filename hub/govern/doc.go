@@ -13,7 +13,8 @@
 //     refusals match [ErrRefused] and never count against a vendor.
 //   - [Governor.OuterMiddleware] runs around the whole call and writes one
 //     JSON decision-log line (attempts, decisions, outcome, latency, time
-//     spent deciding) and the call metrics. It never logs argument values
+//     spent deciding) and the call metrics. The outcome is [hub.OutcomeOf]'s,
+//     the one classifier billing and traces read too. It never logs argument values
 //     unless [Governor.SetDebug] is on for the tenant.
 //   - [Governor.Status] reports a vendor's breaker, ramp, health, limits and
 //     load for the status API; [Governor.MetricsHandler] serves /metrics.

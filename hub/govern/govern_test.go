@@ -794,3 +794,42 @@ func TestToolBreakerStopsOneToolOnly(t *testing.T) {
 		t.Errorf("upstream reached %d times, want 6 (5 failures and 1 ok)", got)
 	}
 }
+
+// TestBulkheadFollowsLimitChange: the vendor's bulkhead is kept between
+// calls, and a new concurrency limit takes effect at the next call.
+func TestBulkheadFollowsLimitChange(t *testing.T) {
+	var limitN atomic.Int64
+	limitN.Store(1)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	e := setup(t, map[string]hub.InvokerFunc{"weather-a": func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		entered <- struct{}{}
+		<-release
+		return answer(1)(ctx, c)
+	}}, &govern.Options{
+		VendorLimits: func(string) registry.Limits { return registry.Limits{Concurrency: int(limitN.Load())} },
+		BulkheadWait: -1,
+	})
+	errs := make(chan error, 2)
+	call := func() {
+		_, err := e.gw.Call(t.Context(), &hub.Call{Name: "weather-a__current", Arguments: map[string]any{"city": "x"}})
+		errs <- err
+	}
+	go call()
+	<-entered
+	if _, err := e.call(t, "weather-a__current", hub.Call{}); err == nil || err.Code != hub.CodeOverloaded {
+		t.Fatalf("second call at limit 1: err = %v, want overloaded", err)
+	}
+	limitN.Store(2)
+	go call()
+	<-entered // admitted under the new limit while the first is in flight
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := e.gov.Status("weather-a").Usage.InFlight; got != 0 {
+		t.Errorf("in flight = %d after both calls", got)
+	}
+}

@@ -101,7 +101,6 @@ type Governor struct {
 	now      func() time.Time
 	prio     limit.Priority
 	breakers *breaker.Set
-	bulk     limit.Bulkheads
 	m        *metrics
 	gatherer prometheus.Gatherer
 
@@ -129,6 +128,41 @@ type vendorState struct {
 
 	inflightG prometheus.Gauge
 	retries   prometheus.Counter
+
+	// Made once, so that calls do not build them again.
+	bulk       atomic.Pointer[limit.Bulkhead] // the concurrency bulkhead at the current limit
+	rateKey    string                         // "v:"+id, the vendor's rate-limit key
+	rateOK     string                         // the decision "rate v:<id> allowed"
+	breakerMsg [3]string                      // the decision "breaker <id> <state>", by breaker.State
+	tenants    sync.Map                       // tenant → *tenantKeys
+	ntenants   atomic.Int64
+}
+
+// tenantKeys are a tenant's rate-limit key at a vendor and its decision.
+type tenantKeys struct{ key, ok string }
+
+// tenant returns the tenant's rate-limit key at the vendor
+// ("tv:"+tenant+"/"+vendor) and its "allowed" decision.
+func (vs *vendorState) tenant(tenant string) *tenantKeys {
+	if k, ok := vs.tenants.Load(tenant); ok {
+		return k.(*tenantKeys)
+	}
+	key := "tv:" + tenant + "/" + vs.id
+	k := &tenantKeys{key: key, ok: "rate " + key + " allowed"}
+	if vs.ntenants.Add(1) > 1<<14 { // tenants are few; bound it anyway
+		vs.tenants.Clear()
+		vs.ntenants.Store(0)
+	}
+	vs.tenants.Store(tenant, k)
+	return k
+}
+
+// breakerDecision is the decision noted when the breaker lets a call through.
+func (vs *vendorState) breakerDecision(s breaker.State) string {
+	if int(s) < len(vs.breakerMsg) {
+		return vs.breakerMsg[s]
+	}
+	return "breaker " + vs.id + " " + s.String()
 }
 
 // New returns a Governor. It panics if the metrics cannot be registered
@@ -220,6 +254,11 @@ func (g *Governor) state(vendor string) *vendorState {
 		breaker:   b,
 		inflightG: g.m.inflight.WithLabelValues(vendor),
 		retries:   g.m.retries.WithLabelValues(vendor),
+		rateKey:   "v:" + vendor,
+	}
+	vs.rateOK = "rate " + vs.rateKey + " allowed"
+	for s := range vs.breakerMsg {
+		vs.breakerMsg[s] = "breaker " + vendor + " " + breaker.State(s).String()
 	}
 	v, loaded := g.vendors.LoadOrStore(vendor, vs)
 	if !loaded {

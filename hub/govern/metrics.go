@@ -4,18 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
 
-// Outcome label values of toolhub_calls_total besides the error codes.
-const (
-	OutcomeOK       = "ok"       // the first vendor tried answered
-	OutcomeFallback = "fallback" // a later vendor of the chain answered
-	OutcomeCached   = "cached"   // a fresh cache hit
-	OutcomeStale    = "stale"    // last known good answer, may not be the latest
-	OutcomeQueued   = "queued"   // accepted as an async job
+	"github.com/toolhub/toolhub/hub"
 )
 
 type metrics struct {
@@ -27,6 +21,89 @@ type metrics struct {
 	retries      *prometheus.CounterVec   // vendor
 	inflight     *prometheus.GaugeVec     // vendor
 	probes       *prometheus.CounterVec   // vendor, result
+
+	// The series every call touches, resolved once per label set:
+	// WithLabelValues checks and hashes its labels on every use.
+	callSeries    seriesCache[callLabels, prometheus.Counter]
+	attemptSeries seriesCache[attemptLabels, prometheus.Counter]
+	latencySeries seriesCache[string, prometheus.Observer]
+	rejectSeries  seriesCache[string, prometheus.Counter]
+}
+
+type callLabels struct {
+	tool, vendor string
+	outcome      hub.Outcome
+}
+
+type attemptLabels struct {
+	vendor  string
+	outcome hub.Outcome
+}
+
+// maxCachedSeries bounds each series cache: label sets past it are looked
+// up in their vector on each use (still counted, just slower).
+const maxCachedSeries = 1 << 14
+
+// seriesCache maps a label set to its resolved series. Safe for
+// concurrent use; the zero value is ready.
+type seriesCache[K comparable, S any] struct {
+	mu sync.RWMutex
+	m  map[K]S
+}
+
+func (c *seriesCache[K, S]) get(k K, resolve func(K) S) S {
+	c.mu.RLock()
+	s, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = resolve(k)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = make(map[K]S)
+	}
+	if len(c.m) < maxCachedSeries {
+		c.m[k] = s
+	}
+	c.mu.Unlock()
+	return s
+}
+
+// call returns the toolhub_calls_total series of one label set.
+func (m *metrics) call(tool, vendor string, o hub.Outcome) prometheus.Counter {
+	return m.callSeries.get(callLabels{tool, vendor, o}, m.resolveCall)
+}
+
+func (m *metrics) resolveCall(k callLabels) prometheus.Counter {
+	return m.calls.WithLabelValues(k.tool, k.vendor, string(k.outcome))
+}
+
+// attempt returns the toolhub_vendor_attempts_total series of one label set.
+func (m *metrics) attempt(vendor string, o hub.Outcome) prometheus.Counter {
+	return m.attemptSeries.get(attemptLabels{vendor, o}, m.resolveAttempt)
+}
+
+func (m *metrics) resolveAttempt(k attemptLabels) prometheus.Counter {
+	return m.attempts.WithLabelValues(k.vendor, string(k.outcome))
+}
+
+// latency returns the toolhub_call_duration_seconds series of a vendor.
+func (m *metrics) latency(vendor string) prometheus.Observer {
+	return m.latencySeries.get(vendor, m.resolveLatency)
+}
+
+func (m *metrics) resolveLatency(vendor string) prometheus.Observer {
+	return m.duration.WithLabelValues(vendor)
+}
+
+// rejection returns the toolhub_limiter_rejections_total series of a scope.
+func (m *metrics) rejection(scope string) prometheus.Counter {
+	return m.rejectSeries.get(scope, m.resolveRejection)
+}
+
+func (m *metrics) resolveRejection(scope string) prometheus.Counter {
+	return m.rejections.WithLabelValues(scope)
 }
 
 // Scopes of toolhub_limiter_rejections_total.
@@ -40,7 +117,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolhub_calls_total",
-			Help: "Calls through the gateway, by tool asked, vendor that answered (or last tried) and outcome (ok, fallback, cached, stale, queued, or an error code).",
+			Help: "Calls through the gateway, by tool asked, vendor that answered (or last tried) and outcome (ok, fallback, cached, stale, queued, tool_error, or an error code: hub.Outcome).",
 		}, []string{"tool", "vendor", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "toolhub_call_duration_seconds",
@@ -49,7 +126,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"vendor"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolhub_vendor_attempts_total",
-			Help: "Upstream attempts at vendor tools, by vendor and outcome (ok or an error code).",
+			Help: "Upstream attempts at vendor tools, by vendor and outcome (ok, tool_error or an error code: hub.Outcome).",
 		}, []string{"vendor", "outcome"}),
 		breakerState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "toolhub_breaker_state",

@@ -49,7 +49,7 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	for i := range attempts {
 		a := &attempts[i]
 		upstream += time.Duration(a.LatencyMS * float64(time.Millisecond))
-		g.m.attempts.WithLabelValues(a.Vendor, a.Outcome).Inc()
+		g.m.attempt(a.Vendor, a.Outcome).Inc()
 	}
 	decisionUS := max(0, (total - upstream).Microseconds())
 
@@ -65,26 +65,16 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 		vendor = c.Vendor()
 	}
 	tool := c.Name
-	outcome := OutcomeOK
+	outcome := hub.OutcomeOf(r, err)
 	var he *hub.Error
-	switch {
-	case err != nil:
+	if err != nil {
 		he = hub.AsError(err)
-		outcome = string(he.Code)
 		if he.Code == hub.CodeUnknownTool {
 			tool = "" // names asked for nothing are unbounded: keep them out of labels
 		}
-	case p.Queued:
-		outcome = OutcomeQueued
-	case p.Stale:
-		outcome = OutcomeStale
-	case p.Cached:
-		outcome = OutcomeCached
-	case p.Fallback:
-		outcome = OutcomeFallback
 	}
-	g.m.calls.WithLabelValues(tool, vendor, outcome).Inc()
-	g.m.duration.WithLabelValues(vendor).Observe(total.Seconds())
+	g.m.call(tool, vendor, outcome).Inc()
+	g.m.latency(vendor).Observe(total.Seconds())
 
 	level := slog.LevelInfo
 	if err != nil {
@@ -119,7 +109,7 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	attrs = append(attrs,
 		slog.String("vendor", vendor),
 		slog.String("priority", c.Priority.String()),
-		slog.String("outcome", outcome),
+		slog.String("outcome", string(outcome)),
 	)
 	if scrub != nil {
 		attempts = scrubAttempts(attempts, scrub)

@@ -76,21 +76,21 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		return nil, g.skip(c, v, b.Ramp())
 	}
 	// 3. The breaker.
-	done, err := b.Allow()
+	ticket, err := b.Admit()
 	if err != nil {
 		return nil, openError(c, v, "vendor "+strconv.Quote(v), err)
 	}
-	c.Trace.Decide("breaker " + v + " " + breaker.State(vs.state.Load()).String())
+	c.Trace.Decide(vs.breakerDecision(breaker.State(vs.state.Load())))
 	// 3b. The tool's own breaker, where configured.
-	if g.o.ToolBreaker != nil && g.o.ToolBreaker(c.Tool) {
+	var toolTicket breaker.Ticket
+	toolBreaker := g.o.ToolBreaker != nil && g.o.ToolBreaker(c.Tool)
+	if toolBreaker {
 		key := v + "/" + c.Tool.Def.Name
-		tdone, err := g.breakers.Get(key).Allow()
+		toolTicket, err = g.breakers.Get(key).Admit()
 		if err != nil {
-			done(breaker.Ignored)
+			ticket.Done(breaker.Ignored)
 			return nil, openError(c, key, "tool "+key, err)
 		}
-		vdone := done
-		done = func(o breaker.Outcome) { vdone(o); tdone(o) }
 	}
 
 	// 4. Retries around limits, bulkhead and the upstream.
@@ -114,7 +114,7 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		if err := g.admit(ctx, c, vs, attempt); err != nil {
 			return err
 		}
-		release, err := g.acquire(ctx, c, vs)
+		bulk, err := g.acquire(ctx, c, vs)
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,9 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		r, err := next.Invoke(ctx, c)
 		vs.inflightG.Dec()
 		vs.inflight.Add(-1)
-		release()
+		if bulk != nil {
+			bulk.Leave()
+		}
 		res = r
 		if he, ok := err.(*hub.Error); ok && he.RetryAfter > 0 {
 			return waitError{he} // so retry.Do honours the vendor's wait
@@ -132,7 +134,10 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	})
 
 	o := outcome(ctx, res, err)
-	done(o)
+	ticket.Done(o)
+	if toolBreaker {
+		toolTicket.Done(o)
+	}
 	if o == breaker.Failure && h != nil {
 		h.Ramp().Failure()
 	}
@@ -172,18 +177,21 @@ func (g *Governor) admit(ctx context.Context, c *hub.Call, vs *vendorState, atte
 	class := limit.Class{Batch: c.Priority == hub.Batch, Retry: attempt > 0}
 	if g.o.TenantRule != nil {
 		if r, ok := g.o.TenantRule(c.Tenant); ok {
-			if err := g.take(ctx, c, vs, "tv:"+c.Tenant+"/"+vs.id, scopeTenantVendor, r, class); err != nil {
+			tk := vs.tenant(c.Tenant)
+			if err := g.take(ctx, c, vs, tk.key, tk.ok, scopeTenantVendor, r, class); err != nil {
 				return err
 			}
 		}
 	}
 	if r, ok := vendorRule(g.limits(vs.id)); ok {
-		return g.take(ctx, c, vs, "v:"+vs.id, scopeVendor, r, class)
+		return g.take(ctx, c, vs, vs.rateKey, vs.rateOK, scopeVendor, r, class)
 	}
 	return nil
 }
 
-func (g *Governor) take(ctx context.Context, c *hub.Call, vs *vendorState, key, scope string, r limit.Rule, class limit.Class) error {
+// take takes one token of key's bucket; allowed is the decision noted
+// when it is given ("rate <key> allowed").
+func (g *Governor) take(ctx context.Context, c *hub.Call, vs *vendorState, key, allowed, scope string, r limit.Rule, class limit.Class) error {
 	d, err := g.prio.Allow(ctx, key, r, 1, class)
 	if err != nil {
 		// The limiter could not decide (a shared store is down and its
@@ -194,35 +202,45 @@ func (g *Governor) take(ctx context.Context, c *hub.Call, vs *vendorState, key, 
 	}
 	if !d.Allowed {
 		vs.rejections.Add(1)
-		g.m.rejections.WithLabelValues(scope).Inc()
+		g.m.rejection(scope).Inc()
 		c.Trace.Decide("rate " + key + " refused " + c.Priority.String())
 		return &hub.Error{Code: hub.CodeRateLimited, Vendor: vs.id, RetryAfter: d.RetryAfter,
 			Err:     fmt.Errorf("%w: %w", ErrRefused, d.Err()),
 			Message: fmt.Sprintf("rate limit %s reached; retry after %v", key, d.RetryAfter.Round(time.Millisecond))}
 	}
-	c.Trace.Decide("rate " + key + " allowed")
+	c.Trace.Decide(allowed)
 	return nil
 }
 
-// acquire takes a slot of the vendor's bulkhead (none when its
-// concurrency is unlimited).
-func (g *Governor) acquire(ctx context.Context, c *hub.Call, vs *vendorState) (func(), error) {
+// acquire takes a slot of the vendor's bulkhead, which the caller leaves
+// when the attempt is over; nil (and no error) when its concurrency is
+// unlimited. The bulkhead is made on first use and again when the limit
+// changes (calls in flight leave the old one).
+func (g *Governor) acquire(ctx context.Context, c *hub.Call, vs *vendorState) (*limit.Bulkhead, error) {
 	n := g.limits(vs.id).Concurrency
 	if n <= 0 {
-		return func() {}, nil
+		return nil, nil
 	}
-	release, err := g.bulk.Acquire(ctx, "v:"+vs.id, n, max(g.o.BulkheadWait, 0))
-	if err != nil {
+	b := vs.bulk.Load()
+	for b == nil || b.Max() != n {
+		nb := limit.NewBulkhead(n)
+		if vs.bulk.CompareAndSwap(b, nb) {
+			b = nb
+			break
+		}
+		b = vs.bulk.Load()
+	}
+	if err := b.Enter(ctx, max(g.o.BulkheadWait, 0)); err != nil {
 		if ctx.Err() != nil {
 			return nil, hub.AsError(ctx.Err())
 		}
 		vs.rejections.Add(1)
-		g.m.rejections.WithLabelValues(scopeBulkhead).Inc()
+		g.m.rejection(scopeBulkhead).Inc()
 		c.Trace.Decide("bulkhead " + vs.id + " full")
 		return nil, &hub.Error{Code: hub.CodeOverloaded, Vendor: vs.id, Err: fmt.Errorf("%w: %w", ErrRefused, err),
 			Message: fmt.Sprintf("vendor %q has %d calls in flight, its limit; try again shortly", vs.id, n)}
 	}
-	return release, nil
+	return b, nil
 }
 
 // outcome is what an attempt says of the vendor, for its breaker.

@@ -29,16 +29,27 @@ func NewBulkhead(max int) *Bulkhead {
 // done first. On success the caller must call release once the call is
 // over; release is idempotent.
 func (b *Bulkhead) Acquire(ctx context.Context, maxWait time.Duration) (release func(), err error) {
+	if err := b.Enter(ctx, maxWait); err != nil {
+		return nil, err
+	}
+	return b.releaser(), nil
+}
+
+// Enter takes a slot as [Bulkhead.Acquire] does, without making a release
+// function: on success the caller must call [Bulkhead.Leave] exactly once
+// when the call is over. It is for hot paths that cannot spare the
+// allocation.
+func (b *Bulkhead) Enter(ctx context.Context, maxWait time.Duration) error {
 	select {
 	case b.slots <- struct{}{}:
-		return b.releaser(), nil
+		return nil
 	default:
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	if maxWait <= 0 {
-		return nil, ErrOverloaded
+		return ErrOverloaded
 	}
 	b.waiting.Add(1)
 	defer b.waiting.Add(-1)
@@ -46,13 +57,16 @@ func (b *Bulkhead) Acquire(ctx context.Context, maxWait time.Duration) (release 
 	defer t.Stop()
 	select {
 	case b.slots <- struct{}{}:
-		return b.releaser(), nil
+		return nil
 	case <-t.C:
-		return nil, ErrOverloaded
+		return ErrOverloaded
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 }
+
+// Leave frees the slot of one successful [Bulkhead.Enter].
+func (b *Bulkhead) Leave() { <-b.slots }
 
 func (b *Bulkhead) releaser() func() {
 	var once sync.Once

@@ -134,3 +134,25 @@ func TestBulkheads(t *testing.T) {
 		t.Errorf("max 0: %v, want ErrInvalid", err)
 	}
 }
+
+// TestBulkheadEnterLeave: Enter takes a slot Leave frees, as Acquire and
+// release do.
+func TestBulkheadEnterLeave(t *testing.T) {
+	b := NewBulkhead(1)
+	if err := b.Enter(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Enter(t.Context(), 0); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("second Enter: %v, want ErrOverloaded", err)
+	}
+	if _, err := b.Acquire(t.Context(), 0); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("Acquire while entered: %v, want ErrOverloaded", err)
+	}
+	b.Leave()
+	if b.InFlight() != 0 {
+		t.Fatalf("in flight %d after Leave", b.InFlight())
+	}
+	if err := b.Enter(t.Context(), 0); err != nil {
+		t.Fatalf("Enter after Leave: %v", err)
+	}
+}

@@ -176,26 +176,8 @@ func (t *Tracer) Job(run func(ctx context.Context, c *hub.Call) (*hub.Result, er
 	}
 }
 
-// outcome names how a step ended, like the decision log.
-func outcome(r *hub.Result, err error) string {
-	switch {
-	case err != nil:
-		return string(hub.CodeOf(err))
-	case r == nil:
-		return "ok"
-	case r.Provenance.Queued:
-		return "queued"
-	case r.Provenance.Stale:
-		return "stale"
-	case r.Provenance.Cached:
-		return "cached"
-	case r.IsError:
-		return "tool_error"
-	case r.Provenance.Fallback:
-		return "fallback"
-	}
-	return "ok"
-}
+// outcome names how a step ended, as the decision log does ([hub.OutcomeOf]).
+func outcome(r *hub.Result, err error) string { return string(hub.OutcomeOf(r, err)) }
 
 func setError(span trace.Span, err error) {
 	if err != nil {
