@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -148,6 +149,32 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 // the top level; the raw result keeps every schema keyword.
 type tap struct {
 	transport.Interface
+
+	// The client's handlers, kept for the fast path (fast.go), which
+	// reads some responses itself.
+	notifyFn atomic.Pointer[func(mcp.JSONRPCNotification)]
+	reqFn    atomic.Pointer[transport.RequestHandler]
+}
+
+// SetNotificationHandler keeps the client's handler and hands it on.
+func (t *tap) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+	t.notifyFn.Store(&h)
+	t.Interface.SetNotificationHandler(h)
+}
+
+// notify hands a notification to the client's handler.
+func (t *tap) notify(n mcp.JSONRPCNotification) {
+	if h := t.notifyFn.Load(); h != nil && *h != nil {
+		(*h)(n)
+	}
+}
+
+// requestHandler is the client's handler of server-to-client requests.
+func (t *tap) requestHandler() transport.RequestHandler {
+	if h := t.reqFn.Load(); h != nil {
+		return *h
+	}
+	return nil
 }
 
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -166,6 +193,7 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 
 // SetRequestHandler forwards server-to-client requests (ping, …).
 func (t *tap) SetRequestHandler(h transport.RequestHandler) {
+	t.reqFn.Store(&h)
 	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
 		b.SetRequestHandler(h)
 	}
