@@ -40,7 +40,7 @@ type wireCall struct {
 	header http.Header
 }
 
-func newWireVendor(t *testing.T, srv *server.MCPServer) *wireVendor {
+func newWireVendor(t testing.TB, srv *server.MCPServer) *wireVendor {
 	t.Helper()
 	wv := &wireVendor{answers: make(chan json.RawMessage, 8)}
 	inner := server.NewStreamableHTTPServer(srv)
