@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -491,5 +493,67 @@ func TestRawDropsToolhubMeta(t *testing.T) {
 	plain := `{"content":[{"type":"text","text":"a"}],"_meta":{"vendor/x":1}}`
 	if res, _ := decodeResult([]byte(plain)); string(res.Raw) != plain {
 		t.Errorf("Raw = %s; want the bytes as received", res.Raw)
+	}
+}
+
+// A vendor allowed n calls at once keeps n connections alive between
+// bursts: the second burst of n concurrent calls opens none (the idle
+// pool is sized to the vendor's concurrency limit, above the default 64).
+func TestFastPathKeepsConnectionsForConcurrency(t *testing.T) {
+	const n = 80
+	wv := newWireVendor(t, newMCPServer())
+	var (
+		newConns atomic.Int64
+		mu       sync.Mutex
+		waiting  int
+		release  = make(chan struct{})
+	)
+	wv.ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			newConns.Add(1)
+		}
+	}
+	// Every call of a burst waits until all n are in flight: n connections.
+	wv.setFault(func(w http.ResponseWriter, id json.RawMessage) bool {
+		mu.Lock()
+		waiting++
+		if waiting == n {
+			close(release)
+		}
+		ch := release
+		mu.Unlock()
+		<-ch
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+		return true
+	})
+	h := newHarness(t, &Options{HealthInterval: -1})
+	spec := httpSpec("hv", registry.TransportHTTP, wv.ts.URL)
+	spec.Limits.Concurrency = n
+	if err := h.m.Add(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReady("hv")
+	burst := func() {
+		mu.Lock()
+		waiting, release = 0, make(chan struct{})
+		mu.Unlock()
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := h.call(ctxTimeout(t, 30*time.Second), "hv", "echo", map[string]any{"text": "x"}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	burst()
+	before := newConns.Load()
+	burst()
+	if opened := newConns.Load() - before; opened != 0 {
+		t.Errorf("the second burst of %d calls opened %d connections; want 0 (all kept alive)", n, opened)
 	}
 }

@@ -159,6 +159,7 @@ type Manager struct {
 	opts       Options
 	httpClient *http.Client
 	ownHTTP    *http.Transport // closed with the manager, when it is ours
+	baseHTTP   *http.Transport // the base RoundTripper, when it is an *http.Transport
 
 	mu      sync.RWMutex
 	vendors map[string]*vendor
@@ -189,6 +190,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 		t.MaxIdleConnsPerHost = 64
 		m.ownHTTP, base = t, t
 	}
+	m.baseHTTP, _ = base.(*http.Transport)
 	hc.Transport = &recordingTransport{base: base, now: m.opts.Now}
 	m.httpClient = hc
 	return m
@@ -529,16 +531,17 @@ func cmpString(a, b string) int {
 // vendorClient is the HTTP client of one HTTP or SSE vendor: the
 // manager's client, with the vendor's headers set on every request that
 // lacks them (mcp-go's transport leaves them off some, such as the DELETE
-// that ends a session), and, when the manager owns its transport and the
-// vendor may have more calls in flight than it keeps idle connections per
-// host, a transport of its own keeping limit idle connections, so that
-// every call in flight finds a kept-alive connection. The returned func
+// that ends a session), and, when the vendor may have more calls in flight
+// (limit, its concurrency limit) than the base transport keeps idle
+// connections per host, a clone of that transport (same dialer, so the
+// same outbound policy) keeping limit idle connections, so that every
+// call in flight finds a kept-alive connection. The returned func
 // releases it.
 func (m *Manager) vendorClient(headers map[string]string, limit int) (*http.Client, func()) {
 	hc := *m.httpClient
 	release := func() {}
-	if m.ownHTTP != nil && limit > m.ownHTTP.MaxIdleConnsPerHost {
-		t := m.ownHTTP.Clone()
+	if b := m.baseHTTP; b != nil && limit > b.MaxIdleConnsPerHost {
+		t := b.Clone()
 		t.MaxIdleConnsPerHost = limit
 		hc.Transport = &recordingTransport{base: t, now: m.opts.Now}
 		release = t.CloseIdleConnections
