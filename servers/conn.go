@@ -410,6 +410,9 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 			out, err = decodeResult(raw)
 		}
 	} else {
+		// The tap keeps the result's bytes as they came (a stdio line's
+		// result, an SSE or HTTP response's): they become Raw.
+		rec.wantRaw = true
 		var res *mcp.CallToolResult
 		res, err = c.client.CallTool(withRecord(ctx, rec), req)
 		if err == nil && res != nil {
@@ -417,6 +420,9 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 			// (and keeps the bytes in RawStructuredContent): the same value a
 			// decode of the raw bytes would give, so it is used as is.
 			out = &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError}
+			if raw := rec.snapshot().raw; len(raw) > 0 {
+				out.Raw = ownMeta(raw, res.Meta)
+			}
 		}
 	}
 	if err != nil {

@@ -70,7 +70,8 @@
 // [hub.Result].Raw, with Content, Structured and IsError decoded from them
 // once. On the wire it is the request mcp-go sends; errors are classified
 // the same. Calls on a 2026-07-28 connection, and stdio and SSE vendors,
-// go through mcp-go ([Options].NoFastPath sends every call there).
+// go through mcp-go ([Options].NoFastPath sends every call there); Raw is
+// set there too, from the result's bytes as the transport read them.
 //
 // # Errors
 //

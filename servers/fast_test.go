@@ -233,8 +233,8 @@ func TestFastPathWireMatchesMCPGo(t *testing.T) {
 	if d := cmp.Diff(slow.res, fast.res, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Raw" }, cmp.Ignore())); d != "" {
 		t.Errorf("result differs (-mcp-go +fast):\n%s", d)
 	}
-	if slow.res.Raw != nil {
-		t.Errorf("mcp-go's path set Raw")
+	if string(slow.res.Raw) != string(fast.res.Raw) {
+		t.Errorf("Raw: mcp-go's path %s, fast path %s", slow.res.Raw, fast.res.Raw)
 	}
 	var raw struct {
 		Content           []map[string]any `json:"content"`
@@ -556,4 +556,58 @@ func TestFastPathKeepsConnectionsForConcurrency(t *testing.T) {
 	if opened := newConns.Load() - before; opened != 0 {
 		t.Errorf("the second burst of %d calls opened %d connections; want 0 (all kept alive)", n, opened)
 	}
+}
+
+// Where calls take mcp-go's path (stdio, SSE, a 2026-07-28 connection),
+// Raw is still the result object as it came, and says what Content,
+// Structured and IsError say.
+func TestRawOnMCPGoPath(t *testing.T) {
+	check := func(t *testing.T, h *harness, vendor string) {
+		t.Helper()
+		res, err := h.call(ctxTimeout(t, 10*time.Second), vendor, "echo", map[string]any{"text": "raw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Raw == nil {
+			t.Fatal("Raw not set")
+		}
+		want, err := decodeResult(res.Raw)
+		if err != nil {
+			t.Fatalf("Raw %s: %v", res.Raw, err)
+		}
+		if d := cmp.Diff(want, res, cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Raw" }, cmp.Ignore())); d != "" {
+			t.Errorf("Raw %s says otherwise (-Raw +result):\n%s", res.Raw, d)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		h := newHarness(t, nil)
+		if err := h.m.Add(context.Background(), stdioVendor("tv")); err != nil {
+			t.Fatal(err)
+		}
+		h.waitReady("tv")
+		check(t, h, "tv")
+	})
+	t.Run("sse", func(t *testing.T) {
+		h := newHarness(t, nil)
+		hv := newHTTPVendor(t, registry.TransportSSE, newMCPServer())
+		if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportSSE, hv.url())); err != nil {
+			t.Fatal(err)
+		}
+		h.waitReady("hv")
+		check(t, h, "hv")
+	})
+	t.Run("http 2026-07-28", func(t *testing.T) {
+		h := newHarness(t, &Options{ProtocolVersion: mcp.ProtocolVersion20260728})
+		wv := newWireVendor(t, newMCPServer())
+		if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
+			t.Fatal(err)
+		}
+		if st := h.waitReady("hv"); st.Protocol != mcp.ProtocolVersion20260728 {
+			t.Fatalf("protocol %q", st.Protocol)
+		}
+		check(t, h, "hv")
+		if wv.last(t).id >= fastIDBase {
+			t.Error("a 2026-07-28 call took the fast path")
+		}
+	})
 }
