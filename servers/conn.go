@@ -403,13 +403,25 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		out *hub.Result
 		err error
 	)
+	slow := true
 	if c.fast != nil {
-		var raw []byte
-		raw, err = c.fast.call(withRecord(ctx, rec), req.Params.Name, req.Params.Arguments, req.Params.Meta)
-		if err == nil {
-			out, err = decodeResult(raw)
+		if ft := c.fast.tool(req.Params.Name, call.Tool.Def.InputSchema); c.fast.takes(ft) {
+			var raw []byte
+			raw, err = c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta)
+			switch {
+			case err == nil && c.fast.modern && needsInput(raw):
+				// A multi round trip: mcp-go sends the call again and
+				// drives the round trips (the vendor keeps no state of an
+				// attempt that asked for input).
+			case err == nil:
+				out, err = decodeResult(raw)
+				slow = false
+			default:
+				slow = false
+			}
 		}
-	} else {
+	}
+	if slow {
 		// The tap keeps the result's bytes as they came (a stdio line's
 		// result, an SSE or HTTP response's): they become Raw.
 		rec.wantRaw = true

@@ -45,17 +45,25 @@ import (
 //     Structured and IsError are decoded from them in one pass with a
 //     typed decoder (decodeResult).
 //
+// On a 2026-07-28 connection (not toolhub's default upstream revision, see
+// [DefaultProtocolVersion], but one it may be pinned to) there is no
+// session; the request carries the protocol version, client info and
+// capabilities in its _meta, taken once from the server/discover mcp-go
+// sent, and the Mcp-Method and Mcp-Name headers, made once per tool.
+//
 // mcp-go keeps everything else: initialize, the session, the GET stream,
 // notifications outside calls, every other method, stdio and SSE vendors.
 // Calls take mcp-go's path when the fast path cannot make them exactly as
 // mcp-go would:
 //
-//   - on a 2026-07-28 connection (no longer toolhub's default upstream
-//     revision, see [DefaultProtocolVersion]), whose requests carry
-//     per-request _meta, Mcp-Method/Mcp-Name headers, parameters mirrored
-//     into headers and multi-round-trip results: mcp-go does all that;
-//   - when the vendor's transport uses OAuth or a header function (toolhub
-//     uses neither today).
+//   - a tool whose input schema has x-mcp-header annotations on a
+//     2026-07-28 connection (its arguments are mirrored into headers);
+//   - on a 2026-07-28 connection once a log level was set (it travels in
+//     every request's _meta, and mcp-go keeps it);
+//   - a 2026-07-28 result that asks for input (multi round trip): the call
+//     is sent again through mcp-go, which drives the round trips;
+//   - a connection whose discover _meta the fast path did not see, or
+//     whose transport uses OAuth (toolhub uses none today).
 type fastPath struct {
 	c      *conn
 	client *http.Client
@@ -65,7 +73,19 @@ type fastPath struct {
 	modern bool
 
 	nextID atomic.Int64
-	heads  sync.Map // tool name → []byte: the envelope from `,"method"` to the name
+	tools  sync.Map // tool name → *fastTool
+
+	// 2026-07-28 only.
+	meta      map[string]json.RawMessage // the protocol's own _meta keys
+	metaBytes []byte                     // meta, encoded: the _meta of a call without caller meta
+	off       atomic.Bool                // a log level was set: calls take mcp-go's path
+}
+
+// fastTool is what the fast path makes once per tool.
+type fastTool struct {
+	head   []byte      // legacy: `,"method":"tools/call","params":{"name":…`; modern: `,"name":…}}`
+	header http.Header // the request's headers (modern: with Mcp-Method, Mcp-Name)
+	slow   bool        // take mcp-go's path
 }
 
 // fastIDBase starts the fast path's JSON-RPC ids far from mcp-go's own
@@ -75,8 +95,22 @@ const fastIDBase = 1 << 40
 // newFastPath returns the fast path of an HTTP connection, or nil when
 // calls must take mcp-go's path.
 func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]string, inner *transport.StreamableHTTP, tap *httpTap) *fastPath {
-	if inner == nil || inner.IsOAuthEnabled() || mcp.IsModernProtocol(c.protocol) {
+	if inner == nil || inner.IsOAuthEnabled() {
 		return nil
+	}
+	modern := mcp.IsModernProtocol(c.protocol)
+	var meta map[string]json.RawMessage
+	if modern {
+		// The _meta mcp-go sends on every request, as it sent it on the
+		// server/discover that opened the connection.
+		raw := tap.discoverMeta()
+		if raw == nil || json.Unmarshal(raw, &meta) != nil {
+			return nil
+		}
+		var v string
+		if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != c.protocol {
+			return nil
+		}
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -85,7 +119,7 @@ func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]str
 	h := make(http.Header, 4+len(headers))
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	if s := inner.GetSessionId(); s != "" {
+	if s := inner.GetSessionId(); s != "" && !modern {
 		h.Set(transport.HeaderKeySessionID, s)
 	}
 	if c.protocol != "" {
@@ -94,21 +128,41 @@ func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]str
 	for k, v := range headers {
 		h.Set(k, v)
 	}
-	f := &fastPath{c: c, client: hc, url: u, header: h, tap: tap}
+	f := &fastPath{c: c, client: hc, url: u, header: h, tap: tap, modern: modern, meta: meta}
+	if modern {
+		f.metaBytes, _ = json.Marshal(meta)
+	}
 	f.nextID.Store(fastIDBase)
 	return f
 }
 
-// head returns the envelope of a tools/call of tool from after the id to
-// the tool's name: `,"method":"tools/call","params":{"name":"…"`.
-func (f *fastPath) head(tool string) []byte {
-	if b, ok := f.heads.Load(tool); ok {
-		return b.([]byte)
+// tool returns what the fast path made for a tool, making it the first
+// time. inputSchema is the tool's schema as the vendor listed it.
+func (f *fastPath) tool(name string, inputSchema []byte) *fastTool {
+	if t, ok := f.tools.Load(name); ok {
+		return t.(*fastTool)
 	}
-	name, _ := json.Marshal(tool)
-	b := append([]byte(`,"method":"tools/call","params":{"name":`), name...)
-	f.heads.Store(tool, b)
-	return b
+	quoted, _ := json.Marshal(name)
+	t := &fastTool{header: f.header}
+	if !f.modern {
+		t.head = append([]byte(`,"method":"tools/call","params":{"name":`), quoted...)
+	} else {
+		// mcp-go re-encodes the params as a JSON object with sorted keys
+		// (_meta, arguments, name) and mirrors method and name into headers.
+		t.head = append(append([]byte(`,"name":`), quoted...), '}', '}')
+		t.header = f.header.Clone()
+		for k, v := range mcp.StandardHeaders(f.c.protocol, mcp.MethodToolsCall, append(append([]byte(`{"name":`), quoted...), '}')) {
+			t.header.Set(k, v)
+		}
+		t.slow = bytes.Contains(inputSchema, []byte(`"x-mcp-header"`))
+	}
+	f.tools.Store(name, t)
+	return t
+}
+
+// takes reports whether the fast path makes a call of the tool.
+func (f *fastPath) takes(t *fastTool) bool {
+	return !t.slow && !f.off.Load()
 }
 
 // reqBuf is a pooled request body with its encoder.
@@ -139,13 +193,25 @@ func (b *reqBuf) encode(v any) error {
 }
 
 // envelope writes the JSON-RPC request of a tools/call, byte for byte what
-// mcp-go's client sends for the same call on a legacy connection.
-func (f *fastPath) envelope(b *reqBuf, id int64, tool string, args any, meta *mcp.Meta) error {
+// mcp-go's client sends for the same call.
+func (f *fastPath) envelope(b *reqBuf, id int64, t *fastTool, args any, meta *mcp.Meta) error {
 	b.buf.Reset()
 	b.buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	var num [20]byte
 	b.buf.Write(strconv.AppendInt(num[:0], id, 10))
-	b.buf.Write(f.head(tool))
+	if f.modern {
+		b.buf.WriteString(`,"method":"tools/call","params":{"_meta":`)
+		if err := f.modernMeta(b, meta); err != nil {
+			return err
+		}
+		b.buf.WriteString(`,"arguments":`)
+		if err := b.encode(args); err != nil {
+			return err
+		}
+		b.buf.Write(t.head)
+		return nil
+	}
+	b.buf.Write(t.head)
 	b.buf.WriteString(`,"arguments":`)
 	if err := b.encode(args); err != nil {
 		return err
@@ -160,9 +226,31 @@ func (f *fastPath) envelope(b *reqBuf, id int64, tool string, args any, meta *mc
 	return nil
 }
 
+// modernMeta writes a 2026-07-28 request's _meta: the caller's (as mcp-go
+// has it after a round trip through JSON) with the protocol's own keys
+// set; without caller meta, bytes made once.
+func (f *fastPath) modernMeta(b *reqBuf, meta *mcp.Meta) error {
+	if meta == nil {
+		b.buf.Write(f.metaBytes)
+		return nil
+	}
+	enc, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(enc, &m); err != nil {
+		return err
+	}
+	for k, v := range f.meta {
+		m[k] = v
+	}
+	return b.encode(m)
+}
+
 // call sends one tools/call and returns the result object's bytes (a fresh
 // slice), or an error as mcp-go's client would return it.
-func (f *fastPath) call(ctx context.Context, tool string, args any, meta *mcp.Meta) ([]byte, error) {
+func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Meta) ([]byte, error) {
 	b := reqBufs.Get().(*reqBuf)
 	defer func() {
 		if b.buf.Cap() <= maxPooled {
@@ -170,7 +258,7 @@ func (f *fastPath) call(ctx context.Context, tool string, args any, meta *mcp.Me
 		}
 	}()
 	id := f.nextID.Add(1)
-	if err := f.envelope(b, id, tool, args, meta); err != nil {
+	if err := f.envelope(b, id, t, args, meta); err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
 	// In-flight calls end with the connection, as they do in mcp-go.
@@ -180,7 +268,7 @@ func (f *fastPath) call(ctx context.Context, tool string, args any, meta *mcp.Me
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
-	resp, err := f.do(ctx, http.MethodPost, b.buf.Bytes(), nil)
+	resp, err := f.do(ctx, http.MethodPost, t.header, b.buf.Bytes(), nil)
 	if err != nil {
 		return nil, transport.NewError(fmt.Errorf("failed to send request: %w", err))
 	}
@@ -189,14 +277,14 @@ func (f *fastPath) call(ctx context.Context, tool string, args any, meta *mcp.Me
 }
 
 // do sends one HTTP request on the session.
-func (f *fastPath) do(ctx context.Context, method string, body []byte, extra http.Header) (*http.Response, error) {
+func (f *fastPath) do(ctx context.Context, method string, header http.Header, body []byte, extra http.Header) (*http.Response, error) {
 	req := &http.Request{
 		Method:     method,
 		URL:        f.url,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
 		ProtoMinor: 1,
-		Header:     f.header,
+		Header:     header,
 		Host:       f.url.Host,
 	}
 	if body != nil {
@@ -205,7 +293,7 @@ func (f *fastPath) do(ctx context.Context, method string, body []byte, extra htt
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
 	if extra != nil {
-		h := f.header.Clone()
+		h := header.Clone()
 		for k, v := range extra {
 			h[k] = v
 		}
@@ -446,7 +534,7 @@ func (f *fastPath) readStream(ctx context.Context, body io.ReadCloser, id int64)
 		return false
 	}
 	ended, err := readSSE(body, &cur, handle)
-	for !done && ended && err == nil && ctx.Err() == nil && cur.lastID != "" {
+	for !done && ended && err == nil && ctx.Err() == nil && cur.lastID != "" && !f.modern {
 		ended, err = f.resume(ctx, &cur, handle)
 	}
 	if done {
@@ -476,7 +564,7 @@ func (f *fastPath) resume(ctx context.Context, cur *sseCursor, handle func([]byt
 		t.Stop()
 		return false, ctx.Err()
 	}
-	resp, err := f.do(ctx, http.MethodGet, nil, http.Header{"Accept": {"text/event-stream"}, "Last-Event-Id": {cur.lastID}})
+	resp, err := f.do(ctx, http.MethodGet, f.header, nil, http.Header{"Accept": {"text/event-stream"}, "Last-Event-Id": {cur.lastID}})
 	if err != nil {
 		return false, err
 	}
@@ -541,7 +629,7 @@ func (f *fastPath) respond(ctx context.Context, resp *transport.JSONRPCResponse)
 		f.c.v.log.Error("failed to marshal response", "err", err)
 		return
 	}
-	r, err := f.do(ctx, http.MethodPost, body, nil)
+	r, err := f.do(ctx, http.MethodPost, f.header, body, nil)
 	if err != nil {
 		f.c.v.log.Error("failed to send response to server", "err", f.c.v.red.redact(err.Error()))
 		return
@@ -665,4 +753,15 @@ func hasOwnKey(m map[string]any) bool {
 
 func isOwnKey(k string) bool {
 	return len(k) >= len("toolhub/") && strings.EqualFold(k[:len("toolhub/")], "toolhub/")
+}
+
+// needsInput reports whether a 2026-07-28 result asks for input (SEP-2322).
+func needsInput(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(mcp.ResultTypeInputRequired)) {
+		return false
+	}
+	var r struct {
+		ResultType mcp.ResultType `json:"resultType"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.ResultType == mcp.ResultTypeInputRequired
 }

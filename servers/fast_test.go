@@ -43,10 +43,15 @@ type wireCall struct {
 }
 
 func newWireVendor(t testing.TB, srv *server.MCPServer) *wireVendor {
+	return newWireVendorWith(t, srv, nil)
+}
+
+// newWireVendorWith lets setup configure the server before it starts.
+func newWireVendorWith(t testing.TB, srv *server.MCPServer, setup func(*httptest.Server)) *wireVendor {
 	t.Helper()
 	wv := &wireVendor{answers: make(chan json.RawMessage, 8)}
 	inner := server.NewStreamableHTTPServer(srv)
-	wv.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	wv.ts = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -73,6 +78,10 @@ func newWireVendor(t testing.TB, srv *server.MCPServer) *wireVendor {
 		}
 		inner.ServeHTTP(w, r)
 	}))
+	if setup != nil {
+		setup(wv.ts)
+	}
+	wv.ts.Start()
 	t.Cleanup(func() {
 		wv.ts.CloseClientConnections()
 		wv.ts.Close()
@@ -111,7 +120,7 @@ func (p *recPeer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.
 	return nil, errors.New("no")
 }
 func (p *recPeer) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	return nil, errors.New("no")
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///r", Name: "r"}}}, nil
 }
 func (p *recPeer) Notify(method string, params map[string]any) error {
 	b, _ := json.Marshal(params)
@@ -170,8 +179,12 @@ func (wv *wireVendor) streamFault(t *testing.T) func(w http.ResponseWriter, id j
 
 // wireHarness is a manager connected to wv, with or without the fast path.
 func wireHarness(t *testing.T, wv *wireVendor, fast bool) *harness {
+	return wireHarnessAt(t, wv, fast, "")
+}
+
+func wireHarnessAt(t *testing.T, wv *wireVendor, fast bool, protocol string) *harness {
 	t.Helper()
-	h := newHarness(t, &Options{NoFastPath: !fast, HealthInterval: -1})
+	h := newHarness(t, &Options{NoFastPath: !fast, HealthInterval: -1, ProtocolVersion: protocol})
 	spec := httpSpec("hv", registry.TransportHTTP, wv.ts.URL)
 	spec.MCP.Headers = map[string]string{"Authorization": "Bearer t0ken"}
 	if err := h.m.Add(context.Background(), spec); err != nil {
@@ -185,18 +198,34 @@ var idField = regexp.MustCompile(`^\{"jsonrpc":"2.0","id":\d+,`)
 
 // The fast path's tools/call is the request mcp-go's client sends for the
 // same call, byte for byte but for the id, with the same headers on the
-// same session; and the result says the same.
+// same session (on 2026-07-28: with the same _meta and Mcp-Method,
+// Mcp-Name headers, and no session); and the result says the same.
 func TestFastPathWireMatchesMCPGo(t *testing.T) {
+	for _, protocol := range []string{DefaultProtocolVersion, mcp.ProtocolVersion20260728} {
+		t.Run(protocol, func(t *testing.T) {
+			for _, meta := range []map[string]any{
+				{"progressToken": "caller-1", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tenant": "dropped", "n": 12345678901, "o": map[string]any{"<": 1}},
+				nil,
+			} {
+				t.Run(fmt.Sprintf("meta=%v", meta != nil), func(t *testing.T) { wireMatches(t, protocol, meta) })
+			}
+		})
+	}
+}
+
+func wireMatches(t *testing.T, protocol string, meta map[string]any) {
 	wv := newWireVendor(t, newMCPServer())
 	args := map[string]any{"text": "héllo <b>&</b>", "n": 1.5, "nested": map[string]any{"b": 1, "a": []any{1, "2", nil}}}
-	meta := map[string]any{"progressToken": "caller-1", "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "tenant": "dropped"}
 
 	type seen struct {
 		call wireCall
 		res  *hub.Result
 	}
 	run := func(fast bool) seen {
-		h := wireHarness(t, wv, fast)
+		h := wireHarnessAt(t, wv, fast, protocol)
+		if st := h.m.Status("hv"); st.Protocol != protocol {
+			t.Fatalf("protocol %q, want %q", st.Protocol, protocol)
+		}
 		tool, _ := h.cat.VendorTool("hv", "echo")
 		inv, _ := h.m.Upstream("hv")
 		ctx := hub.WithPeer(ctxTimeout(t, 10*time.Second), &recPeer{})
@@ -218,13 +247,14 @@ func TestFastPathWireMatchesMCPGo(t *testing.T) {
 	if d := cmp.Diff(norm(slow.call.body), norm(fast.call.body)); d != "" {
 		t.Errorf("tools/call body differs from mcp-go's (-mcp-go +fast):\n%s", d)
 	}
-	for _, k := range []string{"Content-Type", "Accept", "Mcp-Protocol-Version", "Authorization", "User-Agent", "Accept-Encoding"} {
+	for _, k := range []string{"Content-Type", "Accept", "Mcp-Protocol-Version", "Authorization", "User-Agent", "Accept-Encoding", "Mcp-Method", "Mcp-Name"} {
 		if s, f := slow.call.header.Values(k), fast.call.header.Values(k); !cmp.Equal(s, f) {
 			t.Errorf("header %s: mcp-go %q, fast path %q", k, s, f)
 		}
 	}
-	if slow.call.header.Get("Mcp-Session-Id") == "" || fast.call.header.Get("Mcp-Session-Id") == "" {
-		t.Errorf("Mcp-Session-Id: mcp-go %q, fast path %q; want both set", slow.call.header.Get("Mcp-Session-Id"), fast.call.header.Get("Mcp-Session-Id"))
+	session := slow.call.header.Get("Mcp-Session-Id") != ""
+	if session != !mcp.IsModernProtocol(protocol) || session != (fast.call.header.Get("Mcp-Session-Id") != "") {
+		t.Errorf("Mcp-Session-Id: mcp-go %q, fast path %q", slow.call.header.Get("Mcp-Session-Id"), fast.call.header.Get("Mcp-Session-Id"))
 	}
 	if len(slow.call.header) != len(fast.call.header) {
 		t.Errorf("headers: mcp-go %v, fast path %v", slow.call.header, fast.call.header)
@@ -357,9 +387,11 @@ func TestFastPathErrorsMatchMCPGo(t *testing.T) {
 		return o
 	}
 	wv := newWireVendor(t, newMCPServer())
-	hs := map[bool]*harness{false: wireHarness(t, wv, false), true: wireHarness(t, wv, true)}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// Fresh connections: failures in a row add up to a reconnect,
+			// which is not what is compared here.
+			hs := map[bool]*harness{false: wireHarness(t, wv, false), true: wireHarness(t, wv, true)}
 			wv.setFault(c.fault)
 			defer wv.setFault(nil)
 			var got [2]outcome
@@ -376,12 +408,12 @@ func TestFastPathErrorsMatchMCPGo(t *testing.T) {
 			if d := cmp.Diff(got[0], got[1]); d != "" {
 				t.Errorf("error differs (-mcp-go +fast):\n%s", d)
 			}
+			for fast, h := range hs {
+				if st := h.m.Status("hv"); st.State != StateReady || st.Restarts != 0 {
+					t.Errorf("fast=%v: status %+v", fast, st)
+				}
+			}
 		})
-	}
-	for fast, h := range hs {
-		if st := h.m.Status("hv"); st.State != StateReady || st.Restarts != 0 {
-			t.Errorf("fast=%v: status %+v", fast, st)
-		}
 	}
 }
 
@@ -501,18 +533,19 @@ func TestRawDropsToolhubMeta(t *testing.T) {
 // pool is sized to the vendor's concurrency limit, above the default 64).
 func TestFastPathKeepsConnectionsForConcurrency(t *testing.T) {
 	const n = 80
-	wv := newWireVendor(t, newMCPServer())
 	var (
 		newConns atomic.Int64
 		mu       sync.Mutex
 		waiting  int
 		release  = make(chan struct{})
 	)
-	wv.ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			newConns.Add(1)
+	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
+		ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				newConns.Add(1)
+			}
 		}
-	}
+	})
 	// Every call of a burst waits until all n are in flight: n connections.
 	wv.setFault(func(w http.ResponseWriter, id json.RawMessage) bool {
 		mu.Lock()
@@ -558,7 +591,7 @@ func TestFastPathKeepsConnectionsForConcurrency(t *testing.T) {
 	}
 }
 
-// Where calls take mcp-go's path (stdio, SSE, a 2026-07-28 connection),
+// Where calls take mcp-go's path (stdio, SSE, Options.NoFastPath),
 // Raw is still the result object as it came, and says what Content,
 // Structured and IsError say.
 func TestRawOnMCPGoPath(t *testing.T) {
@@ -596,18 +629,72 @@ func TestRawOnMCPGoPath(t *testing.T) {
 		h.waitReady("hv")
 		check(t, h, "hv")
 	})
-	t.Run("http 2026-07-28", func(t *testing.T) {
-		h := newHarness(t, &Options{ProtocolVersion: mcp.ProtocolVersion20260728})
+	t.Run("http without the fast path", func(t *testing.T) {
 		wv := newWireVendor(t, newMCPServer())
-		if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
-			t.Fatal(err)
-		}
-		if st := h.waitReady("hv"); st.Protocol != mcp.ProtocolVersion20260728 {
-			t.Fatalf("protocol %q", st.Protocol)
-		}
+		h := wireHarness(t, wv, false)
 		check(t, h, "hv")
-		if wv.last(t).id >= fastIDBase {
-			t.Error("a 2026-07-28 call took the fast path")
+	})
+}
+
+// On 2026-07-28, the calls the fast path cannot make exactly as mcp-go
+// would take mcp-go's path: a result that asks for input is sent again
+// through mcp-go, which drives the round trips; a tool with x-mcp-header
+// parameters goes through mcp-go from the start, which mirrors them.
+func TestFastPathModernHandsOff(t *testing.T) {
+	srv := newMCPServer()
+	srv.AddTool(mcp.NewToolWithRawSchema("routed", "", json.RawMessage(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(req.GetString("region", "")), nil
+		})
+	wv := newWireVendor(t, srv)
+	h := wireHarnessAt(t, wv, true, mcp.ProtocolVersion20260728)
+	inv, _ := h.m.Upstream("hv")
+	ctx := hub.WithPeer(ctxTimeout(t, 10*time.Second), &recPeer{})
+
+	t.Run("input required", func(t *testing.T) {
+		wv.setFault(func(w http.ResponseWriter, id json.RawMessage) bool {
+			if bytes.Contains(wv.last(t).body, []byte(`"inputResponses"`)) {
+				return false // the vendor answers the retry
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"st"}}`, id)
+			return true
+		})
+		defer wv.setFault(nil)
+		wv.mu.Lock()
+		n := len(wv.calls)
+		wv.mu.Unlock()
+		tool, _ := h.cat.VendorTool("hv", "echo")
+		res, err := inv.Invoke(ctx, &hub.Call{Tool: tool, Arguments: map[string]any{"text": "after input"}})
+		if err != nil || text(res) != "after input" {
+			t.Fatalf("%v, %v", res, err)
+		}
+		wv.mu.Lock()
+		calls := wv.calls[n:]
+		wv.mu.Unlock()
+		if len(calls) != 3 || calls[0].id < fastIDBase || calls[1].id >= fastIDBase || !bytes.Contains(calls[2].body, []byte(`"requestState":"st"`)) {
+			for _, c := range calls {
+				t.Logf("%d %s", c.id, c.body)
+			}
+			t.Fatalf("want the fast path's call, then mcp-go's call and its retry with the input")
+		}
+	})
+	t.Run("x-mcp-header", func(t *testing.T) {
+		tool, ok := h.cat.VendorTool("hv", "routed")
+		if !ok {
+			t.Fatal("routed not in the catalog")
+		}
+		res, err := inv.Invoke(ctx, &hub.Call{Tool: tool, Arguments: map[string]any{"region": "eu"}})
+		if err != nil || text(res) != "eu" {
+			t.Fatalf("%v, %v", res, err)
+		}
+		c := wv.last(t)
+		if c.id >= fastIDBase {
+			t.Error("the fast path made a call whose arguments are mirrored into headers")
+		}
+		if got := c.header.Get("Mcp-Param-Region"); got != "eu" {
+			t.Errorf("Mcp-Param-Region = %q, want eu (headers %v)", got, c.header)
 		}
 	})
 }

@@ -528,21 +528,23 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// vendorClient is the HTTP client of one HTTP or SSE vendor: the
-// manager's client, with the vendor's headers set on every request that
-// lacks them (mcp-go's transport leaves them off some, such as the DELETE
-// that ends a session), and, when the vendor may have more calls in flight
-// (limit, its concurrency limit) than the base transport keeps idle
-// connections per host, a clone of that transport (same dialer, so the
-// same outbound policy) keeping limit idle connections, so that every
-// call in flight finds a kept-alive connection. The returned func
-// releases it.
+// vendorClient is the HTTP client of one connection to an HTTP or SSE
+// vendor: the manager's client on a pool of its own — a clone of the base
+// transport (same dialer, so the same outbound policy), keeping as many
+// idle connections as the vendor may have calls in flight (limit, its
+// concurrency limit) when that is above the base's, so that every call in
+// flight finds a kept-alive connection — with the vendor's headers set on
+// every request that lacks them (mcp-go's transport leaves them off some,
+// such as the DELETE that ends a session). The returned func closes the
+// pool's idle connections: a connection that is re-dialled (after an
+// outbound policy change, say) dials anew, and is checked anew. Without a
+// base *http.Transport to clone, the pool is the manager's.
 func (m *Manager) vendorClient(headers map[string]string, limit int) (*http.Client, func()) {
 	hc := *m.httpClient
-	release := func() {}
-	if b := m.baseHTTP; b != nil && limit > b.MaxIdleConnsPerHost {
+	release := m.httpClient.CloseIdleConnections
+	if b := m.baseHTTP; b != nil {
 		t := b.Clone()
-		t.MaxIdleConnsPerHost = limit
+		t.MaxIdleConnsPerHost = max(limit, b.MaxIdleConnsPerHost)
 		hc.Transport = &recordingTransport{base: t, now: m.opts.Now}
 		release = t.CloseIdleConnections
 	}
@@ -560,6 +562,15 @@ func (m *Manager) vendorClient(headers map[string]string, limit int) (*http.Clie
 type headerTransport struct {
 	base http.RoundTripper
 	h    http.Header
+}
+
+// CloseIdleConnections closes the base's idle connections.
+func (t *headerTransport) CloseIdleConnections() { closeIdle(t.base) }
+
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {

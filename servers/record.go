@@ -69,6 +69,9 @@ type recordingTransport struct {
 	now  func() time.Time
 }
 
+// CloseIdleConnections closes the base's idle connections.
+func (t *recordingTransport) CloseIdleConnections() { closeIdle(t.base) }
+
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	rec := recordFrom(req.Context())
@@ -154,6 +157,16 @@ type tap struct {
 	// reads some responses itself.
 	notifyFn atomic.Pointer[func(mcp.JSONRPCNotification)]
 	reqFn    atomic.Pointer[transport.RequestHandler]
+	discover atomic.Pointer[json.RawMessage] // the _meta of the last server/discover sent
+}
+
+// discoverMeta is the _meta of the last server/discover mcp-go sent: on
+// 2026-07-28, what it puts in every request's _meta.
+func (t *tap) discoverMeta() json.RawMessage {
+	if m := t.discover.Load(); m != nil {
+		return *m
+	}
+	return nil
 }
 
 // SetNotificationHandler keeps the client's handler and hands it on.
@@ -178,6 +191,12 @@ func (t *tap) requestHandler() transport.RequestHandler {
 }
 
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if req.Method == string(mcp.MethodServerDiscover) {
+		if p, ok := req.Params.(map[string]json.RawMessage); ok && p["_meta"] != nil {
+			m := p["_meta"]
+			t.discover.Store(&m)
+		}
+	}
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if rec := recordFrom(ctx); rec != nil && resp != nil {
 		rec.mu.Lock()
