@@ -47,6 +47,7 @@ FUZZ_TARGETS := \
 	./billing:FuzzParseMicros \
 	./billing:FuzzDecodeSpillLine \
 	./a2a:FuzzParseCard \
+	./servers:FuzzFastResponse \
 	./auth/oauth:FuzzVerify \
 	./internal/config:FuzzParse \
 	./servers:FuzzToolsListAnswer

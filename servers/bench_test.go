@@ -2,7 +2,10 @@ package servers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -25,11 +28,18 @@ func benchServer(b *testing.B) *httptest.Server {
 	return ts
 }
 
-// BenchmarkInvokeHTTP is one small tool call through the manager's invoker.
-func BenchmarkInvokeHTTP(b *testing.B) {
+// BenchmarkInvokeHTTP is one small tool call through the manager's invoker
+// (the fast path, on DefaultProtocolVersion).
+func BenchmarkInvokeHTTP(b *testing.B) { benchInvokeHTTP(b, &Options{}) }
+
+// BenchmarkInvokeHTTPNoFastPath is the same call through mcp-go's client.
+func BenchmarkInvokeHTTPNoFastPath(b *testing.B) { benchInvokeHTTP(b, &Options{NoFastPath: true}) }
+
+func benchInvokeHTTP(b *testing.B, o *Options) {
 	ts := benchServer(b)
 	cat := registry.NewCatalog()
-	m := NewManager(cat, &Options{Logger: slog.New(slog.DiscardHandler), HealthInterval: -1})
+	o.Logger, o.HealthInterval = slog.New(slog.DiscardHandler), -1
+	m := NewManager(cat, o)
 	b.Cleanup(func() { m.Close() })
 	if err := m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, ts.URL+"/mcp")); err != nil {
 		b.Fatal(err)
@@ -55,12 +65,22 @@ func BenchmarkInvokeHTTP(b *testing.B) {
 	}
 }
 
-// BenchmarkDirectHTTP is the same call with a plain mcp-go client.
-func BenchmarkDirectHTTP(b *testing.B) {
+// BenchmarkDirectHTTP is the same call with a plain mcp-go client, on the
+// revision it prefers (2026-07-28).
+func BenchmarkDirectHTTP(b *testing.B) { benchDirectHTTP(b, "") }
+
+// BenchmarkDirectHTTP20251125 is the same call with a plain mcp-go client
+// on toolhub's upstream revision.
+func BenchmarkDirectHTTP20251125(b *testing.B) { benchDirectHTTP(b, mcp.ProtocolVersion20251125) }
+
+func benchDirectHTTP(b *testing.B, protocol string) {
 	ts := benchServer(b)
 	c, err := client.NewStreamableHttpClient(ts.URL + "/mcp")
 	if err != nil {
 		b.Fatal(err)
+	}
+	if protocol != "" {
+		c = client.NewClient(c.GetTransport(), client.WithProtocolVersion(protocol))
 	}
 	b.Cleanup(func() { c.Close() })
 	ctx := context.Background()
@@ -69,6 +89,7 @@ func BenchmarkDirectHTTP(b *testing.B) {
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+	init.Params.ProtocolVersion = protocol
 	if _, err := c.Initialize(ctx, init); err != nil {
 		b.Fatal(err)
 	}
@@ -84,5 +105,50 @@ func BenchmarkDirectHTTP(b *testing.B) {
 		if err != nil || r.IsError {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHopHTTP is the hop alone: the vendor answers tools/call with
+// a canned result, so what is measured is toolhub's client side (request,
+// response, decoding), on the fast path and through mcp-go's client.
+func BenchmarkHopHTTP(b *testing.B) {
+	for _, fast := range []bool{true, false} {
+		name := "fast"
+		if !fast {
+			name = "mcp-go"
+		}
+		b.Run(name, func(b *testing.B) {
+			wv := newWireVendor(b, newMCPServer())
+			wv.fault = func(w http.ResponseWriter, id json.RawMessage) bool {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"hello"}],"structuredContent":{"text":"hello"}}}`, id)
+				return true
+			}
+			wv.calls = nil
+			cat := registry.NewCatalog()
+			m := NewManager(cat, &Options{Logger: slog.New(slog.DiscardHandler), HealthInterval: -1, NoFastPath: !fast})
+			b.Cleanup(func() { m.Close() })
+			if err := m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
+				b.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for st := m.Status("hv"); st.State != StateReady; st = m.Status("hv") {
+				if time.Now().After(deadline) {
+					b.Fatalf("vendor not ready: %+v", st)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			tool, _ := cat.VendorTool("hv", "echo")
+			inv, _ := m.Upstream("hv")
+			ctx := context.Background()
+			args := map[string]any{"text": "hello"}
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := inv.Invoke(ctx, &hub.Call{Tool: tool, Arguments: args})
+				if err != nil || r.IsError {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,9 @@ type conn struct {
 	fails atomic.Int32 // connection failures in a row
 	gate  gate         // in-flight calls
 	relay relayState   // the MCP callers of calls in flight (relay.go)
+	fast  *fastPath    // tools/call without mcp-go's client (fast.go); nil: none
+
+	releaseHTTP func() // HTTP and SSE: lets go of the vendor's idle connections
 }
 
 // markLost records that the connection is gone; the supervisor reconnects.
@@ -80,7 +84,14 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		}
 	}()
 
-	var tr transport.Interface
+	var (
+		tr         transport.Interface
+		fastURL    string
+		fastHdrs   map[string]string
+		fastClient *http.Client
+		streamer   *transport.StreamableHTTP
+		htap       *httpTap
+	)
 	switch spec.Transport {
 	case registry.TransportStdio:
 		env, err := v.stdioEnv()
@@ -96,7 +107,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 			return nil, err
 		}
 		c.proc = p
-		tr = &tap{t}
+		tr = &tap{Interface: t}
 		go func() {
 			select {
 			case <-p.exited:
@@ -115,9 +126,11 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 				return nil, fmt.Errorf("header %s: %w", k, err)
 			}
 		}
+		hc, release := v.m.vendorClient(headers, v.spec.Limits.Concurrency)
+		c.releaseHTTP = release
 		if spec.Transport == registry.TransportHTTP {
 			opts := []transport.StreamableHTTPCOption{
-				transport.WithHTTPBasicClient(v.m.httpClient),
+				transport.WithHTTPBasicClient(hc),
 				transport.WithHTTPHeaders(headers),
 				transport.WithHTTPLogger(v.log),
 			}
@@ -129,10 +142,11 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 			if err != nil {
 				return nil, err
 			}
-			tr = &httpTap{tap{t}}
+			htap = &httpTap{tap: tap{Interface: t}}
+			tr, streamer, fastURL, fastHdrs, fastClient = htap, t, u, headers, hc
 		} else {
 			t, err := transport.NewSSE(u,
-				transport.WithHTTPClient(v.m.httpClient),
+				transport.WithHTTPClient(hc),
 				transport.WithHeaders(headers),
 				transport.WithSSELogger(v.log),
 				transport.WithEndpointTimeout(o.ConnectTimeout),
@@ -142,7 +156,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 			if err != nil {
 				return nil, err
 			}
-			tr = &httpTap{tap{t}}
+			tr = &httpTap{tap: tap{Interface: t}}
 		}
 	default:
 		return nil, fmt.Errorf("transport %q is unknown", spec.Transport)
@@ -226,6 +240,10 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		t.Stop()
 	}
 
+	if streamer != nil && !o.NoFastPath {
+		c.fast = newFastPath(c, fastClient, fastURL, fastHdrs, streamer, htap)
+	}
+
 	sctx, scancel := context.WithTimeout(cctx, o.ToolSyncTimeout)
 	defer scancel()
 	if err := v.syncTools(sctx, c); err != nil {
@@ -247,6 +265,9 @@ func (c *conn) close() {
 	}
 	if c.proc != nil {
 		c.proc.stop()
+	}
+	if c.releaseHTTP != nil {
+		c.releaseHTTP()
 	}
 }
 
@@ -378,7 +399,44 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	}
 
 	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
-	res, err := c.client.CallTool(withRecord(ctx, rec), req)
+	var (
+		out *hub.Result
+		err error
+	)
+	slow := true
+	if c.fast != nil {
+		if ft := c.fast.tool(req.Params.Name, call.Tool.Def.InputSchema); c.fast.takes(ft) {
+			var raw []byte
+			raw, err = c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta)
+			switch {
+			case err == nil && c.fast.modern && needsInput(raw):
+				// A multi round trip: mcp-go sends the call again and
+				// drives the round trips (the vendor keeps no state of an
+				// attempt that asked for input).
+			case err == nil:
+				out, err = decodeResult(raw)
+				slow = false
+			default:
+				slow = false
+			}
+		}
+	}
+	if slow {
+		// The tap keeps the result's bytes as they came (a stdio line's
+		// result, an SSE or HTTP response's): they become Raw.
+		rec.wantRaw = true
+		var res *mcp.CallToolResult
+		res, err = c.client.CallTool(withRecord(ctx, rec), req)
+		if err == nil && res != nil {
+			// mcp-go decodes structuredContent with encoding/json into any
+			// (and keeps the bytes in RawStructuredContent): the same value a
+			// decode of the raw bytes would give, so it is used as is.
+			out = &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError}
+			if raw := rec.snapshot().raw; len(raw) > 0 {
+				out.Raw = ownMeta(raw, res.Meta)
+			}
+		}
+	}
 	if err != nil {
 		e := classify(ctx, c.v.id, err, rec, c.v.red)
 		if errors.Is(err, transport.ErrSessionTerminated) {
@@ -394,13 +452,10 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		return nil, e
 	}
 	c.observe(nil)
-	if res == nil {
+	if out == nil {
 		return nil, &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id, Message: fmt.Sprintf("vendor %q returned no result", c.v.id)}
 	}
-	// mcp-go decodes structuredContent with encoding/json into any (and
-	// keeps the bytes in RawStructuredContent): the same value a decode of
-	// the raw bytes would give, so it is used as is.
-	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError}, nil
+	return out, nil
 }
 
 // gate counts in-flight calls and lets a retiring connection wait for them.

@@ -25,8 +25,8 @@
 //
 // [Manager.Add] returns at once; each vendor connects on its own goroutine:
 // start (spawn the process, or open the HTTP/SSE client), initialize with
-// the newest MCP revision mcp-go speaks (2026-07-28, falling back to the
-// 2025-11-25 handshake), list the tools, and then serve calls. A vendor's
+// [DefaultProtocolVersion] (2025-11-25; [Options].ProtocolVersion pins
+// another, 2026-07-28 included), list the tools, and then serve calls. A vendor's
 // state ([VendorStatus]) is connecting, ready, unavailable or disabled.
 // A connection that fails or is lost — a stdio process that exits, an SSE
 // stream that drops, three connection failures in a row from calls or
@@ -57,6 +57,21 @@
 // capability's fallback chain moves on to the next vendor, and nothing
 // flaps in clients' tool lists while a vendor restarts. Only
 // [Manager.Remove] (or Sync without the vendor) takes its tools out.
+//
+// # The fast path
+//
+// A tools/call to a streamable HTTP vendor does not go through mcp-go's
+// client: the manager sends a request built from bytes made once per
+// connection and per tool on the session mcp-go opened, over pooled
+// keep-alive connections (one idle connection per call the vendor may have
+// in flight), reads the answer itself (a JSON body, or an event stream
+// whose notifications and server→client requests are relayed as mcp-go
+// relays them), and passes the result object's bytes on as
+// [hub.Result].Raw, with Content, Structured and IsError decoded from them
+// once. On the wire it is the request mcp-go sends; errors are classified
+// the same. Calls on a 2026-07-28 connection, and stdio and SSE vendors,
+// go through mcp-go ([Options].NoFastPath sends every call there); Raw is
+// set there too, from the result's bytes as the transport read them.
 //
 // # Errors
 //

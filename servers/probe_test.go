@@ -20,7 +20,7 @@ func TestDefaultProbeReachesVendor(t *testing.T) {
 	for _, tt := range []struct {
 		name, protocol, method string
 	}{
-		{"modern", "", "server/discover"},
+		{"modern", "2026-07-28", "server/discover"},
 		{"legacy", mcp.LATEST_LEGACY_PROTOCOL_VERSION, "ping"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -67,6 +68,9 @@ type recordingTransport struct {
 	base http.RoundTripper
 	now  func() time.Time
 }
+
+// CloseIdleConnections closes the base's idle connections.
+func (t *recordingTransport) CloseIdleConnections() { closeIdle(t.base) }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
@@ -148,9 +152,51 @@ func (b *limitedBody) Close() error { return b.rc.Close() }
 // the top level; the raw result keeps every schema keyword.
 type tap struct {
 	transport.Interface
+
+	// The client's handlers, kept for the fast path (fast.go), which
+	// reads some responses itself.
+	notifyFn atomic.Pointer[func(mcp.JSONRPCNotification)]
+	reqFn    atomic.Pointer[transport.RequestHandler]
+	discover atomic.Pointer[json.RawMessage] // the _meta of the last server/discover sent
+}
+
+// discoverMeta is the _meta of the last server/discover mcp-go sent: on
+// 2026-07-28, what it puts in every request's _meta.
+func (t *tap) discoverMeta() json.RawMessage {
+	if m := t.discover.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// SetNotificationHandler keeps the client's handler and hands it on.
+func (t *tap) SetNotificationHandler(h func(mcp.JSONRPCNotification)) {
+	t.notifyFn.Store(&h)
+	t.Interface.SetNotificationHandler(h)
+}
+
+// notify hands a notification to the client's handler.
+func (t *tap) notify(n mcp.JSONRPCNotification) {
+	if h := t.notifyFn.Load(); h != nil && *h != nil {
+		(*h)(n)
+	}
+}
+
+// requestHandler is the client's handler of server-to-client requests.
+func (t *tap) requestHandler() transport.RequestHandler {
+	if h := t.reqFn.Load(); h != nil {
+		return *h
+	}
+	return nil
 }
 
 func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	if req.Method == string(mcp.MethodServerDiscover) {
+		if p, ok := req.Params.(map[string]json.RawMessage); ok && p["_meta"] != nil {
+			m := p["_meta"]
+			t.discover.Store(&m)
+		}
+	}
 	resp, err := t.Interface.SendRequest(ctx, req)
 	if rec := recordFrom(ctx); rec != nil && resp != nil {
 		rec.mu.Lock()
@@ -166,6 +212,7 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 
 // SetRequestHandler forwards server-to-client requests (ping, …).
 func (t *tap) SetRequestHandler(h transport.RequestHandler) {
+	t.reqFn.Store(&h)
 	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
 		b.SetRequestHandler(h)
 	}

@@ -131,6 +131,11 @@ func (m *Manager) SetLevel(ctx context.Context, id string, level mcp.LoggingLeve
 	}
 	req := mcp.SetLevelRequest{}
 	req.Params.Level = level
+	if c.fast != nil && c.fast.modern {
+		// On 2026-07-28 the level travels in every request's _meta, which
+		// mcp-go keeps: tool calls take its path from now on.
+		c.fast.off.Store(true)
+	}
 	_, err = relayOn(ctx, c, "logging/setLevel", func(ctx context.Context) (struct{}, error) {
 		//lint:ignore SA1019 relayed for clients on revisions before 2026-07-28
 		return struct{}{}, c.client.SetLevel(ctx, req)

@@ -54,7 +54,7 @@ type Options struct {
 	Logger    *slog.Logger                // nil: slog.Default()
 	LookupEnv func(string) (string, bool) // for ${VAR} in vendor specs; nil: os.LookupEnv
 	// MCPProtocol pins the MCP revision toolhub offers its MCP vendors; ""
-	// means the newest mcp-go speaks (the conformance tests run each).
+	// means servers.DefaultProtocolVersion (the conformance tests run each).
 	MCPProtocol string
 }
 

@@ -32,8 +32,9 @@ import (
 const vendorID = "conf"
 
 // revisions are the MCP revisions toolhub offers its vendors: "" is its
-// default (the newest); the others are pinned with app.Options.MCPProtocol.
-var revisions = []string{"", mcp.ProtocolVersion20251125, "2025-06-18", "2025-03-26"}
+// default (servers.DefaultProtocolVersion, 2025-11-25); the others are
+// pinned with app.Options.MCPProtocol.
+var revisions = []string{"", mcp.ProtocolVersion20260728, "2025-06-18", "2025-03-26"}
 
 // reruns is how many more times a scenario that failed through toolhub is
 // run again, through toolhub and then directly, before it counts against
@@ -47,7 +48,8 @@ var revisions = []string{"", mcp.ProtocolVersion20251125, "2025-06-18", "2025-03
 const reruns = 4
 
 // refusedOnModern are the scenarios mcp-go's conformance server cannot pass
-// once its client speaks 2026-07-28, toolhub's default upstream revision:
+// once its client speaks 2026-07-28 (no longer toolhub's default upstream
+// revision, so they are exceptions only when it is pinned):
 // that revision removed server-initiated requests (SEP-2322), and the
 // server sends sampling and elicitation only as such, so it answers the
 // tool call with an error instead. toolhub relays them on every earlier

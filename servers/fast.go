@@ -1,0 +1,767 @@
+package servers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolhub/toolhub/hub"
+)
+
+// The fast path sends tools/call to a streamable HTTP vendor itself, on
+// the session mcp-go opened, instead of through mcp-go's client:
+//
+//   - the request is built in a pooled buffer from bytes made once per
+//     connection (the headers: Content-Type, Accept, Mcp-Session-Id,
+//     Mcp-Protocol-Version and the vendor's own headers) and once per tool
+//     (the JSON-RPC envelope up to the arguments); only the arguments and
+//     the _meta are encoded per call;
+//   - it goes out on the manager's HTTP client (pooled keep-alive
+//     connections, the same RoundTripper that records status and
+//     Retry-After for every request, so errors are classified exactly as
+//     on mcp-go's path);
+//   - the answer is read once: application/json → the result object;
+//     text/event-stream → events in order, where notifications (progress,
+//     log messages) go to the connection's notification handler and
+//     server→client requests (sampling, elicitation, roots, ping) to the
+//     client's request handler, whose answer is POSTed back on the
+//     session, as mcp-go's transport does; a stream the vendor ends before
+//     the response, after an event id, is resumed with Last-Event-ID;
+//   - the result object's bytes become hub.Result.Raw, and Content,
+//     Structured and IsError are decoded from them in one pass with a
+//     typed decoder (decodeResult).
+//
+// On a 2026-07-28 connection (not toolhub's default upstream revision, see
+// [DefaultProtocolVersion], but one it may be pinned to) there is no
+// session; the request carries the protocol version, client info and
+// capabilities in its _meta, taken once from the server/discover mcp-go
+// sent, and the Mcp-Method and Mcp-Name headers, made once per tool.
+//
+// mcp-go keeps everything else: initialize, the session, the GET stream,
+// notifications outside calls, every other method, stdio and SSE vendors.
+// Calls take mcp-go's path when the fast path cannot make them exactly as
+// mcp-go would:
+//
+//   - a tool whose input schema has x-mcp-header annotations on a
+//     2026-07-28 connection (its arguments are mirrored into headers);
+//   - on a 2026-07-28 connection once a log level was set (it travels in
+//     every request's _meta, and mcp-go keeps it);
+//   - a 2026-07-28 result that asks for input (multi round trip): the call
+//     is sent again through mcp-go, which drives the round trips;
+//   - a connection whose discover _meta the fast path did not see, or
+//     whose transport uses OAuth (toolhub uses none today).
+type fastPath struct {
+	c      *conn
+	client *http.Client
+	url    *url.URL
+	header http.Header // read only: shared by every request
+	tap    *httpTap
+	modern bool
+
+	nextID atomic.Int64
+	tools  sync.Map // tool name → *fastTool
+
+	// 2026-07-28 only.
+	meta      map[string]json.RawMessage // the protocol's own _meta keys
+	metaBytes []byte                     // meta, encoded: the _meta of a call without caller meta
+	off       atomic.Bool                // a log level was set: calls take mcp-go's path
+}
+
+// fastTool is what the fast path makes once per tool.
+type fastTool struct {
+	head   []byte      // legacy: `,"method":"tools/call","params":{"name":…`; modern: `,"name":…}}`
+	header http.Header // the request's headers (modern: with Mcp-Method, Mcp-Name)
+	slow   bool        // take mcp-go's path
+}
+
+// fastIDBase starts the fast path's JSON-RPC ids far from mcp-go's own
+// counter on the same session, so the two never send the same id.
+const fastIDBase = 1 << 40
+
+// newFastPath returns the fast path of an HTTP connection, or nil when
+// calls must take mcp-go's path.
+func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]string, inner *transport.StreamableHTTP, tap *httpTap) *fastPath {
+	if inner == nil || inner.IsOAuthEnabled() {
+		return nil
+	}
+	modern := mcp.IsModernProtocol(c.protocol)
+	var meta map[string]json.RawMessage
+	if modern {
+		// The _meta mcp-go sends on every request, as it sent it on the
+		// server/discover that opened the connection.
+		raw := tap.discoverMeta()
+		if raw == nil || json.Unmarshal(raw, &meta) != nil {
+			return nil
+		}
+		var v string
+		if json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) != nil || v != c.protocol {
+			return nil
+		}
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil
+	}
+	h := make(http.Header, 4+len(headers))
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	if s := inner.GetSessionId(); s != "" && !modern {
+		h.Set(transport.HeaderKeySessionID, s)
+	}
+	if c.protocol != "" {
+		h.Set(transport.HeaderKeyProtocolVersion, c.protocol)
+	}
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	f := &fastPath{c: c, client: hc, url: u, header: h, tap: tap, modern: modern, meta: meta}
+	if modern {
+		f.metaBytes, _ = json.Marshal(meta)
+	}
+	f.nextID.Store(fastIDBase)
+	return f
+}
+
+// tool returns what the fast path made for a tool, making it the first
+// time. inputSchema is the tool's schema as the vendor listed it.
+func (f *fastPath) tool(name string, inputSchema []byte) *fastTool {
+	if t, ok := f.tools.Load(name); ok {
+		return t.(*fastTool)
+	}
+	quoted, _ := json.Marshal(name)
+	t := &fastTool{header: f.header}
+	if !f.modern {
+		t.head = append([]byte(`,"method":"tools/call","params":{"name":`), quoted...)
+	} else {
+		// mcp-go re-encodes the params as a JSON object with sorted keys
+		// (_meta, arguments, name) and mirrors method and name into headers.
+		t.head = append(append([]byte(`,"name":`), quoted...), '}', '}')
+		t.header = f.header.Clone()
+		for k, v := range mcp.StandardHeaders(f.c.protocol, mcp.MethodToolsCall, append(append([]byte(`{"name":`), quoted...), '}')) {
+			t.header.Set(k, v)
+		}
+		t.slow = bytes.Contains(inputSchema, []byte(`"x-mcp-header"`))
+	}
+	f.tools.Store(name, t)
+	return t
+}
+
+// takes reports whether the fast path makes a call of the tool.
+func (f *fastPath) takes(t *fastTool) bool {
+	return !t.slow && !f.off.Load()
+}
+
+// reqBuf is a pooled request body with its encoder.
+type reqBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var reqBufs = sync.Pool{New: func() any {
+	b := &reqBuf{}
+	b.enc = json.NewEncoder(&b.buf)
+	return b
+}}
+
+// respBufs holds response bodies while they are read.
+var respBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled is the largest buffer put back in a pool.
+const maxPooled = 64 << 10
+
+// encode appends v as mcp-go's json.Marshal would write it.
+func (b *reqBuf) encode(v any) error {
+	if err := b.enc.Encode(v); err != nil {
+		return err
+	}
+	b.buf.Truncate(b.buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// envelope writes the JSON-RPC request of a tools/call, byte for byte what
+// mcp-go's client sends for the same call.
+func (f *fastPath) envelope(b *reqBuf, id int64, t *fastTool, args any, meta *mcp.Meta) error {
+	b.buf.Reset()
+	b.buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	var num [20]byte
+	b.buf.Write(strconv.AppendInt(num[:0], id, 10))
+	if f.modern {
+		b.buf.WriteString(`,"method":"tools/call","params":{"_meta":`)
+		if err := f.modernMeta(b, meta); err != nil {
+			return err
+		}
+		b.buf.WriteString(`,"arguments":`)
+		if err := b.encode(args); err != nil {
+			return err
+		}
+		b.buf.Write(t.head)
+		return nil
+	}
+	b.buf.Write(t.head)
+	b.buf.WriteString(`,"arguments":`)
+	if err := b.encode(args); err != nil {
+		return err
+	}
+	if meta != nil {
+		b.buf.WriteString(`,"_meta":`)
+		if err := b.encode(meta); err != nil {
+			return err
+		}
+	}
+	b.buf.WriteString(`}}`)
+	return nil
+}
+
+// modernMeta writes a 2026-07-28 request's _meta: the caller's (as mcp-go
+// has it after a round trip through JSON) with the protocol's own keys
+// set; without caller meta, bytes made once.
+func (f *fastPath) modernMeta(b *reqBuf, meta *mcp.Meta) error {
+	if meta == nil {
+		b.buf.Write(f.metaBytes)
+		return nil
+	}
+	enc, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(enc, &m); err != nil {
+		return err
+	}
+	for k, v := range f.meta {
+		m[k] = v
+	}
+	return b.encode(m)
+}
+
+// call sends one tools/call and returns the result object's bytes (a fresh
+// slice), or an error as mcp-go's client would return it.
+func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Meta) ([]byte, error) {
+	b := reqBufs.Get().(*reqBuf)
+	defer func() {
+		if b.buf.Cap() <= maxPooled {
+			reqBufs.Put(b)
+		}
+	}()
+	id := f.nextID.Add(1)
+	if err := f.envelope(b, id, t, args, meta); err != nil {
+		return nil, fmt.Errorf("failed to marshal request: %w", err)
+	}
+	// In-flight calls end with the connection, as they do in mcp-go.
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(f.c.ctx, cancel)
+	defer func() { stop(); cancel() }()
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	resp, err := f.do(ctx, http.MethodPost, t.header, b.buf.Bytes(), nil)
+	if err != nil {
+		return nil, transport.NewError(fmt.Errorf("failed to send request: %w", err))
+	}
+	defer resp.Body.Close()
+	return f.read(ctx, resp, id)
+}
+
+// do sends one HTTP request on the session.
+func (f *fastPath) do(ctx context.Context, method string, header http.Header, body []byte, extra http.Header) (*http.Response, error) {
+	req := &http.Request{
+		Method:     method,
+		URL:        f.url,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     header,
+		Host:       f.url.Host,
+	}
+	if body != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	if extra != nil {
+		h := header.Clone()
+		for k, v := range extra {
+			h[k] = v
+		}
+		req.Header = h
+	}
+	resp, err := f.client.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		// The vendor forgot the session: the connection is re-dialled.
+		resp.Body.Close()
+		return nil, transport.ErrSessionTerminated
+	}
+	return resp, nil
+}
+
+// read reads the vendor's answer to request id.
+func (f *fastPath) read(ctx context.Context, resp *http.Response, id int64) ([]byte, error) {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		return nil, f.statusError(ctx, resp)
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch mediaType {
+	case "application/json":
+		buf := respBufs.Get().(*bytes.Buffer)
+		buf.Reset()
+		defer func() {
+			if buf.Cap() <= maxPooled {
+				respBufs.Put(buf)
+			}
+		}()
+		if _, err := buf.ReadFrom(resp.Body); err != nil {
+			return nil, transport.NewError(fmt.Errorf("failed to decode response: %w", err))
+		}
+		msg, err := parseMessage(buf.Bytes())
+		if err != nil || msg.id == nil {
+			// Rare: say what mcp-go's decoder says (it reads the first
+			// JSON value and stops there).
+			var r transport.JSONRPCResponse
+			if err := json.NewDecoder(bytes.NewReader(buf.Bytes())).Decode(&r); err != nil {
+				return nil, transport.NewError(fmt.Errorf("failed to decode response: %w", err))
+			}
+			if r.ID.IsNil() {
+				return nil, transport.NewError(fmt.Errorf("response should contain RPC id: %v", r))
+			}
+			msg = wireMessage{id: json.RawMessage("0"), result: r.Result, err: r.Error}
+		}
+		return f.answer(ctx, msg)
+	case "text/event-stream":
+		return f.readStream(ctx, resp.Body, id)
+	default:
+		return nil, transport.NewError(fmt.Errorf("unexpected content type: %s", resp.Header.Get("Content-Type")))
+	}
+}
+
+// answer turns the response message into the result bytes or the JSON-RPC
+// error, recording the error for classify as the tap does.
+func (f *fastPath) answer(ctx context.Context, msg wireMessage) ([]byte, error) {
+	if msg.err != nil {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.mu.Lock()
+			rec.rpcErr = msg.err
+			rec.mu.Unlock()
+		}
+		return nil, msg.err.AsError()
+	}
+	return bytes.Clone(msg.result), nil
+}
+
+// statusError is the error of a non-2xx answer. The status itself (and
+// Retry-After) is in the call's record, where classify finds it.
+func (f *fastPath) statusError(ctx context.Context, resp *http.Response) error {
+	if resp.StatusCode == http.StatusUnauthorized {
+		return transport.NewError(&transport.AuthorizationRequiredError{})
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if msg, err := parseMessage(body); err == nil && msg.err != nil {
+		if rec := recordFrom(ctx); rec != nil {
+			rec.mu.Lock()
+			rec.rpcErr = msg.err
+			rec.mu.Unlock()
+		}
+		return msg.err.AsError()
+	}
+	return transport.NewError(fmt.Errorf("request failed with status %d: %s", resp.StatusCode, body))
+}
+
+// wireMessage is one JSON-RPC message as read off the wire.
+type wireMessage struct {
+	id     json.RawMessage // nil for a notification
+	method string          // "" for a response
+	result json.RawMessage
+	err    *mcp.JSONRPCErrorDetails
+}
+
+// parseMessage decodes a JSON-RPC message with one typed pass; the result
+// stays raw.
+func parseMessage(data []byte) (wireMessage, error) {
+	var m struct {
+		ID     json.RawMessage          `json:"id"`
+		Method string                   `json:"method"`
+		Result json.RawMessage          `json:"result"`
+		Error  *mcp.JSONRPCErrorDetails `json:"error"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return wireMessage{}, err
+	}
+	id := m.ID
+	if len(id) == 0 || string(id) == "null" {
+		id = nil
+	}
+	return wireMessage{id: id, method: m.Method, result: m.Result, err: m.Error}, nil
+}
+
+// sseCursor is what resuming a stream needs: the last event id and the
+// reconnection time the vendor asked for.
+type sseCursor struct {
+	lastID   string
+	retry    time.Duration
+	hasRetry bool
+}
+
+// readSSE reads events from r, calling fn with each event's data, until r
+// ends or fn returns false. It reports whether the stream ended (EOF), as
+// opposed to fn stopping or a read failing. Its parsing follows mcp-go's
+// streamable HTTP transport: lines without their line break, data lines
+// joined with "\n", an id counted once its event is dispatched.
+func readSSE(r io.Reader, cur *sseCursor, fn func(data []byte) bool) (bool, error) {
+	br := bufio.NewReader(r)
+	var (
+		data  []byte
+		id    string
+		hasID bool
+		have  bool // data seen for this event
+	)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A long line: gather it whole.
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if err != nil {
+			if err == io.EOF {
+				if have && len(data) > 0 {
+					return fn(data), nil
+				}
+				return true, nil
+			}
+			return false, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			if hasID {
+				cur.lastID = id
+				hasID = false
+			}
+			if have && len(data) > 0 {
+				if !fn(data) {
+					return false, nil
+				}
+			}
+			data, have = data[:0], false
+			continue
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[5:], []byte(" "))
+			if have && len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+			have = true
+		case bytes.HasPrefix(line, []byte("id:")):
+			v := string(bytes.TrimPrefix(line[3:], []byte(" ")))
+			if !strings.ContainsRune(v, 0) {
+				id, hasID = v, true
+			}
+		case bytes.HasPrefix(line, []byte("retry:")):
+			v := string(bytes.TrimPrefix(line[6:], []byte(" ")))
+			if ms, err := strconv.ParseUint(v, 10, 31); err == nil && v != "" && strings.Trim(v, "0123456789") == "" {
+				cur.retry, cur.hasRetry = time.Duration(ms)*time.Millisecond, true
+			}
+		}
+	}
+}
+
+// SSE resumption waits, as mcp-go's transport does.
+var (
+	defaultSSEReconnectDelay = time.Second
+	minSSEReconnectDelay     = 10 * time.Millisecond
+)
+
+// readStream reads an SSE response until the response to request id.
+func (f *fastPath) readStream(ctx context.Context, body io.ReadCloser, id int64) ([]byte, error) {
+	// A blocked read ends with the call.
+	stop := context.AfterFunc(ctx, func() { body.Close() })
+	defer stop()
+	// Requests the vendor makes during the call are answered while the
+	// stream is read on, and abandoned when the call ends.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		cur    sseCursor
+		out    []byte
+		outErr error
+		done   bool
+	)
+	handle := func(data []byte) bool {
+		msg, err := parseMessage(data)
+		if err != nil {
+			f.c.v.log.Info("failed to unmarshal message (non-fatal)", "err", err, "message_len", len(data))
+			return true
+		}
+		switch {
+		case msg.id == nil:
+			var n mcp.JSONRPCNotification
+			if err := json.Unmarshal(data, &n); err != nil {
+				f.c.v.log.Error("failed to unmarshal notification", "err", err)
+				return true
+			}
+			f.tap.notify(n)
+			return true
+		case msg.method != "":
+			var req transport.JSONRPCRequest
+			if err := json.Unmarshal(data, &req); err == nil {
+				f.serverRequest(sctx, req)
+				return true
+			}
+		}
+		out, outErr = f.answer(ctx, msg)
+		done = true
+		return false
+	}
+	ended, err := readSSE(body, &cur, handle)
+	for !done && ended && err == nil && ctx.Err() == nil && cur.lastID != "" && !f.modern {
+		ended, err = f.resume(ctx, &cur, handle)
+	}
+	if done {
+		return out, outErr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, transport.NewError(cerr)
+	}
+	if err != nil {
+		return nil, transport.NewError(fmt.Errorf("failed to resume the SSE stream for the response: %w", err))
+	}
+	return nil, transport.NewError(errors.New("unexpected nil response"))
+}
+
+// resume reopens a stream the vendor ended before the response with a GET
+// carrying Last-Event-ID (the 2025-11-25 way, SEP-1699), after the wait
+// the vendor asked for.
+func (f *fastPath) resume(ctx context.Context, cur *sseCursor, handle func([]byte) bool) (bool, error) {
+	d := defaultSSEReconnectDelay
+	if cur.hasRetry {
+		d = max(cur.retry, minSSEReconnectDelay)
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		return false, ctx.Err()
+	}
+	resp, err := f.do(ctx, http.MethodGet, f.header, nil, http.Header{"Accept": {"text/event-stream"}, "Last-Event-Id": {cur.lastID}})
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("unexpected status %d", resp.StatusCode)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		return false, fmt.Errorf("unexpected content type %q", resp.Header.Get("Content-Type"))
+	}
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	return readSSE(resp.Body, cur, handle)
+}
+
+// serverRequest answers a vendor's request made on the call's stream with
+// the client's request handler, and POSTs the answer back on the session,
+// as mcp-go's transport does (handleIncomingRequest).
+func (f *fastPath) serverRequest(ctx context.Context, req transport.JSONRPCRequest) {
+	h := f.tap.requestHandler()
+	if h == nil {
+		f.c.v.log.Error("received request from server but no handler set", "method", req.Method)
+		f.respond(ctx, transport.NewJSONRPCErrorResponse(req.ID, mcp.METHOD_NOT_FOUND,
+			fmt.Sprintf("no handler configured for method: %s", req.Method), nil))
+		return
+	}
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				f.c.v.log.Error("panic handling server request", "method", req.Method, "panic", r)
+				f.respond(ctx, transport.NewJSONRPCErrorResponse(req.ID, mcp.INTERNAL_ERROR,
+					fmt.Sprintf("internal error: panic in request handler: %v", r), nil))
+			}
+		}()
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		resp, err := h(rctx, req)
+		if err != nil {
+			f.c.v.log.Error("error handling request", "method", req.Method, "err", f.c.v.red.redact(err.Error()))
+			code, msg := mcp.INTERNAL_ERROR, err.Error()
+			switch {
+			case errors.Is(err, context.Canceled):
+				code, msg = mcp.REQUEST_INTERRUPTED, "request was cancelled"
+			case errors.Is(err, context.DeadlineExceeded):
+				code, msg = mcp.REQUEST_INTERRUPTED, "request timed out"
+			case req.Method == string(mcp.MethodSamplingCreateMessage):
+				msg = fmt.Sprintf("sampling request failed: %v", err)
+			}
+			f.respond(rctx, transport.NewJSONRPCErrorResponse(req.ID, code, msg, nil))
+			return
+		}
+		if resp != nil {
+			f.respond(rctx, resp)
+		}
+	}()
+}
+
+// respond POSTs a response to a vendor's request.
+func (f *fastPath) respond(ctx context.Context, resp *transport.JSONRPCResponse) {
+	body, err := json.Marshal(resp)
+	if err != nil {
+		f.c.v.log.Error("failed to marshal response", "err", err)
+		return
+	}
+	r, err := f.do(ctx, http.MethodPost, f.header, body, nil)
+	if err != nil {
+		f.c.v.log.Error("failed to send response to server", "err", f.c.v.red.redact(err.Error()))
+		return
+	}
+	defer r.Body.Close()
+	if r.StatusCode != http.StatusOK && r.StatusCode != http.StatusAccepted {
+		f.c.v.log.Error("server rejected response", "status", r.StatusCode)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 64<<10))
+}
+
+// wireResult is a CallToolResult as it comes on the wire, for one typed
+// pass over it.
+type wireResult struct {
+	Meta       *mcp.Meta      `json:"_meta"`
+	ResultType string         `json:"resultType"`
+	Content    *[]wireContent `json:"content"`
+	Structured any            `json:"structuredContent"`
+	IsError    bool           `json:"isError"`
+}
+
+// wireContent holds the fields of the content blocks decoded here: text,
+// image and audio. Other blocks take mcp-go's decoder.
+type wireContent struct {
+	Type        string           `json:"type"`
+	Text        string           `json:"text"`
+	Data        string           `json:"data"`
+	MIMEType    string           `json:"mimeType"`
+	Annotations *mcp.Annotations `json:"annotations"`
+	Meta        *mcp.Meta        `json:"_meta"`
+}
+
+// decodeResult decodes a tools/call result into hub.Result, with Raw set
+// to raw (minus toolhub's own _meta keys). Text, image and audio blocks,
+// structuredContent and isError are decoded in one typed pass; anything
+// else (resource links, embedded resources, a missing content, a
+// resultType, a value of an unexpected type) is decoded by mcp-go's
+// ParseCallToolResult, which also gives the error of a result it cannot
+// take — the same error mcp-go's path gives.
+func decodeResult(raw []byte) (*hub.Result, error) {
+	var w wireResult
+	if err := json.Unmarshal(raw, &w); err == nil && w.Content != nil && w.ResultType == "" {
+		if content, ok := simpleContent(*w.Content); ok {
+			return &hub.Result{Content: content, Structured: w.Structured, IsError: w.IsError, Raw: ownMeta(raw, w.Meta)}, nil
+		}
+	}
+	msg := json.RawMessage(raw)
+	res, err := mcp.ParseCallToolResult(&msg)
+	if err != nil {
+		return nil, err
+	}
+	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Raw: ownMeta(raw, res.Meta)}, nil
+}
+
+func simpleContent(ws []wireContent) ([]mcp.Content, bool) {
+	if len(ws) == 0 {
+		return nil, true
+	}
+	out := make([]mcp.Content, len(ws))
+	for i, w := range ws {
+		a := mcp.Annotated{Annotations: w.Annotations}
+		switch w.Type {
+		case mcp.ContentTypeText:
+			out[i] = mcp.TextContent{Annotated: a, Meta: w.Meta, Type: w.Type, Text: w.Text}
+		case mcp.ContentTypeImage:
+			out[i] = mcp.ImageContent{Annotated: a, Meta: w.Meta, Type: w.Type, Data: w.Data, MIMEType: w.MIMEType}
+		case mcp.ContentTypeAudio:
+			out[i] = mcp.AudioContent{Annotated: a, Meta: w.Meta, Type: w.Type, Data: w.Data, MIMEType: w.MIMEType}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// ownMeta returns raw without the _meta keys that are toolhub's own
+// ("toolhub/…", in any case): a vendor must not be able to write
+// toolhub's provenance. raw is returned as is when it has none.
+func ownMeta(raw []byte, meta *mcp.Meta) []byte {
+	if meta == nil || !hasOwnKey(meta.AdditionalFields) {
+		return raw
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil
+	}
+	for key, val := range obj {
+		if !strings.EqualFold(key, "_meta") { // encoding/json matches keys without regard to case
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(val, &m); err != nil {
+			continue
+		}
+		for k := range m {
+			if isOwnKey(k) {
+				delete(m, k)
+			}
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil
+		}
+		obj[key] = b
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+func hasOwnKey(m map[string]any) bool {
+	for k := range m {
+		if isOwnKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func isOwnKey(k string) bool {
+	return len(k) >= len("toolhub/") && strings.EqualFold(k[:len("toolhub/")], "toolhub/")
+}
+
+// needsInput reports whether a 2026-07-28 result asks for input (SEP-2322).
+func needsInput(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(mcp.ResultTypeInputRequired)) {
+		return false
+	}
+	var r struct {
+		ResultType mcp.ResultType `json:"resultType"`
+	}
+	return json.Unmarshal(raw, &r) == nil && r.ResultType == mcp.ResultTypeInputRequired
+}
