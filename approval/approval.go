@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/registry"
@@ -105,9 +105,9 @@ var _ Store = (*SQLite)(nil)
 // creating it and the table if missing. The registry store may have the
 // same file open: the file runs in WAL mode with a busy timeout.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	db, err := sqlitedb.Open(path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("approval: open %s: %v", path, err)
+		return nil, fmt.Errorf("approval: %w", err)
 	}
 	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS pending_vendor_changes (
 		vendor TEXT PRIMARY KEY, change TEXT NOT NULL, at INTEGER NOT NULL)`)

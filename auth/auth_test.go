@@ -3,6 +3,7 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,12 +24,16 @@ func TestSQLiteStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("the store's file is not at %q: %v", path, err)
+		}
 		return s
 	}
 	paths := map[auth.Store]string{}
 	authtest.Run(t,
 		func(t *testing.T) auth.Store {
-			p := filepath.Join(t.TempDir(), "keys.db")
+			// A data folder whose path a file: URI must escape.
+			p := filepath.Join(awkwardDir(t), "keys.db")
 			s := open(t, p)
 			paths[s] = p
 			return s
@@ -75,4 +80,14 @@ func TestRotateEnded(t *testing.T) {
 	if tok, _, err := auth.Rotate(ctx, s, live.ID); err != nil || tok == "" {
 		t.Errorf("rotating a live key: %q, %v", tok, err)
 	}
+}
+
+// awkwardDir is a data folder whose path holds '?', '#', '%' and spaces.
+func awkwardDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 )
 
 // MemoryStore is a [Store] in process memory.
@@ -64,9 +64,9 @@ var _ Store = (*SQLiteStore)(nil)
 
 // OpenSQLite opens (creating if needed) the key store at path.
 func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	db, err := sqlitedb.Open(path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("auth: open %s: %v", path, err)
+		return nil, fmt.Errorf("auth: %w", err)
 	}
 	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS api_keys (
 		id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, tenant TEXT NOT NULL, vendor TEXT NOT NULL,
