@@ -22,6 +22,7 @@ import (
 	"github.com/toolhub/toolhub/billing/redisvolume"
 	"github.com/toolhub/toolhub/billing/sqlledger"
 	"github.com/toolhub/toolhub/hub/cache"
+	"github.com/toolhub/toolhub/hub/cache/rediscache"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/registry"
@@ -244,7 +245,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		ts := a2a.NewRedisTaskStore(durable, taskOpts)
 		s.cleanups.AddCloser(ts)
 		s.Tasks, s.PushConfigs = ts, ts.PushConfigs()
-		s.Cache = cache.NewRedis(fast, &cache.RedisOptions{Prefix: c.RedisPrefix + "cache:"})
+		s.Cache = rediscache.New(fast, &rediscache.Options{Prefix: c.RedisPrefix + "cache:"})
 		mode := limit.FallbackLocal
 		if c.FailOpen {
 			mode = limit.FailOpen
