@@ -16,6 +16,7 @@ import (
 	"github.com/toolhub/toolhub/audit/pgaudit"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/pgkeys"
+	"github.com/toolhub/toolhub/auth/sqlitekeys"
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/pgledger"
 	"github.com/toolhub/toolhub/billing/redisbudget"
@@ -216,7 +217,7 @@ func OpenKeys(ctx context.Context, c Config) (auth.Store, error) {
 	if err := os.MkdirAll(c.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("data folder %s: %v", c.Data, err)
 	}
-	s, err := auth.OpenSQLite(ctx, filepath.Join(c.Data, "keys.db"))
+	s, err := sqlitekeys.Open(ctx, filepath.Join(c.Data, "keys.db"))
 	if err != nil {
 		return nil, err
 	}
