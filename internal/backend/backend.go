@@ -12,6 +12,7 @@ import (
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/pgapproval"
+	"github.com/toolhub/toolhub/approval/sqliteapproval"
 	"github.com/toolhub/toolhub/audit"
 	"github.com/toolhub/toolhub/audit/pgaudit"
 	"github.com/toolhub/toolhub/auth"
@@ -188,7 +189,7 @@ func (s *Stores) openRecords(ctx context.Context, c Config) error {
 	s.cleanups.AddCloser(l)
 	s.Audit = l
 	// Pending approvals are a table of the registry's file.
-	p, err := approval.OpenSQLite(ctx, filepath.Join(c.Data, "registry.db"))
+	p, err := sqliteapproval.Open(ctx, filepath.Join(c.Data, "registry.db"))
 	if err != nil {
 		return err
 	}
