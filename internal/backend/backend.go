@@ -27,6 +27,7 @@ import (
 	"github.com/toolhub/toolhub/hub/cache/rediscache"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/limit"
+	"github.com/toolhub/toolhub/hub/limit/redislimit"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"
@@ -252,7 +253,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		if c.FailOpen {
 			mode = limit.FailOpen
 		}
-		s.Limiter = limit.NewFallback(limit.NewRedis(fast, &limit.RedisOptions{Prefix: c.RedisPrefix + "limit:"}),
+		s.Limiter = limit.NewFallback(redislimit.New(fast, &redislimit.Options{Prefix: c.RedisPrefix + "limit:"}),
 			&limit.FallbackOptions{Mode: mode, Instances: c.Instances, Logger: c.Logger})
 		s.Budgets = redisbudget.New(fast, &redisbudget.Options{Prefix: c.RedisPrefix + "budget:"})
 		// Tier volumes shared by every hub on this Redis, local while it is away.
