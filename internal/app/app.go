@@ -1,6 +1,8 @@
 // Package app wires toolhub together from a config: the catalog, the
 // vendor connections, the gateway and the front door. cmd/toolhub calls it;
-// tests use it to run a whole hub in process.
+// tests use it to run a whole hub in process. Where state lives (data
+// folder, Redis, PostgreSQL) is internal/backend's choice: app takes the
+// stores it opens and never branches on it.
 package app
 
 import (
