@@ -2,7 +2,6 @@ package approval
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/registry"
@@ -94,83 +91,6 @@ func (s *Memory) Take(_ context.Context, vendor string) (Change, error) {
 }
 
 func (s *Memory) Close() error { return nil }
-
-// SQLite is a [Store] in a table (pending_vendor_changes) of a SQLite
-// file: the embedded registry database, next to the vendors it changes.
-type SQLite struct{ db *sql.DB }
-
-var _ Store = (*SQLite)(nil)
-
-// OpenSQLite opens the file at path (the registry's registry.db),
-// creating it and the table if missing. The registry store may have the
-// same file open: the file runs in WAL mode with a busy timeout.
-func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
-	if err != nil {
-		return nil, fmt.Errorf("approval: open %s: %v", path, err)
-	}
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS pending_vendor_changes (
-		vendor TEXT PRIMARY KEY, change TEXT NOT NULL, at INTEGER NOT NULL)`)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("approval: open %s: %v", path, err)
-	}
-	return &SQLite{db: db}, nil
-}
-
-func (s *SQLite) Put(ctx context.Context, c Change) error {
-	if c.Vendor == "" {
-		return errors.New("approval: a change names its vendor")
-	}
-	b, err := registry.EncodeSpec(c)
-	if err != nil {
-		return fmt.Errorf("approval: %v", err)
-	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO pending_vendor_changes (vendor, change, at) VALUES (?, ?, ?)
-		ON CONFLICT (vendor) DO UPDATE SET change = excluded.change, at = excluded.at`, c.Vendor, b, c.At.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("approval: store the change of %s: %v", c.Vendor, err)
-	}
-	return nil
-}
-
-func (s *SQLite) List(ctx context.Context) ([]Change, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT change FROM pending_vendor_changes ORDER BY vendor`)
-	if err != nil {
-		return nil, fmt.Errorf("approval: list: %v", err)
-	}
-	defer rows.Close()
-	out := []Change{}
-	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
-			return nil, fmt.Errorf("approval: list: %v", err)
-		}
-		c, err := Decode([]byte(b))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("approval: list: %v", err)
-	}
-	return out, nil
-}
-
-func (s *SQLite) Take(ctx context.Context, vendor string) (Change, error) {
-	var b string
-	err := s.db.QueryRowContext(ctx, `DELETE FROM pending_vendor_changes WHERE vendor = ? RETURNING change`, vendor).Scan(&b)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Change{}, fmt.Errorf("%w: %q", ErrNotFound, vendor)
-	}
-	if err != nil {
-		return Change{}, fmt.Errorf("approval: take the change of %s: %v", vendor, err)
-	}
-	return Decode([]byte(b))
-}
-
-func (s *SQLite) Close() error { return s.db.Close() }
 
 // Decode reads a stored change (JSON, as [registry.EncodeSpec] writes it).
 func Decode(b []byte) (Change, error) {

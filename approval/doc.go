@@ -3,7 +3,7 @@
 // argument now required, …) is held here until an operator approves or
 // rejects it.
 //
-//	pending, err := approval.OpenSQLite(ctx, filepath.Join(data, "registry.db")) // or pgapproval.Open(ctx, dsn, nil)
+//	pending, err := sqliteapproval.Open(ctx, filepath.Join(data, "registry.db")) // or pgapproval.Open(ctx, dsn, nil)
 //	err = pending.Put(ctx, approval.Change{Vendor: "weather-a", Spec: spec, Breaking: why, By: p, At: now})
 //	list, err := pending.List(ctx)
 //	c, err := pending.Take(ctx, "weather-a") // the operator decides: exactly one taker gets it
@@ -11,6 +11,6 @@
 // A change is stored, so it survives a restart; in PostgreSQL (package
 // pgapproval) every hub sharing the database sees it, so an operator can
 // approve on one hub what a vendor submitted on another. Implementations
-// pass one contract (approvaltest): [NewMemory], [OpenSQLite] (a table in
+// pass one contract (approvaltest): [NewMemory], sqliteapproval.Open (a table in
 // the embedded registry database) and pgapproval.
 package approval

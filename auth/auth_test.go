@@ -3,7 +3,6 @@ package auth_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,28 +13,6 @@ import (
 
 func TestMemoryStore(t *testing.T) {
 	authtest.Run(t, func(t *testing.T) auth.Store { return auth.NewMemoryStore() }, nil)
-}
-
-func TestSQLiteStore(t *testing.T) {
-	open := func(t *testing.T, path string) auth.Store {
-		s, err := auth.OpenSQLite(t.Context(), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	paths := map[auth.Store]string{}
-	authtest.Run(t,
-		func(t *testing.T) auth.Store {
-			p := filepath.Join(t.TempDir(), "keys.db")
-			s := open(t, p)
-			paths[s] = p
-			return s
-		},
-		// Two hubs on one data folder (or `toolhub keys` beside a hub).
-		func(t *testing.T, s auth.Store) auth.Store { return open(t, paths[s]) },
-	)
 }
 
 func TestRedact(t *testing.T) {

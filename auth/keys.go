@@ -64,7 +64,7 @@ func (p Principal) Is(roles ...string) bool {
 	return false
 }
 
-// Store keeps keys. Implementations: [NewMemoryStore], [OpenSQLite], and
+// Store keeps keys. Implementations: [NewMemoryStore], sqlitekeys.Open, and
 // PostgreSQL (auth/pgkeys) for hubs that share their keys; all pass the
 // contract in auth/authtest.
 type Store interface {

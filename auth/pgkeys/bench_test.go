@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/auth/sqlitekeys"
 	"github.com/toolhub/toolhub/internal/pgtest"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkVerify(b *testing.B) {
 	}{
 		{"memory", func(b *testing.B) auth.Store { return auth.NewMemoryStore() }},
 		{"sqlite", func(b *testing.B) auth.Store {
-			s, err := auth.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "keys.db"))
+			s, err := sqlitekeys.Open(b.Context(), filepath.Join(b.TempDir(), "keys.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

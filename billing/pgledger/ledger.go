@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolhub/toolhub/internal/backend/pgdb"
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/internal/ledgersql"
@@ -63,14 +64,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Ledger, error) {
 	if o.Schema == "" {
 		o.Schema = DefaultSchema
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("pgledger: %w", err)
-	}
-	if o.MaxConns > 0 {
-		cfg.MaxConns = o.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, _, err := pgdb.Open(ctx, dsn, &pgdb.Options{Schema: o.Schema, MaxConns: o.MaxConns})
 	if err != nil {
 		return nil, fmt.Errorf("pgledger: %w", err)
 	}

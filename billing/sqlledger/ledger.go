@@ -25,16 +25,13 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" driver
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/internal/ledgersql"
@@ -43,7 +40,7 @@ import (
 // Options configure Open. A nil *Options means the defaults.
 type Options struct {
 	// BusyTimeout is how long a write waits for another writer's lock;
-	// zero means 5s.
+	// zero means sqlitedb.DefaultBusyTimeout (10 s).
 	BusyTimeout time.Duration
 }
 
@@ -129,30 +126,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = 5 * time.Second
-	}
-	abs, err := filepath.Abs(path)
+	db, err := sqlitedb.Open(path, &sqlitedb.Options{BusyTimeout: o.BusyTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("sqlledger: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlledger: %w", err)
 	}
-	if fi, err := os.Stat(filepath.Dir(abs)); err != nil {
-		return nil, fmt.Errorf("sqlledger: open %s: directory: %w", abs, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("sqlledger: open %s: %s is not a directory", abs, filepath.Dir(abs))
-	}
-	q := url.Values{}
-	q.Set("_pragma", "busy_timeout("+strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10)+")")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("sqlledger: open %s: %w", abs, err)
-	}
-	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(4)
+	abs, _ := filepath.Abs(path) // sqlitedb.Open made it absolute already
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: create tables: %w", abs, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/cache"
+	"github.com/toolhub/toolhub/hub/cache/rediscache"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkHit(b *testing.B) {
 	stores := map[string]func(b *testing.B) cache.Cache{
 		"memory": func(b *testing.B) cache.Cache { return cache.NewMemory(nil) },
 		"redis": func(b *testing.B) cache.Cache {
-			c := cache.NewRedis(redisClient(b), &cache.RedisOptions{Prefix: uniquePrefix(b)})
+			c := rediscache.New(redisClient(b), &rediscache.Options{Prefix: uniquePrefix(b)})
 			b.Cleanup(func() { _, _ = c.DeletePrefix(context.Background(), "") })
 			return c
 		},
@@ -71,7 +72,7 @@ func BenchmarkStore(b *testing.B) {
 		b.Run(name+"/get", func(b *testing.B) {
 			var c cache.Cache = cache.NewMemory(nil)
 			if name == "redis" {
-				r := cache.NewRedis(redisClient(b), &cache.RedisOptions{Prefix: uniquePrefix(b)})
+				r := rediscache.New(redisClient(b), &rediscache.Options{Prefix: uniquePrefix(b)})
 				b.Cleanup(func() { _, _ = r.DeletePrefix(context.Background(), "") })
 				c = r
 			}

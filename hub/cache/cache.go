@@ -41,7 +41,9 @@ type Cache interface {
 // negative keep.
 var ErrBadTTL = errors.New("cache: ttl must be positive and keep not negative")
 
-func checkTTL(ttl, keep time.Duration) error {
+// CheckTTL returns [ErrBadTTL] for a ttl or keep that Set must refuse;
+// every [Cache] implementation calls it first in Set.
+func CheckTTL(ttl, keep time.Duration) error {
 	if ttl <= 0 || keep < 0 {
 		return fmt.Errorf("%w (ttl %v, keep %v)", ErrBadTTL, ttl, keep)
 	}

@@ -1,5 +1,5 @@
 // Package cache is the hub's result cache: a [Cache] store (in-process
-// [Memory] LRU with a byte budget, or shared [Redis]) behind a [Layer] that
+// [Memory] LRU with a byte budget, or shared in Redis: hub/cache/rediscache) behind a [Layer] that
 // sits in the gateway's Call tier.
 //
 // A call is cached by its tool or capability, the canonical JSON of its
@@ -19,7 +19,7 @@
 // # Usage
 //
 //	layer := cache.New(&cache.Options{
-//		Cache:     cache.NewRedis(rdb, &cache.RedisOptions{Prefix: "toolhub:cache:"}), // or nil: in-process
+//		Cache:     rediscache.New(rdb, &rediscache.Options{Prefix: "toolhub:cache:"}), // or nil: in-process
 //		Config:    cfg.Cache, // tools: {weather.current: {ttl: 10m, stale_while_revalidate: 1m}}
 //		DataLevel: privacy.Level,
 //	})

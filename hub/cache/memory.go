@@ -80,7 +80,7 @@ func (m *Memory) Get(_ context.Context, key string) ([]byte, time.Time, bool, er
 
 // Set implements [Cache]. The value is copied.
 func (m *Memory) Set(_ context.Context, key string, value []byte, ttl, keep time.Duration) error {
-	if err := checkTTL(ttl, keep); err != nil {
+	if err := CheckTTL(ttl, keep); err != nil {
 		return err
 	}
 	now := m.now()

@@ -33,7 +33,7 @@ const DefaultBulkheadWait = 50 * time.Millisecond
 // means the default.
 type Options struct {
 	// Limiter holds the rate-limit buckets. Nil means an in-process
-	// [limit.NewLocal] on Now. Pass a [limit.Fallback] over [limit.Redis]
+	// [limit.NewLocal] on Now. Pass a [limit.Fallback] over a redislimit.Limiter
 	// to share limits between instances.
 	Limiter limit.Limiter
 	// VendorLimits returns a vendor's limits (rate, burst, concurrency);

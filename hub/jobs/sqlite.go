@@ -5,10 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 )
 
 // SQLiteOptions configure [OpenSQLite]. Nil means the defaults.
@@ -67,18 +66,12 @@ CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id);
 
 // OpenSQLite opens (creating if needed) the job database at path.
 func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite, error) {
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("jobs: open sqlite %q: %w", path, err)
-	}
 	// One connection: writes serialize anyway, and event ids then become
 	// visible in order.
-	db.SetMaxOpenConns(1)
+	db, err := sqlitedb.Open(path, &sqlitedb.Options{MaxOpenConns: 1})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
 	if _, err := db.ExecContext(ctx, sqliteSchema+sqliteHookSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("jobs: sqlite schema in %q: %w", path, err)

@@ -16,7 +16,7 @@
 //   - [Local]: in-process golang.org/x/time/rate buckets in 64 shards keyed by
 //     a hash of the key, so keys rarely contend; buckets that have refilled
 //     are dropped, as they carry no state. The embedded default.
-//   - [Redis]: GCRA in one Lua script on the Redis server's clock. Several
+//   - hub/limit/redislimit: GCRA in one Lua script on the Redis server's clock. Several
 //     processes sharing a Redis and a prefix admit the rule's rate together.
 //   - [Fallback]: wraps a shared limiter; while it is unreachable, applies
 //     local limits at 1/N of each rule (or admits, or refuses: [FallbackMode]),
@@ -47,7 +47,7 @@
 //
 // # Usage
 //
-//	shared := limit.NewRedis(redisClient, &limit.RedisOptions{Prefix: "toolhub:limit:"})
+//	shared := redislimit.New(redisClient, &redislimit.Options{Prefix: "toolhub:limit:"})
 //	lim := limit.Priority{Limiter: limit.NewFallback(shared, &limit.FallbackOptions{Instances: 3, Logger: log})}
 //
 //	d, err := lim.Allow(ctx, "tenant-a/weather", limit.Rule{Rate: 50, Burst: 10}, 1, limit.Class{Retry: attempt > 0})

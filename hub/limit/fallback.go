@@ -45,7 +45,7 @@ type FallbackOptions struct {
 	Now func() time.Time
 }
 
-// Fallback is a [Limiter] that asks a shared primary (normally a [Redis])
+// Fallback is a [Limiter] that asks a shared primary (normally a redislimit.Limiter)
 // and, when the primary fails, switches to a fallback policy until the
 // primary answers again. Errors that are the caller's own (ctx done) or an
 // invalid request ([ErrInvalid]) are returned as they are and do not switch.
@@ -96,7 +96,7 @@ func (f *Fallback) Degraded() bool { return f.degraded.Load() }
 
 // Allow implements [Limiter].
 func (f *Fallback) Allow(ctx context.Context, key string, r Rule, n int) (Decision, error) {
-	if err := check(r, n); err != nil {
+	if err := CheckRule(r, n); err != nil {
 		return Decision{}, err
 	}
 	if !f.degraded.Load() {

@@ -3,6 +3,7 @@ package limit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -176,5 +177,64 @@ func TestShare(t *testing.T) {
 		if got := Share(tc.r, tc.n, tc.instances); got != tc.want {
 			t.Errorf("%s: Share(%+v, %d, %d) = %+v, want %+v", tc.name, tc.r, tc.n, tc.instances, got, tc.want)
 		}
+	}
+}
+
+// A primary that cannot connect (Redis down): calls keep flowing on local limits at
+// rate/N, the transition is logged once, and the primary is tried at most
+// once per probe interval, in the background.
+func TestFallbackRedisDown(t *testing.T) {
+	var primaryCalls atomic.Int64
+	// What hub/limit/redislimit returns for a Redis on a closed port.
+	counted := LimiterFunc(func(ctx context.Context, key string, r Rule, n int) (Decision, error) {
+		primaryCalls.Add(1)
+		return Decision{}, fmt.Errorf("limit: redis: key %q: dial tcp 127.0.0.1:1: connect: connection refused", key)
+	})
+	var logs syncBuffer
+	clock := newFakeClock()
+	f := NewFallback(counted, &FallbackOptions{
+		Instances: 3,
+		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+		Now:       clock.Now,
+	})
+	ctx := context.Background()
+	rule := Rule{Rate: 30, Burst: 9} // locally: 10/s, burst 3
+
+	admittedAt := func(calls int) int {
+		n := 0
+		for range calls {
+			d, err := f.Allow(ctx, "k", rule, 1)
+			if err != nil {
+				t.Fatalf("Allow during the outage: %v", err)
+			}
+			if d.Allowed {
+				n++
+			}
+		}
+		return n
+	}
+	if got := admittedAt(50); got != 3 {
+		t.Errorf("first 50 calls admitted %d, want the local burst 3", got)
+	}
+	if !f.Degraded() {
+		t.Error("Degraded() = false during the outage")
+	}
+	clock.Advance(500 * time.Millisecond) // 5 tokens at 10/s, capped at 3; no probe yet
+	if got := admittedAt(50); got != 3 {
+		t.Errorf("after 500ms: admitted %d, want 3", got)
+	}
+	if got := primaryCalls.Load(); got != 1 {
+		t.Errorf("primary called %d times before the probe interval, want 1", got)
+	}
+	clock.Advance(600 * time.Millisecond) // past the probe interval: one background probe
+	admittedAt(50)
+	f.probes.Wait()
+	if got := primaryCalls.Load(); got != 2 {
+		t.Errorf("primary called %d times after one probe interval, want 2", got)
+	}
+
+	lines := logs.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "connection refused") {
+		t.Errorf("log = %q, want one warning naming the cause", lines)
 	}
 }

@@ -84,7 +84,7 @@ func (e *LimitedError) RetryAfter() time.Duration { return e.Wait }
 // not decide (a store is unreachable, ctx is done) or the request is invalid
 // ([ErrInvalid]).
 //
-// Implementations: [Local] (in-process), [Redis] (shared by instances), and
+// Implementations: [Local] (in-process), redislimit.Limiter (shared by instances), and
 // the [Fallback] wrapper.
 type Limiter interface {
 	Allow(ctx context.Context, key string, r Rule, n int) (Decision, error)
@@ -98,8 +98,9 @@ func (f LimiterFunc) Allow(ctx context.Context, key string, r Rule, n int) (Deci
 	return f(ctx, key, r, n)
 }
 
-// check validates a request against its rule.
-func check(r Rule, n int) error {
+// CheckRule validates a request for n tokens against its rule: every
+// [Limiter] implementation calls it first in Allow.
+func CheckRule(r Rule, n int) error {
 	switch {
 	case !(r.Rate > 0) || math.IsInf(r.Rate, 0):
 		return fmt.Errorf("%w: rate %v: want a positive, finite number of tokens per second", ErrInvalid, r.Rate)

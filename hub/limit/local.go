@@ -65,7 +65,7 @@ func NewLocal(opts *LocalOptions) *Local {
 
 // Allow implements [Limiter]. It never blocks on I/O; ctx is not consulted.
 func (l *Local) Allow(_ context.Context, key string, r Rule, n int) (Decision, error) {
-	if err := check(r, n); err != nil {
+	if err := CheckRule(r, n); err != nil {
 		return Decision{}, err
 	}
 	now := l.now()

@@ -1,18 +1,18 @@
 // Package app wires toolhub together from a config: the catalog, the
 // vendor connections, the gateway and the front door. cmd/toolhub calls it;
-// tests use it to run a whole hub in process.
+// tests use it to run a whole hub in process. Where state lives (data
+// folder, Redis, PostgreSQL) is internal/backend's choice: app takes the
+// stores it opens and never branches on it.
 package app
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/approval"
@@ -36,14 +35,13 @@ import (
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/tracing"
+	"github.com/toolhub/toolhub/internal/backend"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/internal/telemetry"
 	"github.com/toolhub/toolhub/internal/vendorlife"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
-	"github.com/toolhub/toolhub/registry/pgstore"
-	"github.com/toolhub/toolhub/registry/sqlstore"
 	"github.com/toolhub/toolhub/servers"
 	"github.com/toolhub/toolhub/ui"
 )
@@ -94,12 +92,11 @@ type App struct {
 	tenants atomic.Pointer[map[string]*registry.Tenant]
 	specs   atomic.Pointer[map[string]registry.Vendor] // vendors in force, by id
 	probing map[string]string                          // vendor → probe spec being run (under mu)
-	redis   *redis.Client                              // fail-fast: the call path's limits, budgets, cache, volumes
-	// redisDurable waits and retries: the jobs queue and A2A tasks.
-	redisDurable *redis.Client
-	// jobsDB is the embedded job database (nil with redis): A2A tasks
-	// keep their tables in it.
-	jobsDB   *sql.DB
+	// stores are every store, embedded or shared (internal/backend).
+	stores *backend.Stores
+	// cleanups undo what New did, last first: [App.Close] runs them, and
+	// so does a New that fails half way.
+	cleanups backend.Cleanups
 	ctx      context.Context // the app's lifetime: probes
 	cancel   context.CancelFunc
 	wakeKick chan struct{} // a vendor can take traffic again: wake waiting jobs (jobs.go)
@@ -115,9 +112,16 @@ type App struct {
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
 // that are down do not stop it: they show as unavailable and are retried.
-func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
+// A New that fails closes what it opened and stops what it started.
+func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err error) {
 	a := &App{probing: map[string]string{}, wakeKick: make(chan struct{}, 1)}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.cleanups.AddFunc(a.cancel) // runs last; Close cancels early too (below)
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
 	if opts != nil {
 		a.opts = *opts
 	}
@@ -131,44 +135,35 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	if err := a.startTelemetry(ctx, cfg); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, cfg, a.log)
-	if err != nil {
-		a.Close()
+	a.cleanups.AddFunc(a.stopTelemetry)
+	if a.stores, err = backend.Open(ctx, storesConfig(cfg, a.log)); err != nil {
 		return nil, err
 	}
-	a.Store = store
-	if err = a.openSecurity(ctx, cfg); err != nil {
-		a.Close()
-		return nil, err
-	}
+	a.cleanups.AddCloser(a.stores)
+	a.Store, a.Keys, a.auditLog, a.approvals, a.Ledger = a.stores.Registry, a.stores.Keys, a.stores.Audit, a.stores.Approvals, a.stores.Ledger
 	if a.Guard, err = netguard.New(netguard.Options{Allow: cfg.Outbound.Allow, Deny: cfg.Outbound.Deny}); err != nil {
-		a.Close()
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
 	a.life = a.newVendorLife() // admin.go
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient(),
 		ProtocolVersion: a.opts.MCPProtocol})
+	a.cleanups.Add(a.Manager.Close)
 	// Card and interface URLs come from vendors: the same outbound guard.
 	a.A2A = a2a.NewManager(a.Catalog, &a2a.Options{Logger: a.log, HTTPClient: a.vendorClient(), LookupEnv: a.opts.LookupEnv})
-	limiter, err := a.limiter(cfg)
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
+	a.cleanups.Add(a.A2A.Close)
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The decision log goes to the app's logger and into the dashboard's ring.
 	a.Decisions = ui.NewRecorder(a.log.Handler(), 0)
-	gopts := a.governOptions(cfg, limiter)
+	gopts := a.governOptions(cfg, a.stores.Limiter)
 	gopts.Registerer = a.metrics
 	a.Gov = govern.New(gopts)
-	if err := a.degradation(ctx, cfg); err != nil {
-		a.Close()
+	a.cleanups.AddFunc(a.stopProbes)
+	if err := a.degradation(cfg); err != nil {
 		return nil, err
 	}
 	if err := a.metering(ctx, cfg); err != nil {
-		a.Close()
 		return nil, err
 	}
 	a.Gateway = hub.NewGateway(a.Catalog, hub.UpstreamsFunc(a.upstream), &hub.Options{
@@ -191,14 +186,10 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
 	}
-	if err := a.agentTasks(ctx, cfg, agentOpts); err != nil {
-		a.Close()
-		return nil, err
-	}
+	a.agentTasks(agentOpts)
 	a.Agent = a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
 	llmKey, _ := a.opts.LookupEnv("TOOLHUB_LLM_API_KEY")
 	if a.Planner, err = orchestrator.New(cfg.Planner, a.Gateway, a.Catalog, llmKey); err != nil {
-		a.Close()
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	a.Planner.Keywords = a.plannerKeywords
@@ -243,15 +234,22 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 		apiOpts.Authenticate = a.authenticate
 	}
 	a.API = api.NewServer(a.Gateway, apiOpts)
+	a.cleanups.Add(a.API.Close)
 	if err := a.apply(ctx, cfg); err != nil {
-		a.Close()
 		return nil, err
 	}
-	if ps, ok := a.Store.(*pgstore.Store); ok {
-		go a.followRegistry(ps)
-	}
+	go a.followRegistry()
+	// Closing starts here: the workers stop first (running jobs get up to
+	// 10 s; the rest stay queued), then the app's context and the probes
+	// end, then the rest above, last first.
+	a.cleanups.AddFunc(func() { a.cancel(); a.stopProbes() })
 	a.pool = a.jobPool(cfg)
 	a.pool.Start(a.ctx)
+	a.cleanups.AddFunc(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a.pool.Stop(sctx)
+	})
 	go a.wakeLoop()
 	a.startWebhooks()
 	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
@@ -260,28 +258,23 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (*App, error) {
 	return a, nil
 }
 
-func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (registry.Store, error) {
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
-	}
-	if cfg.Postgres != "" {
-		return pgstore.Open(ctx, cfg.Postgres, &pgstore.Options{Schema: cfg.Schema, Logger: log})
-	}
-	return sqlstore.Open(ctx, filepath.Join(cfg.Data, "registry.db"), nil)
+// storesConfig is where cfg puts state: the data folder, Redis and
+// PostgreSQL (the table in internal/backend's doc).
+func storesConfig(cfg *config.Config, log *slog.Logger) backend.Config {
+	return backend.Config{Data: cfg.Data, Redis: cfg.Redis, RedisPrefix: cfg.RedisPrefix, Postgres: cfg.Postgres, Schema: cfg.Schema,
+		Instances: cfg.Instances, FailOpen: cfg.FailOpen, TaskKeep: cfg.Jobs.ResultTTL.D(), Logger: log}
 }
 
 // followRegistry applies vendors registered on other instances sharing the
-// PostgreSQL registry: every change is NOTIFYed; a burst of them is applied
-// once.
-func (a *App) followRegistry(ps *pgstore.Store) {
+// registry (backend.Stores.RegistryChanges); a burst of changes is
+// applied once.
+func (a *App) followRegistry() {
 	kick := make(chan struct{}, 1)
 	go func() {
-		_ = ps.Listen(a.ctx, func(kind, id string) {
-			if kind == pgstore.KindVendor || kind == pgstore.KindResync {
-				select {
-				case kick <- struct{}{}:
-				default:
-				}
+		_ = a.stores.RegistryChanges(a.ctx, func() {
+			select {
+			case kick <- struct{}{}:
+			default:
 			}
 		})
 	}()
@@ -505,51 +498,23 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Close stops everything. Running jobs get up to 10 s to finish; the rest
-// stay in the durable queue for the next start (or another instance).
+// Close stops everything, in the reverse order of New: running jobs get up
+// to 10 s to finish, the rest stay in the durable queue for the next start
+// (or another instance); the meter writes what it holds (what cannot be
+// written stays in the spill for the next start); then the stores close.
 func (a *App) Close() {
-	if a.pool != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		a.pool.Stop(sctx)
-		cancel()
+	if err := a.cleanups.Close(); err != nil {
+		a.log.Warn("closing toolhub", "err", err)
 	}
-	a.cancel()
-	if a.Gov != nil {
-		a.mu.Lock()
-		for id := range a.probing {
-			a.Gov.StopProbes(id)
-		}
-		a.mu.Unlock()
+}
+
+// stopProbes stops every vendor's health probe.
+func (a *App) stopProbes() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for id := range a.probing {
+		a.Gov.StopProbes(id)
 	}
-	if a.redisDurable != nil {
-		defer a.redisDurable.Close()
-	}
-	if a.redis != nil {
-		defer a.redis.Close()
-	}
-	if a.API != nil {
-		a.API.Close()
-	}
-	if a.Manager != nil {
-		a.Manager.Close()
-	}
-	if a.A2A != nil {
-		a.A2A.Close()
-	}
-	if a.Store != nil {
-		a.Store.Close()
-	}
-	a.closeSecurity() // keys, audit log, pending approvals
-	if a.Jobs != nil {
-		a.Jobs.Close()
-	}
-	if a.Meter != nil {
-		a.Meter.Close() // flushes; what cannot be written stays in the spill for the next start
-	}
-	if a.Ledger != nil {
-		a.Ledger.Close()
-	}
-	a.stopTelemetry()
 }
 
 // reportScope restricts usage reports to what the caller may see.

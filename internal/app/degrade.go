@@ -1,9 +1,6 @@
 package app
 
 import (
-	"context"
-	"path/filepath"
-
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
@@ -12,26 +9,12 @@ import (
 )
 
 // degradation builds the graceful-degradation parts: the result cache, the
-// job queue, the capability modes and the chain router. With redis set the
-// cache and the queue are shared by every instance.
-func (a *App) degradation(ctx context.Context, cfg *config.Config) error {
-	var cstore cache.Cache // nil: in-process LRU
-	var jstore jobs.Store
-	var err error
-	if a.redis != nil {
-		cstore = cache.NewRedis(a.redis, &cache.RedisOptions{Prefix: cfg.RedisPrefix + "cache:"})
-		jstore, err = jobs.NewRedis(ctx, a.redisDurable, &jobs.RedisOptions{Prefix: cfg.RedisPrefix + "jobs:"})
-	} else {
-		var js *jobs.SQLite
-		if js, err = jobs.OpenSQLite(ctx, filepath.Join(cfg.Data, "jobs.db"), nil); err == nil {
-			jstore, a.jobsDB = js, js.DB()
-		}
-	}
-	if err != nil {
-		return err
-	}
-	a.Jobs = jobs.NewQueue(jstore, &jobs.Options{ResultTTL: cfg.Jobs.ResultTTL.D()})
-	a.Cache = cache.New(&cache.Options{Cache: cstore, Config: cfg.Cache, Logger: a.log,
+// job queue, the capability modes and the chain router, over the stores'
+// cache and job store (shared by every instance when they are in Redis).
+func (a *App) degradation(cfg *config.Config) error {
+	// The queue does not own the job store: the stores close it.
+	a.Jobs = jobs.NewQueue(a.stores.Jobs, &jobs.Options{ResultTTL: cfg.Jobs.ResultTTL.D()})
+	a.Cache = cache.New(&cache.Options{Cache: a.stores.Cache, Config: cfg.Cache, Logger: a.log,
 		DataLevel: func(c *hub.Call) int { return c.DataLevel }})
 	a.Modes = fallback.NewModes(&fallback.ModesOptions{
 		Config:     cfg.Fallback,

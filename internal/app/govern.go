@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/breaker"
 	"github.com/toolhub/toolhub/hub/govern"
@@ -17,39 +16,6 @@ import (
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/registry"
 )
-
-// limiter is the rate limiter: in process, or Redis (GCRA, shared by every
-// instance) that falls back to local limits at rate/instances when Redis
-// cannot be reached, and returns to Redis when it answers again.
-func (a *App) limiter(cfg *config.Config) (limit.Limiter, error) {
-	if cfg.Redis == "" {
-		return limit.NewLocal(nil), nil
-	}
-	opt, err := redis.ParseURL(cfg.Redis)
-	if err != nil {
-		return nil, fmt.Errorf("redis %q: %v (want redis://host:port/db)", cfg.Redis, err)
-	}
-	// Two clients. On the call path (limits, budgets, cache, volumes) a
-	// dead Redis must cost a call milliseconds, not the client's default
-	// dial retries: each has a fallback that takes over. The durable stores
-	// (jobs, A2A tasks) have no fallback: a busy machine's slow answer
-	// must not fail an enqueue or a job's finish, so they wait and retry.
-	durable := *opt
-	durable.DialTimeout, durable.ReadTimeout, durable.WriteTimeout = 2*time.Second, 3*time.Second, 3*time.Second
-	durable.MaxRetries = 3
-	a.redisDurable = redis.NewClient(&durable)
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-	opt.MaxRetries = -1
-	opt.DialerRetries = 1 // go-redis retries a failed dial 5 times, 100 ms apart: 0.5 s per call
-	a.redis = redis.NewClient(opt)
-	mode := limit.FallbackLocal
-	if cfg.FailOpen {
-		mode = limit.FailOpen
-	}
-	return limit.NewFallback(limit.NewRedis(a.redis, &limit.RedisOptions{Prefix: cfg.RedisPrefix + "limit:"}), &limit.FallbackOptions{
-		Mode: mode, Instances: cfg.Instances, Logger: a.log,
-	}), nil
-}
 
 func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options {
 	g := cfg.Governance

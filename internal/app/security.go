@@ -4,21 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/toolhub/toolhub/api"
-	"github.com/toolhub/toolhub/approval"
-	"github.com/toolhub/toolhub/approval/pgapproval"
 	"github.com/toolhub/toolhub/audit"
-	"github.com/toolhub/toolhub/audit/pgaudit"
 	"github.com/toolhub/toolhub/auth"
-	"github.com/toolhub/toolhub/auth/pgkeys"
+	"github.com/toolhub/toolhub/internal/backend"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
@@ -118,72 +113,12 @@ type AuditEntry = audit.Entry
 // GET /v1/admin/audit returns without ?n=.
 const DefaultAuditEntries = 1000
 
-// OpenKeys opens the API key store of cfg: PostgreSQL (shared by every
-// hub on the database) when postgres is set, else data/keys.db. The
-// `toolhub keys` command uses it too, so it works on the keys the hubs
-// use.
+// OpenKeys opens the API key store of cfg (internal/backend): PostgreSQL
+// (shared by every hub on the database) when postgres is set, else
+// data/keys.db. The `toolhub keys` command uses it too, so it works on the
+// keys the hubs use.
 func OpenKeys(ctx context.Context, cfg *config.Config) (auth.Store, error) {
-	if cfg.Postgres != "" {
-		s, err := pgkeys.Open(ctx, cfg.Postgres, &pgkeys.Options{Schema: cfg.Schema})
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return s, nil
-	}
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return nil, fmt.Errorf("data folder %s: %v", cfg.Data, err)
-	}
-	s, err := auth.OpenSQLite(ctx, filepath.Join(cfg.Data, "keys.db"))
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// openSecurity opens what operators and vendors change and read besides
-// the registry: API keys, the audit log and vendor changes waiting for
-// approval. With postgres set all three are shared by the hubs on the
-// database (tables in the registry's schema); else they are in the data
-// folder (keys.db, audit.jsonl, and a table of registry.db).
-func (a *App) openSecurity(ctx context.Context, cfg *config.Config) error {
-	keys, err := OpenKeys(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	a.Keys = keys
-	if cfg.Postgres != "" {
-		l, err := pgaudit.Open(ctx, cfg.Postgres, &pgaudit.Options{Schema: cfg.Schema})
-		if err != nil {
-			return err
-		}
-		a.auditLog = l
-		p, err := pgapproval.Open(ctx, cfg.Postgres, &pgapproval.Options{Schema: cfg.Schema})
-		if err != nil {
-			return err
-		}
-		a.approvals = p
-		return nil
-	}
-	a.auditLog = audit.NewFile(filepath.Join(cfg.Data, "audit.jsonl"))
-	p, err := approval.OpenSQLite(ctx, filepath.Join(cfg.Data, "registry.db"))
-	if err != nil {
-		return err
-	}
-	a.approvals = p
-	return nil
-}
-
-// closeSecurity closes what openSecurity opened.
-func (a *App) closeSecurity() {
-	if a.Keys != nil {
-		a.Keys.Close()
-	}
-	if a.auditLog != nil {
-		a.auditLog.Close()
-	}
-	if a.approvals != nil {
-		a.approvals.Close()
-	}
+	return backend.OpenKeys(ctx, storesConfig(cfg, slog.Default()))
 }
 
 func (a *App) audit(ctx context.Context, action, target string, before, after any) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolhub/toolhub/internal/backend/pgdb"
 )
 
 // Migrate brings component's tables in schema to len(migrations):
@@ -80,35 +81,20 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema, component string, 
 	})
 }
 
-// Where describes a pool's database for messages, without the password:
-// `host:port/database schema "name"`.
-func Where(cfg *pgxpool.Config, schema string) string {
-	c := cfg.ConnConfig
-	return fmt.Sprintf("%s:%d/%s schema %q", c.Host, c.Port, c.Database, schema)
-}
+// Where describes a pool's database for messages: [pgdb.Where].
+func Where(cfg *pgxpool.Config, schema string) string { return pgdb.Where(cfg, schema) }
 
-// Open parses dsn, connects a pool (maxConns > 0 caps it) and migrates
-// component's tables in schema (at most 63 bytes, no NUL). Errors name
-// where, never the password.
+// Open connects a pool through [pgdb.Open] (maxConns > 0 caps it) and
+// migrates component's tables in schema. Errors name where, never the
+// password.
 func Open(ctx context.Context, dsn, schema, component string, maxConns int32, migrations [][]string) (*pgxpool.Pool, *pgxpool.Config, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, cfg, err := pgdb.Open(ctx, dsn, &pgdb.Options{Schema: schema, MaxConns: maxConns})
 	if err != nil {
-		return nil, nil, fmt.Errorf("open: %w", err) // pgx leaves the password out
-	}
-	where := Where(cfg, schema)
-	if schema == "" || len(schema) > 63 || strings.ContainsRune(schema, 0) {
-		return nil, nil, fmt.Errorf("open %s: a schema name has 1 to 63 bytes and no NUL", where)
-	}
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", where, err)
+		return nil, nil, err
 	}
 	if err := Migrate(ctx, pool, schema, component, migrations); err != nil {
 		pool.Close()
-		return nil, nil, fmt.Errorf("open %s: %w", where, err)
+		return nil, nil, fmt.Errorf("open %s: %w", Where(cfg, schema), err)
 	}
 	return pool, cfg, nil
 }

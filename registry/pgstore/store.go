@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/toolhub/toolhub/internal/backend/pgdb"
 
 	"github.com/toolhub/toolhub/registry"
 )
@@ -60,23 +61,11 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if schema == "" {
 		schema = DefaultSchema
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, cfg, err := pgdb.Open(ctx, dsn, &pgdb.Options{Schema: schema, MaxConns: opts.MaxConns})
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: open: %w", err) // pgx leaves the password out
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	where := fmt.Sprintf("%s:%d/%s schema %q", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database, schema)
-	if len(schema) > 63 || strings.ContainsRune(schema, 0) {
-		// PostgreSQL would cut a longer name to 63 bytes, silently sharing
-		// a schema between two names.
-		return nil, fmt.Errorf("pgstore: open %s: a schema name has at most 63 bytes and no NUL", where)
-	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: open %s: %w", where, err)
-	}
+	where := pgdb.Where(cfg, schema)
 	s := &Store{
 		pool:   pool,
 		conn:   cfg.ConnConfig.Copy(),

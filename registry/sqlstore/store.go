@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -23,7 +21,7 @@ import (
 type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by another
 	// connection or process before it fails with "database is locked".
-	// Zero means 5 s.
+	// Zero means sqlitedb.DefaultBusyTimeout (10 s).
 	BusyTimeout time.Duration
 	// MaxOpenConns caps the connections to the file. Under WAL readers run
 	// side by side and writers take turns. Zero means 4.
@@ -55,40 +53,11 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("sqlstore: open %q: want a file path (for a store in memory, use registry.NewMemoryStore)", path)
 	}
-	abs, err := filepath.Abs(path)
+	db, err := sqlitedb.Open(path, &sqlitedb.Options{BusyTimeout: opts.BusyTimeout, MaxOpenConns: opts.MaxOpenConns})
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	if fi, err := os.Stat(filepath.Dir(abs)); err != nil {
-		return nil, fmt.Errorf("sqlstore: open %s: directory: %w", abs, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("sqlstore: open %s: %s is not a directory", abs, filepath.Dir(abs))
-	}
-
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = 5 * time.Second
-	}
-	conns := opts.MaxOpenConns
-	if conns <= 0 {
-		conns = 4
-	}
-	q := url.Values{}
-	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_foreign_keys", "1")
-	// Every read-write transaction takes the write lock at BEGIN, so a
-	// read-check-insert (PutVendor) cannot interleave with another writer
-	// and no transaction ever fails to upgrade its lock half way.
-	q.Set("_txlock", "immediate")
-	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
-
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open %s: %w", abs, err)
-	}
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
+	abs, _ := filepath.Abs(path) // sqlitedb.Open made it absolute already
 	s := &Store{db: db, path: abs, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/auth/sqlitekeys"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
@@ -66,7 +67,7 @@ func serve(t *testing.T, config, vendorsAddr string) *hub {
 // create` does.
 func (h *hub) issue(keys map[string]auth.Key) {
 	h.t.Helper()
-	s, err := auth.OpenSQLite(h.t.Context(), filepath.Join(h.data, "keys.db"))
+	s, err := sqlitekeys.Open(h.t.Context(), filepath.Join(h.data, "keys.db"))
 	if err != nil {
 		h.t.Fatal(err)
 	}

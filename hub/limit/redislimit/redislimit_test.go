@@ -1,4 +1,4 @@
-package limit
+package redislimit
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/hub/limit"
+	"github.com/toolhub/toolhub/hub/limit/limittest"
 	"github.com/toolhub/toolhub/internal/redistest"
 )
 
@@ -29,9 +31,9 @@ func serverTime(t testing.TB, c *redis.Client) time.Time {
 func TestRedisKeysPrefixedWithTTL(t *testing.T) {
 	c := redistest.Client(t)
 	prefix := redistest.Prefix(t, c)
-	l := NewRedis(c, &RedisOptions{Prefix: prefix})
+	l := New(c, &Options{Prefix: prefix})
 	ctx := context.Background()
-	if _, err := l.Allow(ctx, "vendor:weather", Rule{Rate: 10, Burst: 5}, 3); err != nil {
+	if _, err := l.Allow(ctx, "vendor:weather", limit.Rule{Rate: 10, Burst: 5}, 3); err != nil {
 		t.Fatal(err)
 	}
 	// 3 tokens taken at 10/s: the bucket is full again, and the key gone, in 300ms.
@@ -61,13 +63,13 @@ func TestRedisSharedByInstances(t *testing.T) {
 	)
 	admin := redistest.Client(t)
 	prefix := redistest.Prefix(t, admin)
-	var limiters []*Redis
+	var limiters []*Limiter
 	for range instance {
 		c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 		t.Cleanup(func() { c.Close() })
-		limiters = append(limiters, NewRedis(c, &RedisOptions{Prefix: prefix}))
+		limiters = append(limiters, New(c, &Options{Prefix: prefix}))
 	}
-	rule := Rule{Rate: rate, Burst: burst}
+	rule := limit.Rule{Rate: rate, Burst: burst}
 	ctx := context.Background()
 
 	var admitted, calls atomic.Int64
@@ -121,73 +123,12 @@ func (s *syncBuffer) lines() []string {
 	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
 }
 
-// A client pointed at a closed port: calls keep flowing on local limits at
-// rate/N, the transition is logged once, and the primary is tried at most
-// once per probe interval, in the background.
-func TestFallbackRedisDown(t *testing.T) {
-	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second})
-	t.Cleanup(func() { dead.Close() })
-	var primaryCalls atomic.Int64
-	primary := NewRedis(dead, nil)
-	counted := LimiterFunc(func(ctx context.Context, key string, r Rule, n int) (Decision, error) {
-		primaryCalls.Add(1)
-		return primary.Allow(ctx, key, r, n)
-	})
-	var logs syncBuffer
-	clock := newFakeClock()
-	f := NewFallback(counted, &FallbackOptions{
-		Instances: 3,
-		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
-		Now:       clock.Now,
-	})
-	ctx := context.Background()
-	rule := Rule{Rate: 30, Burst: 9} // locally: 10/s, burst 3
-
-	admittedAt := func(calls int) int {
-		n := 0
-		for range calls {
-			d, err := f.Allow(ctx, "k", rule, 1)
-			if err != nil {
-				t.Fatalf("Allow during the outage: %v", err)
-			}
-			if d.Allowed {
-				n++
-			}
-		}
-		return n
-	}
-	if got := admittedAt(50); got != 3 {
-		t.Errorf("first 50 calls admitted %d, want the local burst 3", got)
-	}
-	if !f.Degraded() {
-		t.Error("Degraded() = false during the outage")
-	}
-	clock.Advance(500 * time.Millisecond) // 5 tokens at 10/s, capped at 3; no probe yet
-	if got := admittedAt(50); got != 3 {
-		t.Errorf("after 500ms: admitted %d, want 3", got)
-	}
-	if got := primaryCalls.Load(); got != 1 {
-		t.Errorf("primary called %d times before the probe interval, want 1", got)
-	}
-	clock.Advance(600 * time.Millisecond) // past the probe interval: one background probe
-	admittedAt(50)
-	f.probes.Wait()
-	if got := primaryCalls.Load(); got != 2 {
-		t.Errorf("primary called %d times after one probe interval, want 2", got)
-	}
-
-	lines := logs.lines()
-	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "connection refused") {
-		t.Errorf("log = %q, want one warning naming the cause", lines)
-	}
-}
-
 // A closed client is an outage too.
 func TestFallbackClosedClient(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 	c.Close()
-	f := NewFallback(NewRedis(c, nil), &FallbackOptions{Logger: discardLogger()})
-	d, err := f.Allow(context.Background(), "k", Rule{Rate: 1, Burst: 1}, 1)
+	f := limit.NewFallback(New(c, nil), &limit.FallbackOptions{Logger: discardLogger()})
+	d, err := f.Allow(context.Background(), "k", limit.Rule{Rate: 1, Burst: 1}, 1)
 	if err != nil || !d.Allowed || !f.Degraded() {
 		t.Errorf("Allow on a closed client = %+v, %v (degraded %v), want admitted locally", d, err, f.Degraded())
 	}
@@ -197,8 +138,48 @@ func TestFallbackClosedClient(t *testing.T) {
 func TestRedisUnreachableIsError(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { dead.Close() })
-	_, err := NewRedis(dead, nil).Allow(context.Background(), "k", Rule{Rate: 1, Burst: 1}, 1)
-	if err == nil || errors.Is(err, ErrRateLimited) {
+	_, err := New(dead, nil).Allow(context.Background(), "k", limit.Rule{Rate: 1, Burst: 1}, 1)
+	if err == nil || errors.Is(err, limit.ErrRateLimited) {
 		t.Errorf("err = %v, want a connection error", err)
 	}
+}
+
+func TestContract(t *testing.T) {
+	client := redistest.Client(t)
+	limittest.Run(t, func(t *testing.T) (limit.Limiter, func(time.Duration)) {
+		l := New(client, &Options{Prefix: redistest.Prefix(t, client)})
+		// Redis's clock cannot be set; the test-only offset moves this limiter's view of it.
+		return l, func(d time.Duration) { l.offset.Add(d.Microseconds()) }
+	})
+}
+
+// The fallback wrapper passes the contract while Redis answers.
+func TestFallbackContract(t *testing.T) {
+	client := redistest.Client(t)
+	limittest.Run(t, func(t *testing.T) (limit.Limiter, func(time.Duration)) {
+		r := New(client, &Options{Prefix: redistest.Prefix(t, client)})
+		return limit.NewFallback(r, &limit.FallbackOptions{Logger: discardLogger()}), func(d time.Duration) { r.offset.Add(d.Microseconds()) }
+	})
+}
+
+// fakeClock is a settable clock for limiters.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

@@ -1,4 +1,6 @@
-package cache
+// Package rediscache is a [cache.Cache] in Redis, shared by every hub
+// instance pointed at it (internal/backend opens it when redis is set).
+package rediscache
 
 import (
 	"context"
@@ -9,11 +11,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolhub/toolhub/hub/cache"
 )
 
-// RedisOptions configure [NewRedis]. A nil *RedisOptions, and every zero
+// Options configure [New]. A nil *Options, and every zero
 // field, means the default.
-type RedisOptions struct {
+type Options struct {
 	// Prefix goes before every key; zero means "toolhub:cache:". Give each
 	// hub (and each test) its own.
 	Prefix string
@@ -23,20 +27,20 @@ type RedisOptions struct {
 	Now func() time.Time
 }
 
-// Redis is a [Cache] in Redis, shared by every hub instance pointed at it.
+// Cache is a [cache.Cache] in Redis, shared by every hub instance pointed at it.
 // A value is stored as a string: stored-at and expires-at (two big-endian
 // int64 Unix nanoseconds), then the bytes.
-type Redis struct {
+type Cache struct {
 	c      redis.UniversalClient
 	prefix string
 	now    func() time.Time
 }
 
-var _ Cache = (*Redis)(nil)
+var _ cache.Cache = (*Cache)(nil)
 
-// NewRedis returns a cache on c.
-func NewRedis(c redis.UniversalClient, opts *RedisOptions) *Redis {
-	r := &Redis{c: c, prefix: "toolhub:cache:", now: time.Now}
+// New returns a cache on c.
+func New(c redis.UniversalClient, opts *Options) *Cache {
+	r := &Cache{c: c, prefix: "toolhub:cache:", now: time.Now}
 	if opts != nil {
 		if opts.Prefix != "" {
 			r.prefix = opts.Prefix
@@ -51,7 +55,7 @@ func NewRedis(c redis.UniversalClient, opts *RedisOptions) *Redis {
 const redisHeader = 16
 
 // Get implements [Cache].
-func (r *Redis) Get(ctx context.Context, key string) ([]byte, time.Time, bool, error) {
+func (r *Cache) Get(ctx context.Context, key string) ([]byte, time.Time, bool, error) {
 	b, err := r.c.Get(ctx, r.prefix+key).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, time.Time{}, false, nil
@@ -71,8 +75,8 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, time.Time, bool, e
 }
 
 // Set implements [Cache].
-func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl, keep time.Duration) error {
-	if err := checkTTL(ttl, keep); err != nil {
+func (r *Cache) Set(ctx context.Context, key string, value []byte, ttl, keep time.Duration) error {
+	if err := cache.CheckTTL(ttl, keep); err != nil {
 		return err
 	}
 	now := r.now()
@@ -87,7 +91,7 @@ func (r *Redis) Set(ctx context.Context, key string, value []byte, ttl, keep tim
 }
 
 // Delete implements [Cache].
-func (r *Redis) Delete(ctx context.Context, key string) error {
+func (r *Cache) Delete(ctx context.Context, key string) error {
 	if err := r.c.Del(ctx, r.prefix+key).Err(); err != nil {
 		return fmt.Errorf("cache: redis del: %w", err)
 	}
@@ -95,7 +99,7 @@ func (r *Redis) Delete(ctx context.Context, key string) error {
 }
 
 // scan calls fn with batches of full keys matching the prefix.
-func (r *Redis) scan(ctx context.Context, prefix string, fn func([]string) error) error {
+func (r *Cache) scan(ctx context.Context, prefix string, fn func([]string) error) error {
 	match := globEscape(r.prefix+prefix) + "*"
 	var cursor uint64
 	for {
@@ -116,7 +120,7 @@ func (r *Redis) scan(ctx context.Context, prefix string, fn func([]string) error
 
 // DeletePrefix implements [Cache] with SCAN and DEL: it is O(keys in the
 // hub), for the admin API, not for the call path.
-func (r *Redis) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+func (r *Cache) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	n := 0
 	err := r.scan(ctx, prefix, func(keys []string) error {
 		d, err := r.c.Del(ctx, keys...).Result()
@@ -130,7 +134,7 @@ func (r *Redis) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 }
 
 // Size implements [Cache] with SCAN and STRLEN (O(keys), for status pages).
-func (r *Redis) Size(ctx context.Context) (int64, error) {
+func (r *Cache) Size(ctx context.Context) (int64, error) {
 	var total int64
 	err := r.scan(ctx, "", func(keys []string) error {
 		p := r.c.Pipeline()

@@ -1,4 +1,8 @@
-package limit
+// Package redislimit is the shared [limit.Limiter]: a GCRA in one Lua
+// script on the Redis server's clock, so every hub on one Redis admits
+// a rule's rate together (internal/backend opens it, wrapped in a
+// [limit.Fallback], when redis is set).
+package redislimit
 
 import (
 	"context"
@@ -8,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolhub/toolhub/hub/limit"
 )
 
 // gcra is the whole decision, run atomically by Redis on the server's clock.
@@ -47,13 +53,13 @@ local remaining = math.floor((now + capacity - new_tat) / interval + 1e-9)
 return {1, remaining, 0}
 `)
 
-// RedisOptions configures [NewRedis]. A nil *RedisOptions means all defaults.
-type RedisOptions struct {
+// Options configures [New]. A nil *Options means all defaults.
+type Options struct {
 	// Prefix is prepended to every key. Empty means "toolhub:limit:".
 	Prefix string
 }
 
-// Redis is a [Limiter] shared by every process using the same Redis and
+// Limiter is a [limit.Limiter] shared by every process using the same Redis and
 // prefix: a GCRA (generic cell rate algorithm) evaluated in one Lua script
 // on the Redis server's clock, so N processes together admit the rule's
 // rate, not N times it, and their clocks need not agree.
@@ -61,40 +67,40 @@ type RedisOptions struct {
 // Each key costs one short string in Redis, expiring once its bucket has
 // refilled. One round trip per decision (EVALSHA, falling back to EVAL once
 // after a script cache flush). Timeouts come from the go-redis client's
-// options; keep them short, and wrap the limiter in a [Fallback].
-type Redis struct {
+// options; keep them short, and wrap the limiter in a [limit.Fallback].
+type Limiter struct {
 	client redis.Scripter
 	prefix string
 	offset atomic.Int64 // microseconds added to server time; set only by tests
 }
 
-var _ Limiter = (*Redis)(nil)
+var _ limit.Limiter = (*Limiter)(nil)
 
-// NewRedis returns a limiter backed by client (a *redis.Client,
+// New returns a limiter backed by client (a *redis.Client,
 // *redis.ClusterClient or *redis.Ring; each decision touches one key).
-func NewRedis(client redis.Scripter, opts *RedisOptions) *Redis {
-	l := &Redis{client: client, prefix: "toolhub:limit:"}
+func New(client redis.Scripter, opts *Options) *Limiter {
+	l := &Limiter{client: client, prefix: "toolhub:limit:"}
 	if opts != nil && opts.Prefix != "" {
 		l.prefix = opts.Prefix
 	}
 	return l
 }
 
-// Allow implements [Limiter].
-func (l *Redis) Allow(ctx context.Context, key string, r Rule, n int) (Decision, error) {
-	if err := check(r, n); err != nil {
-		return Decision{}, err
+// Allow implements [limit.Limiter].
+func (l *Limiter) Allow(ctx context.Context, key string, r limit.Rule, n int) (limit.Decision, error) {
+	if err := limit.CheckRule(r, n); err != nil {
+		return limit.Decision{}, err
 	}
 	interval := 1e6 / r.Rate
 	res, err := gcra.Run(ctx, l.client, []string{l.prefix + key},
 		strconv.FormatFloat(interval, 'g', -1, 64), r.Burst, r.Reserve, n, l.offset.Load()).Int64Slice()
 	if err != nil {
-		return Decision{}, fmt.Errorf("limit: redis: key %q: %w", key, err)
+		return limit.Decision{}, fmt.Errorf("limit: redis: key %q: %w", key, err)
 	}
 	if len(res) != 3 {
-		return Decision{}, fmt.Errorf("limit: redis: key %q: unexpected script reply %v", key, res)
+		return limit.Decision{}, fmt.Errorf("limit: redis: key %q: unexpected script reply %v", key, res)
 	}
-	return Decision{
+	return limit.Decision{
 		Allowed:    res[0] == 1,
 		Remaining:  int(res[1]),
 		RetryAfter: time.Duration(res[2]) * time.Microsecond,

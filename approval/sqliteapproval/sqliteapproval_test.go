@@ -1,0 +1,46 @@
+package sqliteapproval_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolhub/toolhub/approval"
+	"github.com/toolhub/toolhub/approval/approvaltest"
+	"github.com/toolhub/toolhub/approval/sqliteapproval"
+)
+
+func TestContract(t *testing.T) {
+	open := func(t *testing.T, path string) approval.Store {
+		s, err := sqliteapproval.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("the store's file is not at %q: %v", path, err)
+		}
+		return s
+	}
+	paths := map[approval.Store]string{}
+	approvaltest.Run(t,
+		func(t *testing.T) approval.Store {
+			// A data folder whose path a file: URI must escape.
+			p := filepath.Join(awkwardDir(t), "registry.db")
+			s := open(t, p)
+			paths[s] = p
+			return s
+		},
+		func(t *testing.T, s approval.Store) approval.Store { return open(t, paths[s]) },
+	)
+}
+
+// awkwardDir is a data folder whose path holds '?', '#', '%' and spaces.
+func awkwardDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

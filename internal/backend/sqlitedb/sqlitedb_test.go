@@ -1,0 +1,63 @@
+package sqlitedb
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// awkwardDir is a data folder whose path has every character a file: URI
+// must escape.
+func awkwardDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41 ;")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestOpenAwkwardPathAndPragmas(t *testing.T) {
+	path := filepath.Join(awkwardDir(t), "store.db")
+	db, err := Open(path, &Options{BusyTimeout: 1234 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(t.Context(), `CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the file is not where the path says: %v", err)
+	}
+	for _, c := range []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"busy_timeout", "1234"},
+		{"foreign_keys", "1"},
+		{"synchronous", "1"}, // NORMAL
+	} {
+		var got string
+		if err := db.QueryRowContext(t.Context(), "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("PRAGMA %s = %s, want %s", c.pragma, got, c.want)
+		}
+	}
+	if got := db.Stats().MaxOpenConnections; got != DefaultMaxOpenConns {
+		t.Errorf("max open conns = %d, want %d", got, DefaultMaxOpenConns)
+	}
+}
+
+func TestOpenRefusesMissingFolderAndMemory(t *testing.T) {
+	for _, p := range []string{"", ":memory:", filepath.Join(t.TempDir(), "missing", "x.db")} {
+		if db, err := Open(p, nil); err == nil {
+			db.Close()
+			t.Errorf("Open(%q) succeeded, want an error", p)
+		}
+	}
+}
