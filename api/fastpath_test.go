@@ -328,3 +328,85 @@ func TestFastPathStreamsNotifications(t *testing.T) {
 		t.Errorf("answer %+v; want the notification, then the result, as events", got[0])
 	}
 }
+
+// FuzzFastPathMatchesMCPGo sends random messages on a session through the
+// fast path and through mcp-go and compares the answers.
+func FuzzFastPathMatchesMCPGo(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"raw__echo","arguments":{"city":"x"}}}`,
+		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"weather_current","arguments":{"city":3}}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"raw__fail","_meta":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"tools/call","params":{"name":"down__x","arguments":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`[{"jsonrpc":"2.0"}]`, `}{`,
+	} {
+		f.Add(s)
+	}
+	fast, slow, _ := newFastPair(f)
+	sf, ss := mcpSession(f, fast.URL+"/mcp", "{}"), mcpSession(f, slow.URL+"/mcp", "{}")
+	f.Fuzz(func(t *testing.T, body string) {
+		got := answer(post2(t, fast.URL+"/mcp", sf, nil, body))
+		want := answer(post2(t, slow.URL+"/mcp", ss, nil, body))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: fast path answers differently from mcp-go (-mcp-go +fast):\n%s", body, diff)
+		}
+	})
+}
+
+// BenchmarkFrontDoorToolsCall runs one tools/call through the whole front
+// door (admission, body, routing, MCP) in process, against an upstream
+// that answers at once: raw passes its result bytes through (Raw), content
+// does not. fast is the fast path, mcp-go the path every call took before.
+func BenchmarkFrontDoorToolsCall(b *testing.B) {
+	cat := registry.NewCatalog()
+	in := json.RawMessage(`{"type":"object","required":["city"],"properties":{"city":{"type":"string"}},"additionalProperties":false}`)
+	cat.SetVendorTools("weather", []registry.ToolDef{{Name: "current_weather", Description: "weather", InputSchema: in}})
+	raw := []byte(`{"content":[{"type":"text","text":"Paris: 18°C, partly cloudy, wind 12 km/h"}],"structuredContent":{"city":"Paris","temp_c":18,"sky":"partly cloudy","wind_kmh":12}}`)
+	result := func(withRaw bool) *hub.Result {
+		r := &hub.Result{Content: []mcp.Content{mcp.NewTextContent("Paris: 18°C, partly cloudy, wind 12 km/h")},
+			Structured: map[string]any{"city": "Paris", "temp_c": 18.0, "sky": "partly cloudy", "wind_kmh": 12.0}}
+		if withRaw {
+			r.Raw = raw
+		}
+		return r
+	}
+	for _, path := range []string{"fast", "mcp-go"} {
+		for _, withRaw := range []bool{true, false} {
+			name := path + "/content"
+			if withRaw {
+				name = path + "/raw"
+			}
+			b.Run(name, func(b *testing.B) {
+				ups := upstreams{"weather": func(ctx context.Context, c *hub.Call) (*hub.Result, error) { return result(withRaw), nil }}
+				s := NewServer(hub.NewGateway(cat, ups, nil), &Options{DisableFastPath: path == "mcp-go"})
+				b.Cleanup(func() { s.Close() })
+				do := func(sid, body string) *httptest.ResponseRecorder {
+					req := httptest.NewRequest("POST", "http://127.0.0.1/mcp/vendors/weather", strings.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					if sid != "" {
+						req.Header.Set(server.HeaderKeySessionID, sid)
+					}
+					rec := httptest.NewRecorder()
+					s.ServeHTTP(rec, req)
+					return rec
+				}
+				rec := do("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+				sid := rec.Header().Get(server.HeaderKeySessionID)
+				do(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"current_weather","arguments":{"city":"Paris"}}}`
+				if rec := do(sid, body); rec.Code != 200 || !strings.Contains(rec.Body.String(), "partly cloudy") {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					do(sid, body)
+				}
+			})
+		}
+	}
+}
