@@ -28,10 +28,13 @@ import (
 // Everything else goes to mcp-go, and so does any tools/call or
 // tools/list the fast path cannot answer exactly as mcp-go would:
 //
-//   - a request of protocol revision 2026-07-28 (by header or _meta),
-//     or with an unsupported Mcp-Protocol-Version header;
-//   - one without a session mcp-go registered on this server (the
-//     Mcp-Session-Id of an initialize answered here);
+//   - a legacy request without a session mcp-go registered on this
+//     server (the Mcp-Session-Id of an initialize answered here), or
+//     with an unsupported Mcp-Protocol-Version header;
+//   - a 2026-07-28 request mcp-go would refuse (versions of header and
+//     _meta differ, no client capabilities, standard headers that do not
+//     match the body, a Last-Event-ID), a tool with x-mcp-header
+//     parameters, or a tools/list (its cache hints stay mcp-go's);
 //   - a session whose client declared sampling, elicitation or roots
 //     (the vendor's server→client requests need mcp-go's session
 //     machinery);
@@ -51,11 +54,15 @@ import (
 // fastState is what the fast path knows of one MCP server: the sessions
 // mcp-go registered on it, its tool filter and its calls in flight.
 type fastState struct {
-	srv      *server.MCPServer
-	vendor   string
-	filter   server.ToolFilterFunc
-	sessions sync.Map // session id → server.ClientSession
-	inflight sync.Map // session id + ":" + request id → context.CancelFunc
+	srv    *server.MCPServer
+	vendor string
+	filter server.ToolFilterFunc
+	// serverInfo is the server's implementation as 2026-07-28 results
+	// carry it in _meta.
+	impl       mcp.Implementation
+	serverInfo []byte
+	sessions   sync.Map // session id → server.ClientSession
+	inflight   sync.Map // session id + ":" + request id → context.CancelFunc
 }
 
 // track keeps fs's sessions as mcp-go registers and unregisters them.
@@ -71,6 +78,20 @@ func (fs *fastState) track(srv *server.MCPServer) {
 	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		fs.sessions.Delete(s.SessionID())
 	})
+}
+
+// decorate stamps a 2026-07-28 result as mcp-go's decorateResponse does:
+// resultType and the server's info.
+func (fs *fastState) decorate(q fastRequest, r *mcp.CallToolResult) *mcp.CallToolResult {
+	if q.modern {
+		if r.ResultType == "" {
+			r.SetResultType(mcp.ResultTypeComplete)
+		}
+		if m := r.EnsureResultMeta(); m.ServerInfo() == nil {
+			m.SetServerInfo(fs.impl)
+		}
+	}
+	return r
 }
 
 // fastEnvelope is a JSON-RPC message as the fast path reads it: one
@@ -100,6 +121,9 @@ type fastParams struct {
 	RequestID      json.RawMessage `json:"requestId"`
 
 	seen, repeated bool // params came more than once: left to mcp-go
+	// raw is the params object as sent (a slice of the request body,
+	// which outlives the request), for 2026-07-28's header checks.
+	raw []byte
 }
 
 func (p *fastParams) UnmarshalJSON(b []byte) error {
@@ -110,7 +134,7 @@ func (p *fastParams) UnmarshalJSON(b []byte) error {
 	}
 	seen := p.seen
 	*p = fastParams(v)
-	p.seen, p.repeated = true, seen
+	p.seen, p.repeated, p.raw = true, seen, b
 	return nil
 }
 
@@ -153,24 +177,37 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 			return true
 		}
 		p := &env.Params
-		if len(p.Task) > 0 || len(p.InputResponses) > 0 || len(p.RequestState) > 0 || fs.srv.GetTool(p.Name) == nil {
+		if len(p.Task) > 0 || len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
 			return false
 		}
-		id, sess, meta, ok := f.fastEligible(r, fs, &env)
-		if !ok || meta != nil && meta.ProgressToken != nil {
+		t := fs.srv.GetTool(p.Name)
+		if t == nil {
 			return false
 		}
-		f.serveCall(w, r, fs, id, sess, meta, name, args)
+		q, ok := f.fastEligible(r, fs, &env)
+		if !ok || q.meta != nil && q.meta.ProgressToken != nil {
+			return false
+		}
+		if q.modern {
+			// 2026-07-28: the standard headers must match the body, and
+			// parameters mirrored in headers (x-mcp-header) are left to
+			// mcp-go.
+			if mcp.ValidateStandardHeaders(r.Header.Get, q.meta.ProtocolVersion(), mcp.MethodToolsCall, p.raw) != nil ||
+				bytes.Contains(t.Tool.RawInputSchema, []byte("x-mcp-header")) {
+				return false
+			}
+		}
+		f.serveCall(w, r, fs, q, name, args)
 		return true
 	case "tools/list":
 		if len(env.ID) == 0 || len(env.Params.Cursor) > 0 {
 			return false
 		}
-		id, sess, _, ok := f.fastEligible(r, fs, &env)
-		if !ok {
-			return false
+		q, ok := f.fastEligible(r, fs, &env)
+		if !ok || q.modern {
+			return false // 2026-07-28 lists carry cache hints: left to mcp-go
 		}
-		f.serveList(w, r, fs, id, sess)
+		f.serveList(w, r, fs, q.id, q.sess)
 		return true
 	case string(mcp.MethodNotificationCancelled):
 		if len(env.ID) == 0 {
@@ -186,45 +223,69 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 	return false
 }
 
-// fastEligible reports whether a request mcp-go would answer as a plain
-// legacy-session request can be answered here, with the id to echo, the
-// session and the request's _meta.
-func (f *mcpFront) fastEligible(r *http.Request, fs *fastState, env *fastEnvelope) ([]byte, server.ClientSession, *mcp.Meta, bool) {
+// fastRequest is a request the fast path answers.
+type fastRequest struct {
+	id     []byte               // the id to echo
+	sess   server.ClientSession // the legacy session; nil for 2026-07-28
+	meta   *mcp.Meta            // the request's _meta, or nil
+	modern bool                 // protocol revision 2026-07-28 or later
+}
+
+// fastEligible reports whether a request is one mcp-go would answer as a
+// plain request — of a legacy session it registered, or a stateless
+// 2026-07-28 request that passes its checks — so that it can be answered
+// here.
+func (f *mcpFront) fastEligible(r *http.Request, fs *fastState, env *fastEnvelope) (fastRequest, bool) {
+	var q fastRequest
 	if f.s.opts.DisableFastPath || env.JSONRPC != mcp.JSONRPC_VERSION || len(env.Result) > 0 || len(env.Error) > 0 || env.Params.repeated {
-		return nil, nil, nil, false
-	}
-	if v := r.Header.Get(mcp.HeaderProtocolVersion); v != "" && (!mcp.IsValidProtocolVersion(v) || mcp.IsModernProtocol(v)) {
-		return nil, nil, nil, false
+		return q, false
 	}
 	if a := r.Header.Get("Accept"); a != "" && !strings.Contains(a, "application/json") && !strings.Contains(a, "*/*") {
-		return nil, nil, nil, false
+		return q, false
 	}
-	id, ok := responseID(env.ID)
-	if !ok {
-		return nil, nil, nil, false
+	var ok bool
+	if q.id, ok = responseID(env.ID); !ok {
+		return q, false
 	}
-	sid := r.Header.Get(server.HeaderKeySessionID)
-	if sid == "" {
-		return nil, nil, nil, false
-	}
-	v, ok := fs.sessions.Load(sid)
-	if !ok {
-		return nil, nil, nil, false
-	}
-	sess := v.(server.ClientSession)
-	if ci, ok := sess.(server.SessionWithClientInfo); ok {
-		if c := ci.GetClientCapabilities(); c.Sampling != nil || c.Elicitation != nil || c.Roots != nil {
-			return nil, nil, nil, false
-		}
-	}
-	var meta *mcp.Meta
 	if m := bytes.TrimSpace(env.Params.Meta); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
-		meta = &mcp.Meta{}
-		if json.Unmarshal(m, meta) != nil || mcp.IsModernProtocol(meta.ProtocolVersion()) {
-			return nil, nil, nil, false
+		q.meta = &mcp.Meta{}
+		if json.Unmarshal(m, q.meta) != nil {
+			return q, false
 		}
 	}
-	return id, sess, meta, true
+	hv, mv := r.Header.Get(mcp.HeaderProtocolVersion), q.meta.ProtocolVersion()
+	var caps *mcp.ClientCapabilities
+	if mcp.IsModernProtocol(hv) || mcp.IsModernProtocol(mv) {
+		// As mcp-go's validateModernRequest and HandleMessage check it.
+		if hv != mv || !mcp.IsValidProtocolVersion(mv) || r.Header.Get(mcp.HeaderLastEventID) != "" {
+			return q, false
+		}
+		if caps = q.meta.ClientCapabilities(); caps == nil {
+			return q, false
+		}
+		q.modern = true
+	} else {
+		if hv != "" && !mcp.IsValidProtocolVersion(hv) {
+			return q, false
+		}
+		sid := r.Header.Get(server.HeaderKeySessionID)
+		if sid == "" {
+			return q, false
+		}
+		v, ok := fs.sessions.Load(sid)
+		if !ok {
+			return q, false
+		}
+		q.sess = v.(server.ClientSession)
+		if ci, ok := q.sess.(server.SessionWithClientInfo); ok {
+			c := ci.GetClientCapabilities()
+			caps = &c
+		}
+	}
+	if caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil) {
+		return q, false
+	}
+	return q, true
 }
 
 // responseID returns a request id as mcp-go echoes it (it decodes the id
@@ -282,24 +343,29 @@ func plainID(raw []byte) bool {
 
 // serveCall runs a tools/call through the gateway and answers it, as the
 // MCP server's tool handler (handler) and mcp-go would.
-func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, id []byte, sess server.ClientSession, meta *mcp.Meta, name string, args map[string]any) {
+func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, q fastRequest, name string, args map[string]any) {
 	f.fastServed.Add(1)
-	out := &fastOut{w: w, sess: sess}
+	id := q.id
+	out := &fastOut{w: w, sess: q.sess}
 	defer func() {
 		if p := recover(); p != nil {
 			// As mcp-go's recovery middleware answers a panicking handler.
 			out.finish(rpcResponse(id, nil, fmt.Errorf("panic recovered in %s tool handler: %v", name, p)))
 		}
 	}()
-	ctx := fs.srv.WithContext(withTenant(r.Context(), TenantFrom(r.Context())), sess)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	key := sess.SessionID() + ":" + string(id)
-	fs.inflight.Store(key, cancel)
-	defer fs.inflight.Delete(key)
+	ctx := withTenant(r.Context(), TenantFrom(r.Context()))
+	if q.sess != nil {
+		ctx = fs.srv.WithContext(ctx, q.sess)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		key := q.sess.SessionID() + ":" + string(id)
+		fs.inflight.Store(key, cancel)
+		defer fs.inflight.Delete(key)
+	}
 	ctx = hub.WithPeer(ctx, out)
 
-	c := &hub.Call{Tenant: TenantFrom(ctx), Name: name, Meta: callMeta(meta), Arguments: args}
+	c := &hub.Call{Tenant: TenantFrom(ctx), Name: name, Meta: callMeta(q.meta), Arguments: args}
 	var res *hub.Result
 	err := f.s.dataLevelOf(c)
 	if err == nil {
@@ -313,15 +379,15 @@ func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastSta
 	var b []byte
 	switch {
 	case err != nil:
-		b, err = json.Marshal(errorResult(err, c.ID))
+		b, err = json.Marshal(fs.decorate(q, errorResult(err, c.ID)))
 	case res.Raw != nil:
 		var ok bool
-		if *buf, ok = spliceRaw(*buf, res); ok {
+		if *buf, ok = fs.spliceRaw(*buf, q, res); ok {
 			break
 		}
 		fallthrough
 	default:
-		b, err = json.Marshal(mcpResult(res))
+		b, err = json.Marshal(fs.decorate(q, mcpResult(res)))
 	}
 	if err != nil {
 		out.finish(rpcResponse(id, nil, err))
@@ -377,12 +443,13 @@ func rpcResponse(id, result []byte, err error) []byte {
 }
 
 // spliceRaw appends the vendor's result object res.Raw as mcp-go would
-// answer its decoded form: _meta holding only toolhub's provenance, then
-// content, isError (when true) and structuredContent (when not null), in
-// that order (mcp-go writes them from a map); other members are dropped as
+// answer its decoded form: _meta holding only toolhub's provenance (and,
+// for 2026-07-28, the server's info), then content, isError (when true),
+// resultType (2026-07-28) and structuredContent (when not null), in that
+// order (mcp-go writes them from a map); other members are dropped as
 // mcp-go's decoding drops them. It reports false, appending nothing, when
 // Raw is not such an object.
-func spliceRaw(buf []byte, res *hub.Result) ([]byte, bool) {
+func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]byte, bool) {
 	raw := res.Raw
 	if !json.Valid(raw) || !utf8.Valid(raw) {
 		return buf, false
@@ -419,12 +486,21 @@ func spliceRaw(buf []byte, res *hub.Result) ([]byte, bool) {
 	if err != nil {
 		return buf, false
 	}
-	buf = append(buf, `{"_meta":{"`+MetaProvenance+`":`...)
+	buf = append(buf, `{"_meta":{`...)
+	if q.modern {
+		buf = append(buf, `"`+mcp.MetaKeyServerInfo+`":`...)
+		buf = append(buf, fs.serverInfo...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"`+MetaProvenance+`":`...)
 	buf = append(buf, prov...)
 	buf = append(buf, `},"content":`...)
 	buf = append(buf, content...)
 	if isError {
 		buf = append(buf, `,"isError":true`...)
+	}
+	if q.modern {
+		buf = append(buf, `,"resultType":"`+string(mcp.ResultTypeComplete)+`"`...)
 	}
 	if structured != nil {
 		buf = append(buf, `,"structuredContent":`...)
@@ -538,7 +614,7 @@ func skipValue(b []byte, i int) int {
 // the call's hub.Peer.
 type fastOut struct {
 	w    http.ResponseWriter
-	sess server.ClientSession
+	sess server.ClientSession // nil for 2026-07-28
 	mu   sync.Mutex
 	sse  bool // the answer is an event stream
 	done bool // the response is written: later notifications are dropped
@@ -568,6 +644,11 @@ func (o *fastOut) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRoo
 // mcp-go's request stream do (the session's log level applies).
 func (o *fastOut) Notify(method string, params map[string]any) error {
 	if method == string(mcp.MethodNotificationMessage) {
+		if o.sess == nil {
+			// 2026-07-28: the request's stateless session has no log
+			// level, so mcpPeer drops log messages too.
+			return nil
+		}
 		if s, ok := o.sess.(server.SessionWithLogging); ok {
 			lvl, _ := params["level"].(string)
 			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
@@ -575,7 +656,7 @@ func (o *fastOut) Notify(method string, params map[string]any) error {
 			}
 		}
 	}
-	if !o.sess.Initialized() {
+	if o.sess != nil && !o.sess.Initialized() {
 		return server.ErrNotificationNotInitialized
 	}
 	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,

@@ -193,6 +193,21 @@ func TestFastPathMatchesMCPGo(t *testing.T) {
 		{name: "vendor call", path: "/mcp/vendors/raw", body: call("9", "echo", `{"city":"Paris"}`), fast: true},
 		{name: "vendor list", path: "/mcp/vendors/raw", body: `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, fast: true},
 
+		// Protocol revision 2026-07-28: stateless, no session needed.
+		{name: "2026 call", path: "/mcp", body: modern("20", "weather-a__current_weather", `{"city":"Paris"}`, `{}`), hdr: modernHdr("weather-a__current_weather"), noSession: true, fast: true},
+		{name: "2026 raw", path: "/mcp", body: modern(`"r"`, "raw__echo", `{"city":"Paris"}`, `{}`), hdr: modernHdr("raw__echo"), fast: true},
+		{name: "2026 raw tool error", path: "/mcp", body: modern("21", "raw__fail", `{}`, `{}`), hdr: modernHdr("raw__fail"), noSession: true, fast: true},
+		{name: "2026 raw not an object", path: "/mcp", body: modern("21", "raw__broken", `{}`, `{}`), hdr: modernHdr("raw__broken"), noSession: true, fast: true},
+		{name: "2026 gateway error", path: "/mcp", body: modern("22", "down__x", `{}`, `{}`), hdr: modernHdr("down__x"), noSession: true, fast: true},
+		{name: "2026 capability", path: "/mcp", body: modern("22", "weather_current", `{"city":"Oslo"}`, `{}`), hdr: modernHdr("weather_current"), noSession: true, fast: true},
+		{name: "2026 vendor call", path: "/mcp/vendors/raw", body: modern("23", "echo", `{"city":"Oslo"}`, `{}`), hdr: modernHdr("echo"), noSession: true, fast: true},
+		{name: "2026 no Mcp-Name", path: "/mcp", body: modern("24", "raw__echo", `{}`, `{}`), hdr: map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call"}, noSession: true},
+		{name: "2026 wrong Mcp-Name", path: "/mcp", body: modern("24", "raw__echo", `{}`, `{}`), hdr: modernHdr("raw__fail"), noSession: true},
+		{name: "2026 no capabilities", path: "/mcp", body: `{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"raw__echo","arguments":{},"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"2026-07-28"}}}`, hdr: modernHdr("raw__echo"), noSession: true},
+		{name: "2026 sampling client", path: "/mcp", body: modern("24", "raw__echo", `{}`, `{"sampling":{}}`), hdr: modernHdr("raw__echo"), noSession: true},
+		{name: "2026 no header", path: "/mcp", body: modern("24", "raw__echo", `{}`, `{}`), noSession: true},
+		{name: "2026 list", path: "/mcp", body: `{"jsonrpc":"2.0","id":25,"method":"tools/list","params":{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"2026-07-28","` + mcp.MetaKeyClientCapabilities + `":{}}}}`, hdr: map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/list"}, noSession: true},
+
 		// Refused before the MCP server, the same way on both.
 		{name: "unknown tool", path: "/mcp", body: call("10", "nope__x", `{}`)},
 		{name: "schema violation", path: "/mcp", body: call("10", "weather-a__current_weather", `{"city":3}`)},
@@ -251,6 +266,18 @@ func TestFastPathMatchesMCPGo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modern is a 2026-07-28 tools/call (stateless: its _meta says who the
+// client is).
+func modern(id, name, args, caps string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args +
+		`,"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"2026-07-28","` + mcp.MetaKeyClientCapabilities + `":` + caps +
+		`,"` + mcp.MetaKeyClientInfo + `":{"name":"t","version":"1"}}}}`
+}
+
+func modernHdr(name string) map[string]string {
+	return map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728, mcp.HeaderMethod: "tools/call", mcp.HeaderName: name}
 }
 
 // TestFastPathRawSpliced checks the bytes of a Raw answer: the vendor's
@@ -343,13 +370,23 @@ func FuzzFastPathMatchesMCPGo(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`[{"jsonrpc":"2.0"}]`, `}{`,
 	} {
-		f.Add(s)
+		f.Add(s, "")
 	}
+	f.Add(modern("1", "raw__echo", `{"city":"x"}`, `{}`), "raw__echo")
+	f.Add(modern(`"x"`, "raw__fail", `{}`, `{"roots":{}}`), "raw__fail")
+	f.Add(modern("2", "weather_current", `{"city":1}`, `{}`), "weather_current")
 	fast, slow, _ := newFastPair(f)
 	sf, ss := mcpSession(f, fast.URL+"/mcp", "{}"), mcpSession(f, slow.URL+"/mcp", "{}")
-	f.Fuzz(func(t *testing.T, body string) {
-		got := answer(post2(t, fast.URL+"/mcp", sf, nil, body))
-		want := answer(post2(t, slow.URL+"/mcp", ss, nil, body))
+	f.Fuzz(func(t *testing.T, body, name string) {
+		var hdr map[string]string
+		if name != "" { // a 2026-07-28 request naming this tool in its headers
+			if strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				t.Skip("not a header value")
+			}
+			hdr = modernHdr(name)
+		}
+		got := answer(post2(t, fast.URL+"/mcp", sf, hdr, body))
+		want := answer(post2(t, slow.URL+"/mcp", ss, hdr, body))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: fast path answers differently from mcp-go (-mcp-go +fast):\n%s", body, diff)
 		}

@@ -132,7 +132,8 @@ func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
 	if f.s.opts.Relay != nil {
 		srv.EnableSampling() // vendors' sampling requests are relayed
 	}
-	fs := &fastState{srv: srv, vendor: vendor, filter: filter}
+	fs := &fastState{srv: srv, vendor: vendor, filter: filter, impl: mcp.Implementation{Name: name, Version: f.s.opts.Version}}
+	fs.serverInfo, _ = json.Marshal(fs.impl)
 	fs.track(srv)
 	f.fasts[srv] = fs
 	return srv
