@@ -121,9 +121,6 @@ type fastParams struct {
 	RequestID      json.RawMessage `json:"requestId"`
 
 	seen, repeated bool // params came more than once: left to mcp-go
-	// raw is the params object as sent (a slice of the request body,
-	// which outlives the request), for 2026-07-28's header checks.
-	raw []byte
 }
 
 func (p *fastParams) UnmarshalJSON(b []byte) error {
@@ -134,7 +131,7 @@ func (p *fastParams) UnmarshalJSON(b []byte) error {
 	}
 	seen := p.seen
 	*p = fastParams(v)
-	p.seen, p.repeated, p.raw = true, seen, b
+	p.seen, p.repeated = true, seen
 	return nil
 }
 
@@ -192,8 +189,7 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 			// 2026-07-28: the standard headers must match the body, and
 			// parameters mirrored in headers (x-mcp-header) are left to
 			// mcp-go.
-			if mcp.ValidateStandardHeaders(r.Header.Get, q.meta.ProtocolVersion(), mcp.MethodToolsCall, p.raw) != nil ||
-				bytes.Contains(t.Tool.RawInputSchema, []byte("x-mcp-header")) {
+			if !standardHeadersMatch(r, p.Name) || bytes.Contains(t.Tool.RawInputSchema, []byte("x-mcp-header")) {
 				return false
 			}
 		}
@@ -221,6 +217,22 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 		}
 	}
 	return false
+}
+
+// standardHeadersMatch reports whether a 2026-07-28 tools/call of the tool
+// name carries the standard headers mcp.ValidateStandardHeaders requires
+// (Mcp-Method, and Mcp-Name naming the same tool), without decoding the
+// params again.
+func standardHeadersMatch(r *http.Request, name string) bool {
+	if r.Header.Get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
+		return false
+	}
+	h := r.Header.Get(mcp.HeaderName)
+	if h == "" {
+		return false
+	}
+	decoded, ok := mcp.DecodeHeaderValue(h)
+	return ok && decoded == name
 }
 
 // fastRequest is a request the fast path answers.

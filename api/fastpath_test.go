@@ -411,39 +411,56 @@ func BenchmarkFrontDoorToolsCall(b *testing.B) {
 		return r
 	}
 	for _, path := range []string{"fast", "mcp-go"} {
-		for _, withRaw := range []bool{true, false} {
-			name := path + "/content"
-			if withRaw {
-				name = path + "/raw"
+		for _, proto := range []string{"2025-03-26", "2026-07-28"} {
+			for _, withRaw := range []bool{true, false} {
+				name := path + "/" + proto + "/content"
+				if withRaw {
+					name = path + "/" + proto + "/raw"
+				}
+				benchFrontDoor(b, name, cat, result, path == "mcp-go", proto, withRaw)
 			}
-			b.Run(name, func(b *testing.B) {
-				ups := upstreams{"weather": func(ctx context.Context, c *hub.Call) (*hub.Result, error) { return result(withRaw), nil }}
-				s := NewServer(hub.NewGateway(cat, ups, nil), &Options{DisableFastPath: path == "mcp-go"})
-				b.Cleanup(func() { s.Close() })
-				do := func(sid, body string) *httptest.ResponseRecorder {
-					req := httptest.NewRequest("POST", "http://127.0.0.1/mcp/vendors/weather", strings.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set("Accept", "application/json, text/event-stream")
-					if sid != "" {
-						req.Header.Set(server.HeaderKeySessionID, sid)
-					}
-					rec := httptest.NewRecorder()
-					s.ServeHTTP(rec, req)
-					return rec
-				}
-				rec := do("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
-				sid := rec.Header().Get(server.HeaderKeySessionID)
-				do(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-				body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"current_weather","arguments":{"city":"Paris"}}}`
-				if rec := do(sid, body); rec.Code != 200 || !strings.Contains(rec.Body.String(), "partly cloudy") {
-					b.Fatalf("status %d: %s", rec.Code, rec.Body)
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					do(sid, body)
-				}
-			})
 		}
 	}
+}
+
+func benchFrontDoor(b *testing.B, name string, cat *registry.Catalog, result func(bool) *hub.Result, slow bool, proto string, withRaw bool) {
+	b.Run(name, func(b *testing.B) {
+		ups := upstreams{"weather": func(ctx context.Context, c *hub.Call) (*hub.Result, error) { return result(withRaw), nil }}
+		s := NewServer(hub.NewGateway(cat, ups, nil), &Options{DisableFastPath: slow})
+		b.Cleanup(func() { s.Close() })
+		var hdr map[string]string
+		do := func(sid, body string) *httptest.ResponseRecorder {
+			req := httptest.NewRequest("POST", "http://127.0.0.1/mcp/vendors/weather", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if sid != "" {
+				req.Header.Set(server.HeaderKeySessionID, sid)
+			}
+			for k, v := range hdr {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			return rec
+		}
+		var sid, body string
+		if proto == mcp.ProtocolVersion20260728 {
+			hdr = modernHdr("current_weather")
+			body = modern("7", "current_weather", `{"city":"Paris"}`, `{}`)
+		} else {
+			rec := do("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+proto+`","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`)
+			sid = rec.Header().Get(server.HeaderKeySessionID)
+			do(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"current_weather","arguments":{"city":"Paris"}}}`
+		}
+		served := s.mcp.fastServed.Load()
+		if rec := do(sid, body); rec.Code != 200 || !strings.Contains(rec.Body.String(), "partly cloudy") || (s.mcp.fastServed.Load() != served) == slow {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			do(sid, body)
+		}
+	})
 }
