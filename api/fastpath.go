@@ -49,7 +49,15 @@ import (
 // One difference stays: mcp-go answers every request of a session that
 // once received a notification as a server-sent event stream; the fast
 // path answers application/json unless the call itself sends one. Both are
-// what the streamable HTTP transport allows a client to get.
+// what the streamable HTTP transport allows a client to get. Notifications
+// not about the call (list changes) wait in the session's queue for its
+// GET stream or its next request mcp-go answers, instead of riding on a
+// tools/call answer.
+//
+// Whoever changes the MCP servers keeps this in step: mcp-go hooks and
+// tool middleware for tools/call or tools/list (none are registered), a
+// session idle TTL (the fast path does not touch sessions) or pagination
+// would not be seen here.
 
 // fastState is what the fast path knows of one MCP server: the sessions
 // mcp-go registered on it, its tool filter and its calls in flight.
