@@ -15,6 +15,18 @@
 // fail the schema, and to tool results with isError and
 // _meta["toolhub/error"] for failures of a call that started.
 //
+// # The fast path
+//
+// tools/call and tools/list on both MCP endpoints are answered without
+// mcp-go's server when they can be exactly as it would answer them (a
+// session it registered, or a stateless 2026-07-28 request it would
+// accept; see fastpath.go): the envelope is decoded once, the arguments
+// once, the same gateway call runs, and a vendor's result bytes
+// ([hub.Result].Raw) go out with _meta["toolhub/provenance"] spliced in.
+// Everything else, and every request it cannot answer identically, goes
+// to mcp-go. [Options].DisableFastPath turns it off; the tests compare
+// both answers.
+//
 // # Beyond tools
 //
 // With [Options].Relay (the servers.Manager), /mcp/vendors/{vendor} is

@@ -149,11 +149,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) bool {
 		s.refuse(w, r, hub.CodeInvalidRequest, fmt.Sprintf("request body nests %d levels deep, over the limit of %d", d, MaxJSONDepth))
 		return false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &readBodyBytes{Reader: bytes.NewReader(body), b: body}
 	r.ContentLength = int64(len(body))
 	r.TransferEncoding = nil
 	return true
 }
+
+// readBodyBytes is a body readBody read whole; the MCP front door takes
+// its bytes without copying them (requestBody).
+type readBodyBytes struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*readBodyBytes) Close() error { return nil }
+
+// unread returns the body's bytes while nothing has read them.
+func (b *readBodyBytes) unread() ([]byte, bool) { return b.b, b.Len() == len(b.b) }
 
 // refuse answers a request admit turned away, with the status of code
 // (httperr.Status): a JSON-RPC error on the JSON-RPC routes (/mcp, /a2a),

@@ -38,6 +38,9 @@ type mcpFront struct {
 	mu      sync.Mutex
 	servers map[frontKey]*frontServer
 	https   map[*server.MCPServer]http.Handler
+	fasts   map[*server.MCPServer]*fastState
+	// fastServed counts the requests the fast path answered.
+	fastServed atomic.Int64
 
 	subs subscriptions // clients' resource subscriptions (relay.go)
 
@@ -50,6 +53,7 @@ type mcpFront struct {
 
 func newMCPFront(s *Server) *mcpFront {
 	f := &mcpFront{s: s, servers: map[frontKey]*frontServer{}, https: map[*server.MCPServer]http.Handler{},
+		fasts:   map[*server.MCPServer]*fastState{},
 		changes: make(chan frontMsg, 64), done: make(chan struct{})}
 	f.stopRel = func() {}
 	if s.opts.Relay != nil {
@@ -106,25 +110,10 @@ func (f *mcpFront) close() {
 	<-f.done
 }
 
+// newServer makes the MCP server of vendor ("" for the whole catalog),
+// with its fast path's state; f.mu is held.
 func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
-	filter := func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-		tenant := TenantFrom(ctx)
-		out := tools[:0:0]
-		// mcp-go runs the filter for tools/list with every tool, and
-		// before a tools/call with the one tool called: a capability's
-		// dotted alias is callable but not listed (it always comes with
-		// its function-calling name, so a list is never just an alias).
-		listing := len(tools) > 1
-		for _, t := range tools {
-			if vendor == "" && listing && isCapabilityAlias(t.Name) {
-				continue // listed once, by its function-calling name
-			}
-			if _, ok := f.resolve(vendor, tenant, t.Name); ok {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
+	filter := f.toolFilter(vendor)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(true),
 		server.WithToolFilter(filter),
@@ -143,7 +132,37 @@ func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
 	if f.s.opts.Relay != nil {
 		srv.EnableSampling() // vendors' sampling requests are relayed
 	}
+	fs := &fastState{srv: srv, vendor: vendor, filter: filter, impl: mcp.Implementation{Name: name, Version: f.s.opts.Version}}
+	fs.serverInfo, _ = json.Marshal(fs.impl)
+	fs.track(srv)
+	f.fasts[srv] = fs
 	return srv
+}
+
+// fastOf returns the fast path's state of srv; f.mu is held.
+func (f *mcpFront) fastOf(srv *server.MCPServer) *fastState { return f.fasts[srv] }
+
+// toolFilter is the tool filter of vendor's MCP servers ("" for the whole
+// catalog): the tools the request's tenant may call.
+func (f *mcpFront) toolFilter(vendor string) server.ToolFilterFunc {
+	return func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+		tenant := TenantFrom(ctx)
+		out := tools[:0:0]
+		// mcp-go runs the filter for tools/list with every tool, and
+		// before a tools/call with the one tool called: a capability's
+		// dotted alias is callable but not listed (it always comes with
+		// its function-calling name, so a list is never just an alias).
+		listing := len(tools) > 1
+		for _, t := range tools {
+			if vendor == "" && listing && isCapabilityAlias(t.Name) {
+				continue // listed once, by its function-calling name
+			}
+			if _, ok := f.resolve(vendor, tenant, t.Name); ok {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
 }
 
 // resolve maps a tool name as a client of this server sees it to a catalog
@@ -173,7 +192,7 @@ func (f *mcpFront) httpHandler(srv *server.MCPServer, vendor string) http.Handle
 	defer f.mu.Unlock()
 	h, ok := f.https[srv]
 	if !ok {
-		h = f.guard(vendor, server.NewStreamableHTTPServer(srv,
+		h = f.guard(f.fastOf(srv), server.NewStreamableHTTPServer(srv,
 			server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 				return withTenant(ctx, TenantFrom(r.Context()))
 			}),
@@ -226,16 +245,7 @@ func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 			ctx = hub.WithPeer(ctx, p)
 			defer p.flush()
 		}
-		var declared *int
-		if v, ok := c.Meta[MetaDataLevel].(float64); ok {
-			l := int(v)
-			if float64(l) != v {
-				l = -1
-			}
-			declared = &l
-		}
-		var err error
-		if c.DataLevel, err = f.s.dataLevel(c.Tenant, declared); err != nil {
+		if err := f.s.dataLevelOf(c); err != nil {
 			return errorResult(err, ""), nil
 		}
 		if req.Params.Arguments != nil {
@@ -251,6 +261,22 @@ func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 		}
 		return mcpResult(res), nil
 	}
+}
+
+// dataLevelOf sets the privacy level of a call from its _meta (the
+// tenant's default when it declares none).
+func (s *Server) dataLevelOf(c *hub.Call) error {
+	var declared *int
+	if v, ok := c.Meta[MetaDataLevel].(float64); ok {
+		l := int(v)
+		if float64(l) != v {
+			l = -1
+		}
+		declared = &l
+	}
+	var err error
+	c.DataLevel, err = s.dataLevel(c.Tenant, declared)
+	return err
 }
 
 func callMeta(m *mcp.Meta) map[string]any {
@@ -280,13 +306,17 @@ func errorResult(err error, callID string) *mcp.CallToolResult {
 // guard bounds the request body and answers protocol-level errors of a
 // tools/call (unknown tool, arguments that fail the schema) as JSON-RPC
 // -32602 errors carrying the schema issues, before the MCP server runs.
-func (f *mcpFront) guard(vendor string, next http.Handler) http.Handler {
+//
+// With the fast path on (fastpath.go), tools/call and tools/list are
+// answered here when they can be exactly as mcp-go would answer them.
+func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
+	vendor := fs.vendor
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readLimited(r.Body, f.s.opts.MaxBodyBytes)
+		body, err := requestBody(r, f.s.opts.MaxBodyBytes)
 		if err != nil {
 			status := http.StatusBadRequest
 			if errors.Is(err, errTooLarge) {
@@ -297,12 +327,15 @@ func (f *mcpFront) guard(vendor string, next http.Handler) http.Handler {
 			_, _ = w.Write(rpcError(nil, rpcInvalidRequest, err))
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if resp := f.precheck(vendor, TenantFrom(r.Context()), body); resp != nil {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(resp)
+		if !f.s.opts.DisableFastPath {
+			if f.fast(w, r, fs, body) {
+				return
+			}
+		} else if resp := f.precheck(vendor, TenantFrom(r.Context()), body); resp != nil {
+			writeRPC(w, resp)
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
 }
@@ -311,6 +344,17 @@ var errTooLarge = errors.New("request body is too large")
 
 // MaxJSONDepth bounds the nesting of a request body.
 const MaxJSONDepth = 64
+
+// requestBody returns r's body: the bytes readBody kept, or at most limit
+// bytes read (readLimited).
+func requestBody(r *http.Request, limit int64) ([]byte, error) {
+	if rb, ok := r.Body.(*readBodyBytes); ok {
+		if b, ok := rb.unread(); ok && int64(len(b)) <= limit {
+			return b, nil
+		}
+	}
+	return readLimited(r.Body, limit)
+}
 
 // readLimited reads at most limit bytes of body.
 func readLimited(body io.Reader, limit int64) ([]byte, error) {
@@ -346,23 +390,34 @@ func (f *mcpFront) precheck(vendor, tenant string, body []byte) []byte {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	if err := json.Unmarshal(msg.Params, &p); err != nil || p.Name == "" {
-		return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
+	if err := json.Unmarshal(msg.Params, &p); err != nil {
+		p.Name = ""
 	}
-	name, ok := f.resolve(vendor, tenant, p.Name)
+	_, _, resp := f.precheckCall(vendor, tenant, msg.ID, p.Name, p.Arguments)
+	return resp
+}
+
+// precheckCall checks a tools/call of the tool a client calls name with
+// the raw arguments: it returns the catalog name and the decoded
+// arguments, or the JSON-RPC error response for id.
+func (f *mcpFront) precheckCall(vendor, tenant string, id json.RawMessage, name string, rawArgs json.RawMessage) (string, map[string]any, []byte) {
+	if name == "" {
+		return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
+	}
+	catalogName, ok := f.resolve(vendor, tenant, name)
 	if !ok {
-		return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the tools with tools/list", p.Name)})
+		return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the tools with tools/list", name)})
 	}
 	var args map[string]any
-	if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+	if a := bytes.TrimSpace(rawArgs); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		if a[0] != '{' || json.Unmarshal(a, &args) != nil {
-			return rpcError(msg.ID, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"})
+			return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"})
 		}
 	}
-	if err := f.s.gw.Precheck(tenant, name, args); err != nil {
-		return rpcError(msg.ID, rpcCode(hub.CodeOf(err)), err)
+	if err := f.s.gw.Precheck(tenant, catalogName, args); err != nil {
+		return "", nil, rpcError(id, rpcCode(hub.CodeOf(err)), err)
 	}
-	return nil
+	return catalogName, args, nil
 }
 
 // ServeStdio serves the whole catalog over stdio (one client, as tenant),

@@ -64,6 +64,10 @@ type Options struct {
 	// Challenge returns the WWW-Authenticate header of a 401; nil or ""
 	// means `Bearer realm="toolhub"`.
 	Challenge func() string
+	// DisableFastPath sends every MCP message through mcp-go's server;
+	// false answers tools/call and tools/list on the fast path where it
+	// can (fastpath.go). Tests compare the two.
+	DisableFastPath bool
 }
 
 // Server is toolhub's front door on one HTTP port:

@@ -1,0 +1,755 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolhub/toolhub/hub"
+)
+
+// The fast path answers the hot MCP requests — tools/call and tools/list
+// on a session mcp-go made — without mcp-go's server: the envelope is
+// decoded once, the arguments once (for the schema check and the call),
+// the same governed call runs, and the answer is written as mcp-go would
+// write it. A vendor result's own bytes (hub.Result.Raw) go out as they
+// came, with _meta["toolhub/provenance"] spliced in, instead of being
+// re-encoded.
+//
+// Everything else goes to mcp-go, and so does any tools/call or
+// tools/list the fast path cannot answer exactly as mcp-go would:
+//
+//   - a legacy request without a session mcp-go registered on this
+//     server (the Mcp-Session-Id of an initialize answered here), or
+//     with an unsupported Mcp-Protocol-Version header;
+//   - a 2026-07-28 request mcp-go would refuse (versions of header and
+//     _meta differ, no client capabilities, standard headers that do not
+//     match the body, a Last-Event-ID), a tool with x-mcp-header
+//     parameters, or a tools/list (its cache hints stay mcp-go's);
+//   - a session whose client declared sampling, elicitation or roots
+//     (the vendor's server→client requests need mcp-go's session
+//     machinery);
+//   - a call with a progress token, a task, or multi round-trip params;
+//     a list with a cursor;
+//   - a client that accepts only text/event-stream;
+//   - a request id that is not a string or a number.
+//
+// Notifications a vendor sends while a fast call runs (log messages) turn
+// the answer into a server-sent event stream, as with mcp-go.
+//
+// One difference stays: mcp-go answers every request of a session that
+// once received a notification as a server-sent event stream; the fast
+// path answers application/json unless the call itself sends one. Both are
+// what the streamable HTTP transport allows a client to get. Notifications
+// not about the call (list changes) wait in the session's queue for its
+// GET stream or its next request mcp-go answers, instead of riding on a
+// tools/call answer.
+//
+// Whoever changes the MCP servers keeps this in step: mcp-go hooks and
+// tool middleware for tools/call or tools/list (none are registered), a
+// session idle TTL (the fast path does not touch sessions) or pagination
+// would not be seen here.
+
+// fastState is what the fast path knows of one MCP server: the sessions
+// mcp-go registered on it, its tool filter and its calls in flight.
+type fastState struct {
+	srv    *server.MCPServer
+	vendor string
+	filter server.ToolFilterFunc
+	// serverInfo is the server's implementation as 2026-07-28 results
+	// carry it in _meta.
+	impl       mcp.Implementation
+	serverInfo []byte
+	sessions   sync.Map // session id → server.ClientSession
+	inflight   sync.Map // session id + ":" + request id → context.CancelFunc
+}
+
+// track keeps fs's sessions as mcp-go registers and unregisters them.
+func (fs *fastState) track(srv *server.MCPServer) {
+	h := srv.GetHooks()
+	if h == nil {
+		h = &server.Hooks{}
+		server.WithHooks(h)(srv)
+	}
+	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		fs.sessions.Store(s.SessionID(), s)
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		fs.sessions.Delete(s.SessionID())
+	})
+}
+
+// decorate stamps a 2026-07-28 result as mcp-go's decorateResponse does:
+// resultType and the server's info.
+func (fs *fastState) decorate(q fastRequest, r *mcp.CallToolResult) *mcp.CallToolResult {
+	if q.modern {
+		if r.ResultType == "" {
+			r.SetResultType(mcp.ResultTypeComplete)
+		}
+		if m := r.EnsureResultMeta(); m.ServerInfo() == nil {
+			m.SetServerInfo(fs.impl)
+		}
+	}
+	return r
+}
+
+// fastEnvelope is a JSON-RPC message as the fast path reads it: one
+// decode, with what it does not need left as bytes.
+type fastEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  fastParams      `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// fastParams are the params of tools/call, tools/list and
+// notifications/cancelled. A repeated "params" key replaces the whole
+// object, as precheck reads it; mcp-go merges them (a later params
+// without arguments keeps the earlier arguments), so such a message is
+// left to mcp-go.
+type fastParams struct {
+	Name           string          `json:"name"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Meta           json.RawMessage `json:"_meta"`
+	Task           json.RawMessage `json:"task"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	RequestState   json.RawMessage `json:"requestState"`
+	Cursor         json.RawMessage `json:"cursor"`
+	RequestID      json.RawMessage `json:"requestId"`
+
+	seen, repeated bool // params came more than once: left to mcp-go
+}
+
+func (p *fastParams) UnmarshalJSON(b []byte) error {
+	type plain fastParams
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	seen := p.seen
+	*p = fastParams(v)
+	p.seen, p.repeated = true, seen
+	return nil
+}
+
+var (
+	methodToolsCall = []byte(`tools/call`)
+	methodToolsList = []byte(`tools/list`)
+	methodCancelled = []byte(`notifications/cancelled`)
+)
+
+// fast handles a POST body on the fast path: it answers protocol-level
+// errors of a tools/call (as precheck does) and the requests it can
+// answer as mcp-go would, and reports whether it answered. When it did
+// not, mcp-go gets the request.
+func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, body []byte) bool {
+	tenant := TenantFrom(r.Context())
+	call := bytes.Contains(body, methodToolsCall)
+	if !call && !bytes.Contains(body, methodToolsList) && !bytes.Contains(body, methodCancelled) {
+		return false
+	}
+	var env fastEnvelope
+	if json.Unmarshal(body, &env) != nil {
+		// Not one decodable message: precheck gives the same answers as
+		// before, mcp-go the rest.
+		if call {
+			if resp := f.precheck(fs.vendor, tenant, body); resp != nil {
+				writeRPC(w, resp)
+				return true
+			}
+		}
+		return false
+	}
+	switch env.Method {
+	case "tools/call":
+		if len(env.ID) == 0 {
+			return false // a notification: mcp-go ignores it
+		}
+		name, args, resp := f.precheckCall(fs.vendor, tenant, env.ID, env.Params.Name, env.Params.Arguments)
+		if resp != nil {
+			writeRPC(w, resp)
+			return true
+		}
+		p := &env.Params
+		if len(p.Task) > 0 || len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
+			return false
+		}
+		t := fs.srv.GetTool(p.Name)
+		if t == nil {
+			return false
+		}
+		q, ok := f.fastEligible(r, fs, &env)
+		if !ok || q.meta != nil && q.meta.ProgressToken != nil {
+			return false
+		}
+		if q.modern {
+			// 2026-07-28: the standard headers must match the body, and
+			// parameters mirrored in headers (x-mcp-header) are left to
+			// mcp-go.
+			if !standardHeadersMatch(r, p.Name) || bytes.Contains(t.Tool.RawInputSchema, []byte("x-mcp-header")) {
+				return false
+			}
+		}
+		f.serveCall(w, r, fs, q, name, args)
+		return true
+	case "tools/list":
+		if len(env.ID) == 0 || len(env.Params.Cursor) > 0 {
+			return false
+		}
+		q, ok := f.fastEligible(r, fs, &env)
+		if !ok || q.modern {
+			return false // 2026-07-28 lists carry cache hints: left to mcp-go
+		}
+		f.serveList(w, r, fs, q.id, q.sess)
+		return true
+	case string(mcp.MethodNotificationCancelled):
+		if len(env.ID) == 0 {
+			// A fast call's cancel is ours; mcp-go still sees the
+			// notification (it cancels its own calls).
+			if id, ok := responseID(env.Params.RequestID); ok {
+				if cancel, ok := fs.inflight.Load(r.Header.Get(server.HeaderKeySessionID) + ":" + string(id)); ok {
+					cancel.(context.CancelFunc)()
+				}
+			}
+		}
+	}
+	return false
+}
+
+// standardHeadersMatch reports whether a 2026-07-28 tools/call of the tool
+// name carries the standard headers mcp.ValidateStandardHeaders requires
+// (Mcp-Method, and Mcp-Name naming the same tool), without decoding the
+// params again.
+func standardHeadersMatch(r *http.Request, name string) bool {
+	if r.Header.Get(mcp.HeaderMethod) != string(mcp.MethodToolsCall) {
+		return false
+	}
+	h := r.Header.Get(mcp.HeaderName)
+	if h == "" {
+		return false
+	}
+	decoded, ok := mcp.DecodeHeaderValue(h)
+	return ok && decoded == name
+}
+
+// fastRequest is a request the fast path answers.
+type fastRequest struct {
+	id     []byte               // the id to echo
+	sess   server.ClientSession // the legacy session; nil for 2026-07-28
+	meta   *mcp.Meta            // the request's _meta, or nil
+	modern bool                 // protocol revision 2026-07-28 or later
+}
+
+// fastEligible reports whether a request is one mcp-go would answer as a
+// plain request — of a legacy session it registered, or a stateless
+// 2026-07-28 request that passes its checks — so that it can be answered
+// here.
+func (f *mcpFront) fastEligible(r *http.Request, fs *fastState, env *fastEnvelope) (fastRequest, bool) {
+	var q fastRequest
+	if f.s.opts.DisableFastPath || env.JSONRPC != mcp.JSONRPC_VERSION || len(env.Result) > 0 || len(env.Error) > 0 || env.Params.repeated {
+		return q, false
+	}
+	if a := r.Header.Get("Accept"); a != "" && !strings.Contains(a, "application/json") && !strings.Contains(a, "*/*") {
+		return q, false
+	}
+	var ok bool
+	if q.id, ok = responseID(env.ID); !ok {
+		return q, false
+	}
+	if m := bytes.TrimSpace(env.Params.Meta); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
+		q.meta = &mcp.Meta{}
+		if json.Unmarshal(m, q.meta) != nil {
+			return q, false
+		}
+	}
+	hv, mv := r.Header.Get(mcp.HeaderProtocolVersion), q.meta.ProtocolVersion()
+	var caps *mcp.ClientCapabilities
+	if mcp.IsModernProtocol(hv) || mcp.IsModernProtocol(mv) {
+		// As mcp-go's validateModernRequest and HandleMessage check it.
+		if hv != mv || !mcp.IsValidProtocolVersion(mv) || r.Header.Get(mcp.HeaderLastEventID) != "" {
+			return q, false
+		}
+		if caps = q.meta.ClientCapabilities(); caps == nil {
+			return q, false
+		}
+		q.modern = true
+	} else {
+		if hv != "" && !mcp.IsValidProtocolVersion(hv) {
+			return q, false
+		}
+		sid := r.Header.Get(server.HeaderKeySessionID)
+		if sid == "" {
+			return q, false
+		}
+		v, ok := fs.sessions.Load(sid)
+		if !ok {
+			return q, false
+		}
+		q.sess = v.(server.ClientSession)
+		if ci, ok := q.sess.(server.SessionWithClientInfo); ok {
+			c := ci.GetClientCapabilities()
+			caps = &c
+		}
+	}
+	if caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.Roots != nil) {
+		return q, false
+	}
+	return q, true
+}
+
+// responseID returns a request id as mcp-go echoes it (it decodes the id
+// into an interface: a number comes back as a float64), or false for an
+// id that is not a string or a number.
+func responseID(raw json.RawMessage) ([]byte, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, false
+	}
+	if plainID(raw) {
+		return raw, true
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	switch v.(type) {
+	case string, float64:
+		b, err := json.Marshal(v)
+		return b, err == nil
+	}
+	return nil, false
+}
+
+// plainID reports an id encoding/json would write back byte for byte: a
+// short integer, or a string of printable ASCII without escapes or the
+// characters it escapes for HTML.
+func plainID(raw []byte) bool {
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || digits[0] == '0' && len(digits) > 1 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// serveCall runs a tools/call through the gateway and answers it, as the
+// MCP server's tool handler (handler) and mcp-go would.
+func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, q fastRequest, name string, args map[string]any) {
+	f.fastServed.Add(1)
+	id := q.id
+	out := &fastOut{w: w, sess: q.sess}
+	defer func() {
+		if p := recover(); p != nil {
+			// As mcp-go's recovery middleware answers a panicking handler.
+			out.finish(rpcResponse(id, nil, fmt.Errorf("panic recovered in %s tool handler: %v", name, p)))
+		}
+	}()
+	ctx := withTenant(r.Context(), TenantFrom(r.Context()))
+	if q.sess != nil {
+		ctx = fs.srv.WithContext(ctx, q.sess)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		key := q.sess.SessionID() + ":" + string(id)
+		fs.inflight.Store(key, cancel)
+		defer fs.inflight.Delete(key)
+	}
+	ctx = hub.WithPeer(ctx, out)
+
+	c := &hub.Call{Tenant: TenantFrom(ctx), Name: name, Meta: callMeta(q.meta), Arguments: args}
+	var res *hub.Result
+	err := f.s.dataLevelOf(c)
+	if err == nil {
+		res, err = f.s.gw.Call(ctx, c)
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = append(*buf, `{"jsonrpc":"2.0","id":`...)
+	*buf = append(*buf, id...)
+	*buf = append(*buf, `,"result":`...)
+	var b []byte
+	switch {
+	case err != nil:
+		b, err = json.Marshal(fs.decorate(q, errorResult(err, c.ID)))
+	case res.Raw != nil:
+		var ok bool
+		if *buf, ok = fs.spliceRaw(*buf, q, res); ok {
+			break
+		}
+		fallthrough
+	default:
+		b, err = json.Marshal(fs.decorate(q, mcpResult(res)))
+	}
+	if err != nil {
+		out.finish(rpcResponse(id, nil, err))
+		return
+	}
+	*buf = append(*buf, b...)
+	*buf = append(*buf, '}')
+	out.finish(*buf)
+}
+
+// serveList answers tools/list as mcp-go does: the server's tools sorted
+// by name, through the tool filter, no pagination.
+func (f *mcpFront) serveList(w http.ResponseWriter, r *http.Request, fs *fastState, id []byte, sess server.ClientSession) {
+	f.fastServed.Add(1)
+	ctx := fs.srv.WithContext(withTenant(r.Context(), TenantFrom(r.Context())), sess)
+	all := fs.srv.ListTools()
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	tools := make([]mcp.Tool, 0, len(names))
+	for _, n := range names {
+		tools = append(tools, all[n].Tool)
+	}
+	tools = fs.filter(ctx, tools)
+	if tools == nil {
+		tools = []mcp.Tool{}
+	}
+	out := &fastOut{w: w, sess: sess}
+	b, err := json.Marshal(mcp.ListToolsResult{Tools: tools})
+	if err != nil {
+		out.finish(rpcResponse(id, nil, err))
+		return
+	}
+	out.finish(rpcResponse(id, b, nil))
+}
+
+// rpcResponse is a JSON-RPC response with result, or an internal error
+// as mcp-go answers one.
+func rpcResponse(id, result []byte, err error) []byte {
+	if err != nil {
+		b, _ := json.Marshal(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(json.RawMessage(id)),
+			Error: mcp.JSONRPCErrorDetails{Code: mcp.INTERNAL_ERROR, Message: err.Error()}})
+		return b
+	}
+	b := make([]byte, 0, len(id)+len(result)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// spliceRaw appends the vendor's result object res.Raw as mcp-go would
+// answer its decoded form: _meta holding only toolhub's provenance (and,
+// for 2026-07-28, the server's info), then content, isError (when true),
+// resultType (2026-07-28) and structuredContent (when not null), in that
+// order (mcp-go writes them from a map); other members are dropped as
+// mcp-go's decoding drops them. It reports false, appending nothing, when
+// Raw is not such an object.
+func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]byte, bool) {
+	raw := res.Raw
+	if !json.Valid(raw) || !utf8.Valid(raw) {
+		return buf, false
+	}
+	var content, structured []byte
+	isError := false
+	ok := eachMember(raw, func(key string, v []byte) bool {
+		switch key {
+		case "content":
+			if v[0] != '[' {
+				return false
+			}
+			content = v
+		case "structuredContent":
+			if !bytes.Equal(v, []byte("null")) {
+				structured = v
+			}
+		case "isError":
+			switch string(v) {
+			case "true":
+				isError = true
+			case "false":
+				isError = false
+			default:
+				return false
+			}
+		}
+		return true
+	})
+	if !ok || content == nil || isError != res.IsError {
+		return buf, false
+	}
+	prov, err := json.Marshal(res.Provenance)
+	if err != nil {
+		return buf, false
+	}
+	buf = append(buf, `{"_meta":{`...)
+	if q.modern {
+		buf = append(buf, `"`+mcp.MetaKeyServerInfo+`":`...)
+		buf = append(buf, fs.serverInfo...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"`+MetaProvenance+`":`...)
+	buf = append(buf, prov...)
+	buf = append(buf, `},"content":`...)
+	buf = append(buf, content...)
+	if isError {
+		buf = append(buf, `,"isError":true`...)
+	}
+	if q.modern {
+		buf = append(buf, `,"resultType":"`+string(mcp.ResultTypeComplete)+`"`...)
+	}
+	if structured != nil {
+		buf = append(buf, `,"structuredContent":`...)
+		buf = append(buf, structured...)
+	}
+	return append(buf, '}'), true
+}
+
+// eachMember calls fn with each member of the JSON object obj (valid
+// JSON), its key unescaped only when it needs no unescaping; it stops and
+// reports false when obj is not an object, a key has escapes, or fn
+// returns false.
+func eachMember(obj []byte, fn func(key string, v []byte) bool) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return false
+		}
+		end := bytes.IndexByte(obj[i+1:], '"')
+		if end < 0 {
+			return false
+		}
+		key := obj[i+1 : i+1+end]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(obj, i+end+2)
+		if i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+		j := skipValue(obj, i)
+		if j < 0 || !fn(string(key), obj[i:j]) {
+			return false
+		}
+		i = skipSpace(obj, j)
+		if i >= len(obj) {
+			return false
+		}
+		if obj[i] == '}' {
+			return true
+		}
+		if obj[i] != ',' {
+			return false
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at b[i] (b is
+// valid JSON), or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	depth := 0
+	for ; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r', ':':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
+}
+
+// fastOut writes a fast answer: one application/json body, or — once a
+// notification of the call goes out — a server-sent event stream ending
+// with the response, as mcp-go's streamable HTTP server writes it. It is
+// the call's hub.Peer.
+type fastOut struct {
+	w    http.ResponseWriter
+	sess server.ClientSession // nil for 2026-07-28
+	mu   sync.Mutex
+	sse  bool // the answer is an event stream
+	done bool // the response is written: later notifications are dropped
+}
+
+var _ hub.Peer = (*fastOut)(nil)
+
+var errNotDeclared = errors.New("toolhub: the MCP client did not declare this capability")
+
+// Declared is false: the fast path serves only clients that declared
+// none of sampling, elicitation and roots.
+func (o *fastOut) Declared(string) bool { return false }
+
+func (o *fastOut) CreateMessage(context.Context, mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return nil, errNotDeclared
+}
+
+func (o *fastOut) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return nil, errNotDeclared
+}
+
+func (o *fastOut) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return nil, errNotDeclared
+}
+
+// Notify writes a notification of the call to its stream, as mcpPeer and
+// mcp-go's request stream do (the session's log level applies).
+func (o *fastOut) Notify(method string, params map[string]any) error {
+	if method == string(mcp.MethodNotificationMessage) {
+		if o.sess == nil {
+			// 2026-07-28: the request's stateless session has no log
+			// level, so mcpPeer drops log messages too.
+			return nil
+		}
+		if s, ok := o.sess.(server.SessionWithLogging); ok {
+			lvl, _ := params["level"].(string)
+			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
+				return nil
+			}
+		}
+	}
+	if o.sess != nil && !o.sess.Initialized() {
+		return server.ErrNotificationNotInitialized
+	}
+	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fl, ok := o.w.(http.Flusher)
+	if o.done || !ok {
+		return nil // as mcp-go: a writer that cannot stream drops them
+	}
+	o.event(b)
+	fl.Flush()
+	return nil
+}
+
+// event writes one server-sent event, upgrading the answer first.
+func (o *fastOut) event(b []byte) {
+	if !o.sse {
+		h := o.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		h.Set("Cache-Control", "no-cache")
+		o.w.WriteHeader(http.StatusOK)
+		o.sse = true
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = append(*buf, "event: message\ndata: "...)
+	*buf = append(*buf, b...)
+	*buf = append(*buf, "\n\n"...)
+	_, _ = o.w.Write(*buf)
+}
+
+// finish writes the response.
+func (o *fastOut) finish(resp []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return
+	}
+	o.done = true
+	if o.sse {
+		o.event(resp)
+		if fl, ok := o.w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		return
+	}
+	o.w.Header().Set("Content-Type", "application/json")
+	o.w.WriteHeader(http.StatusOK)
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = append(append(*buf, resp...), '\n')
+	_, _ = o.w.Write(*buf)
+}
+
+func writeRPC(w http.ResponseWriter, resp []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(resp)
+}
+
+// bufs are the fast path's answer buffers.
+var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > 1<<20 {
+		return // let a huge one go
+	}
+	*b = (*b)[:0]
+	bufs.Put(b)
+}
