@@ -1,11 +1,9 @@
 package redislimit
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,24 +103,6 @@ func TestRedisSharedByInstances(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
-}
-
 // A closed client is an outage too.
 func TestFallbackClosedClient(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
@@ -160,26 +140,4 @@ func TestFallbackContract(t *testing.T) {
 		r := New(client, &Options{Prefix: redistest.Prefix(t, client)})
 		return limit.NewFallback(r, &limit.FallbackOptions{Logger: discardLogger()}), func(d time.Duration) { r.offset.Add(d.Microseconds()) }
 	})
-}
-
-// fakeClock is a settable clock for limiters.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
