@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 	event_id INTEGER PRIMARY KEY,
 	until    INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS webhook_deliveries_until ON webhook_deliveries (until);
 `
 
 func (s *SQLite) PutWebhook(ctx context.Context, tenant string, h Webhook) error {
