@@ -3,19 +3,11 @@ package jobs
 import (
 	"context"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
 )
-
-// cpuTime is the CPU time this process has used (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func instant(ctx context.Context, c *hub.Call) (*hub.Result, error) { return textResult("ok"), nil }
 

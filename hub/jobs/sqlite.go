@@ -111,7 +111,7 @@ const (
 	sqlTenantEvents = `SELECT id, job_id, tenant, tool, status, attempts, error, result, at FROM job_events WHERE id > ? AND tenant = ? ORDER BY id LIMIT ?`
 )
 
-var sqlitePrepared = []string{sqlAdd, sqlInsertEvent, sqlGet, sqlClaimExpired, sqliteDue, sqlClaim, sqlRenew, sqlFinish, sqlEvents, sqlTenantEvents}
+var sqlitePrepared = []string{sqlAdd, sqlInsertEvent, sqlGet, sqlClaimExpired, sqliteDue, sqlClaim, sqlRenew, sqlFinish, sqlEvents, sqlTenantEvents, sqlGetWebhook}
 
 // in returns the prepared statement q, in tx.
 func (s *SQLite) in(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
