@@ -37,6 +37,20 @@ const MetaJobID = "toolhub/job_id"
 // sending the same key could be answered each other's results.
 const MetaIdempotencyKey = "toolhub/idempotency_key"
 
+// MetaFinal is the key a vendor sets to true in the _meta of a
+// CallToolResult with isError true to mark the error final: the tool's
+// definitive answer to these arguments (a prompt its policy refuses, a
+// city that does not exist), which no retry, later try or other vendor
+// of a capability's chain would change. See [Result].Final.
+const MetaFinal = "toolhub/final"
+
+// MarkedFinal reports whether a result's _meta marks its error final
+// ([MetaFinal] true).
+func MarkedFinal(meta map[string]any) bool {
+	v, _ := meta[MetaFinal].(bool)
+	return v
+}
+
 // ClientMeta is the Meta a caller may send: m without the keys reserved for
 // toolhub's own calls ([MetaJobID], [MetaIdempotencyKey]), in any case
 // ("Toolhub/Idempotency_Key" is dropped too: a vendor may read keys
@@ -121,6 +135,10 @@ type Result struct {
 	Content    []mcp.Content
 	Structured any  // structuredContent; nil when absent
 	IsError    bool // the tool itself reported an error
+	// Final, with IsError, says the vendor marked the error final
+	// ([MetaFinal]): a capability answers with it instead of falling back
+	// (no other vendor, stale answer or queue), and a job fails at once.
+	Final      bool
 	Provenance Provenance
 	// Relayed is the vendor's result of a relayed request (Call.Method).
 	Relayed any

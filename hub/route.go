@@ -55,6 +55,12 @@ func RunStep(ctx context.Context, vendor Invoker, c *Call, i int) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	if r.IsError && r.Final {
+		// The vendor's definitive answer: the capability's too.
+		r.Provenance.Capability = cp.Name
+		r.Provenance.Fallback = i > 0
+		return r, nil
+	}
 	if r.IsError {
 		return nil, &Error{Code: CodeUpstream, Vendor: v, Message: fmt.Sprintf("%s reported a tool error: %s", step.Tool, TextOf(r))}
 	}

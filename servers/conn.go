@@ -431,7 +431,7 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 			// mcp-go decodes structuredContent with encoding/json into any
 			// (and keeps the bytes in RawStructuredContent): the same value a
 			// decode of the raw bytes would give, so it is used as is.
-			out = &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError}
+			out = &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta)}
 			if raw := rec.snapshot().raw; len(raw) > 0 {
 				out.Raw = ownMeta(raw, res.Meta)
 			}

@@ -673,7 +673,7 @@ func decodeResult(raw []byte) (*hub.Result, error) {
 	var w wireResult
 	if err := json.Unmarshal(raw, &w); err == nil && w.Content != nil && w.ResultType == "" {
 		if content, ok := simpleContent(*w.Content); ok {
-			return &hub.Result{Content: content, Structured: w.Structured, IsError: w.IsError, Raw: ownMeta(raw, w.Meta)}, nil
+			return &hub.Result{Content: content, Structured: w.Structured, IsError: w.IsError, Final: markedFinal(w.IsError, w.Meta), Raw: ownMeta(raw, w.Meta)}, nil
 		}
 	}
 	msg := json.RawMessage(raw)
@@ -681,7 +681,13 @@ func decodeResult(raw []byte) (*hub.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Raw: ownMeta(raw, res.Meta)}, nil
+	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta), Raw: ownMeta(raw, res.Meta)}, nil
+}
+
+// markedFinal reports whether a tool error's _meta marks it final
+// ([hub.MetaFinal]).
+func markedFinal(isError bool, m *mcp.Meta) bool {
+	return isError && m != nil && hub.MarkedFinal(m.AdditionalFields)
 }
 
 func simpleContent(ws []wireContent) ([]mcp.Content, bool) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/toolhub/toolhub/examples/vendors"
@@ -24,6 +25,7 @@ process (config: internal/drill.ImageOutageConfig).`, stderr)
 	duration := fs.Duration("duration", 60*time.Second, "how long both vendors are down")
 	rate := fs.Float64("rate", 20, "offered calls/s")
 	fault := fs.String("fault", "http500", "how the vendors are down: fail, slow, hang, garbage, http500, http429")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the drain (recovery until every job is final) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,7 +42,16 @@ process (config: internal/drill.ImageOutageConfig).`, stderr)
 		return err
 	}
 	defer l.Close()
-	rep, err := drill.ImageOutage(ctx, l, drill.ImageOutageOptions{Duration: *duration, Rate: *rate, Fault: mode})
+	opts := drill.ImageOutageOptions{Duration: *duration, Rate: *rate, Fault: mode}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		opts.Profile = f
+	}
+	rep, err := drill.ImageOutage(ctx, l, opts)
 	if err != nil {
 		return fmt.Errorf("drill outage: %w", err)
 	}

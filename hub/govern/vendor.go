@@ -41,7 +41,8 @@ import (
 // Success for a result; Failure for a vendor fault ([hub.VendorFault]:
 // timeout, unavailable, upstream_error, invalid_output) or for a result the
 // tool itself marks IsError (a vendor whose tool keeps reporting errors is
-// unhealthy to route to); Ignored for the caller's cancellation, toolhub's
+// unhealthy to route to) unless it marks the error final (the vendor
+// answered: [hub.MetaFinal]); Ignored for the caller's cancellation, toolhub's
 // own refusals and everything else (the vendor's own 429, bad arguments).
 //
 // Which errors are retried is [Classify]'s call. c.Attempt is set to the
@@ -246,7 +247,7 @@ func (g *Governor) acquire(ctx context.Context, c *hub.Call, vs *vendorState) (*
 // outcome is what an attempt says of the vendor, for its breaker.
 func outcome(ctx context.Context, r *hub.Result, err error) breaker.Outcome {
 	switch {
-	case err == nil && r != nil && r.IsError:
+	case err == nil && r != nil && r.IsError && !r.Final:
 		return breaker.Failure
 	case err == nil:
 		return breaker.Success

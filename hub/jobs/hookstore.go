@@ -43,7 +43,11 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 	event_id INTEGER PRIMARY KEY,
 	until    INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS webhook_deliveries_until ON webhook_deliveries (until);
 `
+
+// sqlGetWebhook runs for every final event (prepared at open).
+const sqlGetWebhook = `SELECT url, secret FROM webhooks WHERE tenant = ?`
 
 func (s *SQLite) PutWebhook(ctx context.Context, tenant string, h Webhook) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO webhooks (tenant, url, secret) VALUES (?,?,?)
@@ -56,7 +60,7 @@ func (s *SQLite) PutWebhook(ctx context.Context, tenant string, h Webhook) error
 
 func (s *SQLite) GetWebhook(ctx context.Context, tenant string) (Webhook, bool, error) {
 	var h Webhook
-	err := s.db.QueryRowContext(ctx, `SELECT url, secret FROM webhooks WHERE tenant = ?`, tenant).Scan(&h.URL, &h.Secret)
+	err := s.stmts[sqlGetWebhook].QueryRowContext(ctx, tenant).Scan(&h.URL, &h.Secret)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Webhook{}, false, nil
 	}

@@ -335,6 +335,12 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 			finish(Outcome{Status: Failed, Error: encErr.Error(), KeepUntil: p.Now().Add(p.ResultTTL)})
 			return
 		}
+		if res.IsError && res.Final {
+			// The vendor marked its tool error final: the answer, and
+			// the job's failure, at once (no retry, no waiting).
+			finish(Outcome{Status: Failed, Result: b, Error: finalError(res), KeepUntil: p.Now().Add(p.ResultTTL)})
+			return
+		}
 		finish(Outcome{Status: Succeeded, Result: b, KeepUntil: p.Now().Add(p.ResultTTL)})
 		return
 	}
@@ -382,6 +388,19 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 	}
 	log.Info("jobs: retry", "err", msg, "wait", wait)
 	finish(Outcome{Status: Queued, Error: msg, NextAt: now.Add(wait)})
+}
+
+// finalError is a job's error for a tool error its vendor marked final.
+func finalError(r *hub.Result) string {
+	msg := hub.TextOf(r)
+	if msg == "" {
+		msg = "no message"
+	}
+	who := r.Provenance.Vendor
+	if r.Provenance.Tool != "" {
+		who += "/" + r.Provenance.Tool
+	}
+	return fmt.Sprintf("%s answered with a tool error it marks final: %s", who, msg)
 }
 
 // DefaultDeadline is how long a job lives when [Pool].Deadline sets none.

@@ -377,3 +377,30 @@ func TestPoolQueuedAnswerIsNotSuccess(t *testing.T) {
 		}
 	})
 }
+
+// TestPoolFinalToolErrorFailsAtOnce: a result whose tool error the vendor
+// marked final fails the job at its first run, the vendor's answer kept as
+// the job's result; a tool error not marked final is the job's answer.
+func TestPoolFinalToolErrorFailsAtOnce(t *testing.T) {
+	forEach(t, func(t *testing.T, open opener) {
+		q := NewQueue(open(t, nil), nil)
+		startPool(t, &Pool{Store: q, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			r := textResult("the prompt breaks the content policy")
+			r.IsError, r.Final = true, c.Name == "final"
+			r.Provenance.Vendor, r.Provenance.Tool = "doubao", "generate_image"
+			return r, nil
+		}})
+		id, _ := q.Enqueue(context.Background(), &hub.Call{Tenant: "acme", Name: "final"})
+		j := waitStatus(t, q, id, Failed)
+		if want := "doubao/generate_image answered with a tool error it marks final: the prompt breaks the content policy"; j.Attempts != 1 || j.LastError != want {
+			t.Errorf("attempts %d, error %q; want 1, %q", j.Attempts, j.LastError, want)
+		}
+		if !strings.Contains(string(j.Result), `"isError":true`) || !strings.Contains(string(j.Result), "content policy") {
+			t.Errorf("result %s; want the vendor's tool error", j.Result)
+		}
+		id, _ = q.Enqueue(context.Background(), &hub.Call{Tenant: "acme", Name: "not-final"})
+		if j := waitStatus(t, q, id, Succeeded); j.Attempts != 1 {
+			t.Errorf("a tool error not marked final: attempts %d", j.Attempts)
+		}
+	})
+}

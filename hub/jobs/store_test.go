@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/redis/go-redis/v9"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,6 +174,62 @@ func TestRedisReclaimsEveryJobOfADeadWorkerAtOnce(t *testing.T) {
 		j, err := s.Claim(ctx, "alive", 10*time.Second)
 		if err != nil || j == nil {
 			t.Fatalf("reclaim %d of %d right after the first = %v, %v; want a job", i+1, n, j, err)
+		}
+	}
+}
+
+// TestSQLitePlans: the statements a job's life runs read jobs and events
+// through indexes, and sort no rows of them: a claim walks to the first
+// due job (it used to sort every due job, on every claim: a drain of n
+// jobs cost n²).
+func TestSQLitePlans(t *testing.T) {
+	s, err := OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range sqlitePrepared {
+		if !strings.HasPrefix(q, "SELECT") && !strings.HasPrefix(q, "UPDATE") {
+			continue
+		}
+		n := strings.Count(q, "?")
+		if strings.Contains(q, "?1") {
+			n = 1 // numbered: one argument
+		}
+		args := make([]any, n)
+		for i := range args {
+			args[i] = 1
+		}
+		rows, err := s.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		type node struct {
+			parent int
+			detail string
+		}
+		var plan []node
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, node{parent, detail})
+		}
+		rows.Close()
+		for _, n := range plan {
+			if strings.HasPrefix(n.detail, "SCAN job") {
+				t.Errorf("%s\nscans a whole table: %v", q, plan)
+			}
+			if !strings.HasPrefix(n.detail, "USE TEMP B-TREE") {
+				continue
+			}
+			for _, m := range plan {
+				if m.parent == n.parent && (strings.HasPrefix(m.detail, "SEARCH job") || strings.HasPrefix(m.detail, "SCAN job")) {
+					t.Errorf("%s\nsorts the rows it reads: %v", q, plan)
+				}
+			}
 		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -72,6 +74,9 @@ type ImageOutageOptions struct {
 	Fault vendors.Mode
 	// Drain bounds the wait for the queued jobs after recovery; zero means 2m.
 	Drain time.Duration
+	// Profile, when set, receives a CPU profile of the process from
+	// recovery until every job is final (the drain).
+	Profile io.Writer
 }
 
 // ImageOutageReport is what the vendor outage drill measured.
@@ -88,6 +93,18 @@ type ImageOutageReport struct {
 	Jobs, Completed, Failed, Pending int
 	// Time from recovery to each job's completion.
 	P50, P99, Max time.Duration
+	// First is the time from recovery to the first job's completion (the
+	// wake: probes, breakers' trials); Drain is the jobs completed per
+	// second from the first completion to the last.
+	First time.Duration
+	Drain float64
+	// Runs are the jobs' runs after recovery (claims), Refused those that
+	// found no vendor to take them (a recovery ramp skipped them, a
+	// breaker still open): they wait to be woken, without spending an
+	// attempt. CPU is the process's CPU time (hub, in-process vendors and
+	// the drill's client) from recovery until every job was final.
+	Runs, Refused int
+	CPU           time.Duration
 	// Final pushes per job over the WebSocket (/v1/events) and the
 	// tenant's webhook: jobs pushed twice or more, jobs never pushed (on
 	// either channel).
@@ -105,7 +122,10 @@ func (r ImageOutageReport) String() string {
 		r.Calls, r.Within1s, 100*float64(r.Within1s)/float64(max(r.Calls, 1)), r.Stale, r.Queued, r.Errors, r.Slowest.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  jobs queued %d: completed after recovery %d (%.1f%%), failed %d, still pending %d\n",
 		r.Jobs, r.Completed, 100*float64(r.Completed)/float64(max(r.Jobs, 1)), r.Failed, r.Pending)
-	fmt.Fprintf(&b, "  recovery → completion: median %v, p99 %v, max %v\n", r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  recovery → completion: median %v, p99 %v, max %v; first job %v after recovery, then %.0f jobs/s\n",
+		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond), r.First.Round(time.Millisecond), r.Drain)
+	fmt.Fprintf(&b, "  the drain: %d runs for %d jobs (%d refused: ramps, breakers), %.1f ms CPU per job (this process: hub, vendors, client)\n",
+		r.Runs, r.Jobs, r.Refused, float64(r.CPU.Microseconds())/1000/float64(max(r.Jobs, 1)))
 	fmt.Fprintf(&b, "  pushes: WebSocket %d jobs pushed twice, %d never; webhook %d twice, %d never; charges: %d jobs charged twice, %d completed jobs not charged",
 		r.PushedTwice, r.NotPushed, r.HookedTwice, r.NotHooked, r.ChargedTwice, r.NotCharged)
 	return b.String()
@@ -236,6 +256,18 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	})
 	sleep(ctx, o.Duration)
 	tr.stop()
+	// Follow the jobs' events from here (rather than polling every job,
+	// which costs the hub as much as a drain).
+	after, err := lastEvent(ctx, l.App.Jobs)
+	if err != nil {
+		return rep, err
+	}
+	if o.Profile != nil {
+		if err := pprof.StartCPUProfile(o.Profile); err != nil {
+			return rep, fmt.Errorf("cpu profile: %w", err)
+		}
+	}
+	cpu := processCPU()
 	recovered := time.Now()
 	for _, v := range []string{"doubao", "sd"} {
 		if err := l.SetMode(v, vendors.ModeOK); err != nil {
@@ -248,40 +280,57 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 
 	// Wait for every job to be final.
 	rep.Jobs = len(jobIDs)
+	mine := make(map[string]bool, len(jobIDs))
+	for _, id := range jobIDs {
+		mine[id] = true
+	}
 	var done []time.Duration
+	final := map[string]bool{}
 	waitCtx, cancel := context.WithTimeout(ctx, o.Drain)
 	defer cancel()
-	pending := slices.Clone(jobIDs)
-	for len(pending) > 0 && waitCtx.Err() == nil {
-		var still []string
-		for _, id := range pending {
-			j, err := l.App.Jobs.Get(ctx, id)
-			if err != nil {
-				return rep, err
-			}
-			switch {
-			case j.Status == jobs.Succeeded:
-				rep.Completed++
-				done = append(done, j.Updated.Sub(recovered))
-			case j.Status.Final():
-				rep.Failed++
-			default:
-				still = append(still, id)
+	errDrained := errors.New("drained")
+	err = l.App.Jobs.Follow(waitCtx, "", after, 100*time.Millisecond, func(e jobs.Event) error {
+		if !mine[e.JobID] || final[e.JobID] {
+			return nil
+		}
+		switch {
+		case e.Status == jobs.Running:
+			rep.Runs++
+		case e.Status == jobs.Waiting:
+			rep.Refused++
+		case e.Status == jobs.Succeeded:
+			rep.Completed++
+			done = append(done, e.At.Sub(recovered))
+		case e.Status.Final():
+			rep.Failed++
+		}
+		if e.Status.Final() {
+			final[e.JobID] = true
+			if len(final) == len(jobIDs) {
+				return errDrained
 			}
 		}
-		pending = still
-		if len(pending) > 0 {
-			sleep(waitCtx, 50*time.Millisecond) // polling a condition
-		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDrained) && waitCtx.Err() == nil {
+		return rep, err
 	}
-	rep.Pending = len(pending)
+	rep.Pending = len(jobIDs) - len(final)
+	rep.CPU = processCPU() - cpu
+	if o.Profile != nil {
+		pprof.StopCPUProfile()
+	}
 	if len(done) > 0 {
 		slices.Sort(done)
 		rep.P50, rep.P99, rep.Max = done[len(done)/2], done[min(len(done)-1, len(done)*99/100)], done[len(done)-1]
+		rep.First = done[0]
+		if span := rep.Max - rep.First; span > 0 {
+			rep.Drain = float64(len(done)-1) / span.Seconds()
+		}
 	}
 
 	// One push per final job: give the last pushes a moment to arrive.
-	final := rep.Completed + rep.Failed
+	finals := rep.Completed + rep.Failed
 	_, _ = waitFor(ctx, 10*time.Second, func() bool {
 		pushMu.Lock()
 		defer pushMu.Unlock()
@@ -294,7 +343,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 				hooked++
 			}
 		}
-		return seen >= final && hooked >= final
+		return seen >= finals && hooked >= finals
 	})
 	pushMu.Lock()
 	for _, id := range jobIDs {
@@ -331,6 +380,21 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 		}
 	}
 	return rep, nil
+}
+
+// lastEvent is the id of q's last event.
+func lastEvent(ctx context.Context, q *jobs.Queue) (int64, error) {
+	var last int64
+	for {
+		evs, err := q.Events(ctx, "", last, 1000)
+		if err != nil {
+			return 0, err
+		}
+		if len(evs) == 0 {
+			return last, nil
+		}
+		last = evs[len(evs)-1].ID
+	}
 }
 
 // charges counts the charged call events (a tenant cost above zero) per
