@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 )
@@ -27,8 +28,10 @@ import (
 //     elicitation/create, roots/list) go to the [hub.Peer] of the call they
 //     belong to: over streamable HTTP the request arrives on the call's own
 //     stream (its context carries the peer); over stdio and SSE nothing
-//     ties it to a call, so it goes to the one MCP caller in flight, and is
-//     refused when there are several;
+//     but a progress token of the call's in the request's _meta ties it
+//     to a call, so without one it goes to the one call in flight, and is
+//     refused when there are several or that call has no MCP client
+//     ([conn.peerFor]);
 //   - progress notifications go to the call whose progress token they
 //     name (toolhub gives the vendor a token of its own per call and maps
 //     it back); log messages go to the MCP callers in flight, or, when
@@ -309,6 +312,17 @@ func (r *relayState) route(t string) (progressTo, bool) {
 	return p, ok
 }
 
+// calls returns the peer of every MCP call in flight, one per call.
+func (r *relayState) calls() []hub.Peer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]hub.Peer, 0, len(r.peers))
+	for _, p := range r.peers {
+		out = append(out, p)
+	}
+	return out
+}
+
 func (r *relayState) inFlight() []hub.Peer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -326,19 +340,81 @@ func (r *relayState) inFlight() []hub.Peer {
 // errNoCaller is the answer to a vendor's request no MCP caller can take.
 var errNoCaller = errors.New("toolhub: no MCP client to relay this request to")
 
-// peerFor finds the MCP client a vendor's server→client request is for.
+type vendorRequestKey struct{}
+
+// withVendorRequest gives a vendor's server→client request's handler the
+// raw request in its context.
+func withVendorRequest(h transport.RequestHandler) transport.RequestHandler {
+	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		return h(context.WithValue(ctx, vendorRequestKey{}, &req), req)
+	}
+}
+
+// vendorRequestFrom returns the raw server→client request being handled.
+func vendorRequestFrom(ctx context.Context) *transport.JSONRPCRequest {
+	r, _ := ctx.Value(vendorRequestKey{}).(*transport.JSONRPCRequest)
+	return r
+}
+
+// relatedToken returns the progress token a vendor's request names in its
+// _meta: a token toolhub gave one call, which ties the request to it.
+func relatedToken(req *transport.JSONRPCRequest) string {
+	if req == nil || req.Params == nil {
+		return ""
+	}
+	b, err := json.Marshal(req.Params)
+	if err != nil {
+		return ""
+	}
+	var p struct {
+		Meta struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return ""
+	}
+	s, _ := p.Meta.ProgressToken.(string)
+	return s
+}
+
+// peerFor finds the MCP client a vendor's server→client request is for:
+//
+//   - over streamable HTTP the request comes on the call's own stream, and
+//     its context carries the call's peer;
+//   - a request whose _meta names the progress token toolhub gave a call
+//     (on any transport) is for that call;
+//   - otherwise (stdio and SSE: nothing on the wire ties the request to a
+//     call), it is for the one call in flight on the connection, counting
+//     every caller's calls, MCP or not.
+//
+// It refuses, never guesses, when that leaves no call, several calls, or a
+// call that is not an MCP client's (REST, A2A, a job, a relayed read).
 func (c *conn) peerFor(ctx context.Context, method, capability string) (hub.Peer, error) {
 	p := hub.PeerFrom(ctx)
 	if p == nil {
-		switch ps := c.relay.inFlight(); len(ps) {
-		case 0:
-			return nil, fmt.Errorf("%w: %s from vendor %q came while no MCP client's call was in flight", errNoCaller, method, c.v.id)
-		case 1:
-			p = ps[0]
-		default:
+		if tok := relatedToken(vendorRequestFrom(ctx)); tok != "" {
+			if to, ok := c.relay.route(tok); ok {
+				p = to.peer
+			}
+		}
+	}
+	if p == nil {
+		calls, ps := c.gate.count(), c.relay.calls()
+		switch {
+		case calls == 0:
+			return nil, fmt.Errorf("%w: %s from vendor %q came while no call was in flight", errNoCaller, method, c.v.id)
+		case calls > 1:
+			return nil, fmt.Errorf("%w: %s from vendor %q is not tied to one call (%d calls are in flight on its %s connection, and the request names none of them: over %s only a request whose _meta names its call's progressToken can be routed)",
+				errNoCaller, method, c.v.id, calls, c.v.spec.MCP.Transport, c.v.spec.MCP.Transport)
+		case len(ps) == 0:
+			return nil, fmt.Errorf("%w: %s from vendor %q came during a call not from an MCP client (REST, A2A, a job or a relayed request), which cannot answer it", errNoCaller, method, c.v.id)
+		case len(ps) > 1:
+			// A call counted by the peers but not (yet) by the gate: do not guess.
 			return nil, fmt.Errorf("%w: %s from vendor %q is not tied to one call (%d MCP clients have calls in flight on its %s connection)",
 				errNoCaller, method, c.v.id, len(ps), c.v.spec.MCP.Transport)
 		}
+		p = ps[0]
 	}
 	if !p.Declared(method) {
 		return nil, fmt.Errorf("toolhub: the MCP client of this call did not declare the %s capability, so vendor %q cannot send it %s", capability, c.v.id, method)
