@@ -32,6 +32,8 @@ import (
 //     to a call, so without one it goes to the one call in flight, and is
 //     refused when there are several or that call has no MCP client
 //     ([conn.peerFor]);
+//   - the vendor's notifications/cancelled for such a request ends its
+//     relay (the peer's context ends with cause [ErrVendorCancelled]);
 //   - progress notifications go to the call whose progress token they
 //     name (toolhub gives the vendor a token of its own per call and maps
 //     it back); log messages go to the MCP callers in flight, or, when
@@ -259,9 +261,61 @@ func (v *vendor) syncSurface(ctx context.Context, c *conn) error {
 // relayState is what a connection knows of the MCP callers it serves now.
 type relayState struct {
 	mu       sync.Mutex
-	peers    map[uint64]hub.Peer   // MCP callers with a call in flight
-	progress map[string]progressTo // toolhub's progress token → the caller's
+	peers    map[uint64]hub.Peer                // MCP callers with a call in flight
+	progress map[string]progressTo              // toolhub's progress token → the caller's
+	pending  map[string]context.CancelCauseFunc // vendor's request id (JSON) → its relay's cancel
 	next     atomic.Uint64
+}
+
+// ErrVendorCancelled is the cause of a relayed server→client request's
+// context ending because the vendor sent notifications/cancelled for it:
+// the MCP client is told with notifications/cancelled of its own.
+var ErrVendorCancelled = errors.New("toolhub: the vendor cancelled its request")
+
+// pend notes a vendor's server→client request being relayed: its context
+// ends, with cause [ErrVendorCancelled] (wrapped with the vendor's reason),
+// when the vendor cancels it.
+func (r *relayState) pend(ctx context.Context) (context.Context, func()) {
+	req := vendorRequestFrom(ctx)
+	if req == nil || req.ID.IsNil() {
+		return ctx, func() {}
+	}
+	key := requestKey(req.ID)
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.mu.Lock()
+	if r.pending == nil {
+		r.pending = map[string]context.CancelCauseFunc{}
+	}
+	r.pending[key] = cancel
+	r.mu.Unlock()
+	return ctx, func() {
+		r.mu.Lock()
+		delete(r.pending, key)
+		r.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cancelRequest ends the relay of the vendor's request id.
+func (r *relayState) cancelRequest(id any, reason string) bool {
+	key := requestKey(id)
+	r.mu.Lock()
+	cancel, ok := r.pending[key]
+	r.mu.Unlock()
+	if ok {
+		err := ErrVendorCancelled
+		if reason != "" {
+			err = fmt.Errorf("%w: %s", ErrVendorCancelled, reason)
+		}
+		cancel(err)
+	}
+	return ok
+}
+
+// requestKey is a JSON-RPC id as its JSON text: 1 and "1" differ.
+func requestKey(id any) string {
+	b, _ := json.Marshal(id)
+	return string(b)
 }
 
 type progressTo struct {
@@ -437,6 +491,8 @@ func (h relayHandler) CreateMessage(ctx context.Context, req mcp.CreateMessageRe
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.CreateMessage(ctx, req)
 }
 
@@ -445,6 +501,8 @@ func (h relayHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.Elicit(ctx, req)
 }
 
@@ -453,6 +511,8 @@ func (h relayHandler) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.ListRoots(ctx, req)
 }
 
@@ -478,6 +538,12 @@ func (c *conn) relayNotification(n mcp.JSONRPCNotification) {
 			return
 		}
 		c.v.m.emit(Event{Vendor: c.v.id, Notification: n})
+	case string(mcp.MethodNotificationCancelled):
+		// The vendor gave up on a request it sent toolhub (sampling,
+		// elicitation, roots): end its relay; the MCP client is told.
+		params := notificationParams(n)
+		reason, _ := params["reason"].(string)
+		c.relay.cancelRequest(params["requestId"], reason)
 	case string(mcp.MethodNotificationResourceUpdated):
 		c.v.m.emit(Event{Vendor: c.v.id, Notification: n})
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):

@@ -49,7 +49,7 @@ func (p *testPeer) CreateMessage(ctx context.Context, req mcp.CreateMessageReque
 	if p.block {
 		close(p.started)
 		<-ctx.Done()
-		p.ended <- ctx.Err()
+		p.ended <- context.Cause(ctx)
 		return nil, ctx.Err()
 	}
 	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("from " + p.name)}, Model: "test"}, nil
@@ -167,5 +167,41 @@ func TestStdioServerRequestRouting(t *testing.T) {
 	}
 	if got := alice.askedOf(); len(got) != 0 {
 		t.Errorf("alice, whose call asked nothing, was asked %v", got)
+	}
+}
+
+// Issue 14: a vendor that gives up on its own server→client request sends
+// notifications/cancelled for it; the relay to the MCP client ends with
+// ErrVendorCancelled (the front door tells its client), and the vendor's
+// call goes on.
+func TestStdioVendorCancelsItsRequest(t *testing.T) {
+	h := newHarness(t, relayOpts)
+	if err := h.m.Add(context.Background(), stdioVendor("tv", "-relay")); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReady("tv")
+	alice := &testPeer{name: "alice", block: true, started: make(chan struct{}), ended: make(chan error, 1)}
+	type answer struct {
+		r   *hub.Result
+		err error
+	}
+	held := make(chan answer, 1)
+	go func() {
+		r, err := h.call(hub.WithPeer(ctxTimeout(t, 20*time.Second), alice), "tv", "sample", nil)
+		held <- answer{r, err}
+	}()
+	<-alice.started // the vendor's sampling request reached alice
+
+	// A second call (REST) makes the vendor cancel the first one's request.
+	r, err := h.call(ctxTimeout(t, 20*time.Second), "tv", "give-up", nil)
+	if err != nil || r.IsError {
+		t.Fatalf("give-up: %v, %v", r, err)
+	}
+	if err := <-alice.ended; !errors.Is(err, ErrVendorCancelled) || !strings.Contains(err.Error(), "the vendor gave up") {
+		t.Errorf("alice's sampling ended with %v, want ErrVendorCancelled with the vendor's reason", err)
+	}
+	a := <-held
+	if a.err != nil || !a.r.IsError || !strings.Contains(text(a.r), "sampling") {
+		t.Errorf("the call whose sampling the vendor cancelled: %v, %v", a.r, a.err)
 	}
 }

@@ -144,9 +144,13 @@ func main() {
 
 // relayTools are tools that send the client requests during the call.
 func relayTools(s *server.MCPServer, add func(mcp.Tool, server.ToolHandlerFunc)) {
+	// sent numbers the requests the tools send: mcp-go's stdio server
+	// numbers them 1, 2, … on the session, and the tools send no others.
+	var sent atomic.Int64
 	// sample asks the client for a sampling round trip and returns the text.
 	s.EnableSampling()
 	add(mcp.NewTool("sample", mcp.WithString("prompt")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sent.Add(1)
 		sreq := mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{MaxTokens: 10,
 			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", "hi"))}}}}
 		res, err := s.RequestSampling(ctx, sreq)
@@ -166,10 +170,21 @@ func relayTools(s *server.MCPServer, add func(mcp.Tool, server.ToolHandlerFunc))
 		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
 			ereq.Params.Meta = &mcp.Meta{ProgressToken: m.ProgressToken}
 		}
+		sent.Add(1)
 		res, err := s.RequestElicitation(ctx, ereq)
 		if err != nil {
 			return mcp.NewToolResultError("elicitation: " + err.Error()), nil
 		}
 		return mcp.NewToolResultText(fmt.Sprint(res.Content.(map[string]any)["name"])), nil
+	})
+	// give-up sends notifications/cancelled for the last request a tool
+	// sent (the vendor no longer wants its answer).
+	add(mcp.NewTool("give-up"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		id := sent.Load()
+		err := s.SendNotificationToClient(ctx, string(mcp.MethodNotificationCancelled), map[string]any{"requestId": id, "reason": "the vendor gave up"})
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprint("cancelled ", id)), nil
 	})
 }
