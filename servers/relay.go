@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -203,6 +204,7 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		if !ok {
 			break
 		}
+		req.Params.Meta = hopMeta(req.Params.Meta)
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
 			return c.client.ReadResource(ctx, req)
 		})
@@ -211,6 +213,7 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		if !ok {
 			break
 		}
+		req.Params.Meta = hopMeta(req.Params.Meta)
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.GetPromptResult, error) {
 			return c.client.GetPrompt(ctx, req)
 		})
@@ -222,6 +225,32 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		return nil, &hub.Error{Code: hub.CodeInternal, Vendor: c.v.id, Message: fmt.Sprintf("toolhub does not relay %q as a call", call.Method)}
 	}
 	return &hub.Result{Relayed: out}, nil
+}
+
+// hopMeta returns a client's request _meta without the keys of its own
+// hop to toolhub (io.modelcontextprotocol/protocolVersion,
+// clientCapabilities, clientInfo, logLevel on 2026-07-28): the vendor's
+// hop has its own revision and capabilities, and a vendor refuses a
+// request whose protocolVersion differs from its connection's. What else
+// the client put there (progressToken, trace context) goes on.
+func hopMeta(m *mcp.Meta) *mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := &mcp.Meta{ProgressToken: m.ProgressToken}
+	for k, v := range m.AdditionalFields {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out.AdditionalFields == nil {
+			out.AdditionalFields = map[string]any{}
+		}
+		out.AdditionalFields[k] = v
+	}
+	if out.ProgressToken == nil && out.AdditionalFields == nil {
+		return nil
+	}
+	return out
 }
 
 // syncSurface lists the vendor's resources, templates and prompts (those
