@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,7 +87,7 @@ billing:
     - {tenant: default, vendor: docs, period: day, limit: "0.002"}
 `, t.TempDir(), docs, flaky)
 	ctx := t.Context()
-	a, err := New(ctx, parse(t, cfg), &Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	a, err := New(ctx, parse(t, cfg), &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
