@@ -463,8 +463,18 @@ func (p *mcpPeer) abandon(ctx, rctx context.Context, w *sentWait) {
 	if cause := context.Cause(ctx); errors.Is(cause, servers.ErrVendorCancelled) {
 		reason = cause.Error()
 	}
-	// On the call's stream, ahead of its result (flush).
-	_ = p.Notify(string(mcp.MethodNotificationCancelled), map[string]any{"requestId": id, "reason": reason})
+	// On the call's stream, ahead of its result (flush); and once more to
+	// the session when the call's request ends, as mcp-go may drop a
+	// notification its writer took just before the result. A client
+	// ignores the cancellation of a request it no longer has.
+	params := map[string]any{"requestId": id, "reason": reason}
+	_ = p.Notify(string(mcp.MethodNotificationCancelled), params)
+	if s := server.ClientSessionFromContext(p.ctx); s != nil {
+		session, srv := s.SessionID(), p.srv
+		context.AfterFunc(p.ctx, func() {
+			_ = srv.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationCancelled), params)
+		})
+	}
 }
 
 // sent learns the ids of the requests mcp-go's streamable HTTP server

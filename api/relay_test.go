@@ -73,8 +73,8 @@ func TestVendorCancelledRequestReachesClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	tap := &idTap{StreamableHTTP: tr, ids: make(chan mcp.RequestId, 1)}
-	cancelled := make(chan map[string]any, 1)
-	listChanged := make(chan struct{}, 8)
+	cancelled := make(chan map[string]any, 2)
+	listChanged := make(chan struct{}, 32)
 	c := client.NewClient(tap, client.WithProtocolVersion("2025-11-25"),
 		client.WithSamplingHandler(samplingFunc(func(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			close(asked)
@@ -109,15 +109,19 @@ func TestVendorCancelledRequestReachesClient(t *testing.T) {
 		t.Fatalf("the call: %v", err)
 	}
 	// mcp-go puts a session's notifications on the call's stream or on
-	// the standalone one: a list change made now comes after the
+	// the standalone one: list changes made now come after the
 	// cancellation on either.
-	cat.SetVendorTools("asker", []registry.ToolDef{{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "more", InputSchema: json.RawMessage(`{"type":"object"}`)}})
-	<-listChanged
 	var got map[string]any
-	select {
-	case got = <-cancelled:
-	default:
-		t.Fatal("the client was not told the vendor cancelled the sampling request it was sent")
+	for i := 0; got == nil; i++ {
+		if i == 10 {
+			t.Fatal("the client was not told the vendor cancelled the sampling request it was sent")
+		}
+		cat.SetVendorTools("asker", []registry.ToolDef{{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: fmt.Sprint("more", i), InputSchema: json.RawMessage(`{"type":"object"}`)}})
+		<-listChanged
+		select {
+		case got = <-cancelled:
+		default:
+		}
 	}
 	want, _ := json.Marshal(id)
 	if b, _ := json.Marshal(got["requestId"]); string(b) != string(want) {
