@@ -313,7 +313,7 @@ func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
 	vendor := fs.vendor
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(watchStream(w, r), r) // relay.go
 			return
 		}
 		body, err := requestBody(r, f.s.opts.MaxBodyBytes)

@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"maps"
+	"net/http"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -411,6 +415,8 @@ func (p *mcpPeer) reqCtx(ctx context.Context) (context.Context, context.CancelFu
 func (p *mcpPeer) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	rctx, cancel := p.reqCtx(ctx)
 	defer cancel()
+	w := p.expect(mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
+	defer p.abandon(ctx, rctx, w)
 	//lint:ignore SA1019 relayed for clients and vendors on revisions before 2026-07-28
 	return p.srv.RequestSampling(rctx, req)
 }
@@ -418,14 +424,188 @@ func (p *mcpPeer) CreateMessage(ctx context.Context, req mcp.CreateMessageReques
 func (p *mcpPeer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	rctx, cancel := p.reqCtx(ctx)
 	defer cancel()
+	w := p.expect(mcp.MethodElicitationCreate, req.Params)
+	defer p.abandon(ctx, rctx, w)
 	return p.srv.RequestElicitation(rctx, req)
 }
 
 func (p *mcpPeer) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
 	rctx, cancel := p.reqCtx(ctx)
 	defer cancel()
+	w := p.expect(mcp.MethodListRoots, nil)
+	defer p.abandon(ctx, rctx, w)
 	return p.srv.RequestRoots(rctx, req)
 }
+
+// expect notes a request about to be sent to p's session, to learn the id
+// mcp-go gives it on the wire.
+func (p *mcpPeer) expect(method mcp.MCPMethod, params any) *sentWait {
+	s := server.ClientSessionFromContext(p.ctx)
+	if s == nil {
+		return nil
+	}
+	return sent.expect(s.SessionID(), string(method), params)
+}
+
+// abandon runs when a relayed request ends: when it ended because toolhub
+// no longer wants the answer (the vendor cancelled its request, or the
+// vendor's call ended) while the client's call goes on, the client is sent
+// notifications/cancelled for it, as MCP asks of a requester that gives up.
+func (p *mcpPeer) abandon(ctx, rctx context.Context, w *sentWait) {
+	if w == nil {
+		return
+	}
+	id, ok := sent.done(w)
+	if !ok || rctx.Err() == nil || p.ctx.Err() != nil {
+		return
+	}
+	reason := "toolhub no longer needs the answer: the vendor's call ended"
+	if cause := context.Cause(ctx); errors.Is(cause, servers.ErrVendorCancelled) {
+		reason = cause.Error()
+	}
+	// On the call's stream, ahead of its result (flush); and once more to
+	// the session when the call's request ends, as mcp-go may drop a
+	// notification its writer took just before the result. A client
+	// ignores the cancellation of a request it no longer has.
+	params := map[string]any{"requestId": id, "reason": reason}
+	_ = p.Notify(string(mcp.MethodNotificationCancelled), params)
+	if s := server.ClientSessionFromContext(p.ctx); s != nil {
+		session, srv := s.SessionID(), p.srv
+		context.AfterFunc(p.ctx, func() {
+			_ = srv.SendNotificationToSpecificClient(session, string(mcp.MethodNotificationCancelled), params)
+		})
+	}
+}
+
+// sent learns the ids of the requests mcp-go's streamable HTTP server
+// writes to clients for relayed requests (mcp-go numbers them and does not
+// tell): [watchStream] reads them off the client's stream. Session ids are
+// unique in the process, so one log serves every front-door server.
+var sent sentRequests
+
+type sentRequests struct {
+	mu   sync.Mutex
+	wait map[string][]*sentWait // session id → relayed requests not yet done
+}
+
+// sentWait is one relayed request: its method and params as mcp-go
+// writes them, and the id it was written with, once seen.
+type sentWait struct {
+	session, method string
+	params          []byte
+	id              json.RawMessage
+}
+
+func (s *sentRequests) expect(session, method string, params any) *sentWait {
+	w := &sentWait{session: session, method: method}
+	if params != nil {
+		w.params, _ = json.Marshal(params)
+	}
+	s.mu.Lock()
+	if s.wait == nil {
+		s.wait = map[string][]*sentWait{}
+	}
+	s.wait[session] = append(s.wait[session], w)
+	s.mu.Unlock()
+	return w
+}
+
+// done forgets w and returns the id it was written with, if it was.
+func (s *sentRequests) done(w *sentWait) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws := s.wait[w.session]
+	for i, x := range ws {
+		if x == w {
+			ws = append(ws[:i:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(s.wait, w.session)
+	} else {
+		s.wait[w.session] = ws
+	}
+	return w.id, w.id != nil
+}
+
+func (s *sentRequests) watched(session string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.wait[session]) > 0
+}
+
+// saw notes a message written to session's stream: a request matching a
+// relayed one (method and params) not yet seen gets its id.
+func (s *sentRequests) saw(session string, msg []byte) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.ID == nil || m.Method == "" {
+		return
+	}
+	var params bytes.Buffer
+	if len(m.Params) > 0 && json.Compact(&params, m.Params) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.wait[session] {
+		if w.id == nil && w.method == m.Method && bytes.Equal(w.params, params.Bytes()) {
+			w.id = m.ID
+			return
+		}
+	}
+}
+
+// watchStream returns w, watching the server-sent events of a client's
+// standalone stream (GET) for the requests relayed to it.
+func watchStream(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	if r.Method != http.MethodGet || id == "" {
+		return w
+	}
+	return &streamWatcher{ResponseWriter: w, session: id}
+}
+
+type streamWatcher struct {
+	http.ResponseWriter
+	session string
+	buf     []byte // the event being written
+}
+
+// Write notes the requests in the events before they reach the client, so
+// their ids are known before the client can answer.
+func (w *streamWatcher) Write(b []byte) (int, error) {
+	if !sent.watched(w.session) {
+		w.buf = w.buf[:0]
+		return w.ResponseWriter.Write(b)
+	}
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.Index(w.buf, []byte("\n\n"))
+		if i < 0 {
+			break
+		}
+		for _, line := range bytes.Split(w.buf[:i], []byte("\n")) {
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				sent.saw(w.session, bytes.TrimSpace(data))
+			}
+		}
+		w.buf = w.buf[i+2:]
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *streamWatcher) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *streamWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (p *mcpPeer) Notify(method string, params map[string]any) error {
 	if method == string(mcp.MethodNotificationMessage) {

@@ -10,9 +10,12 @@ import (
 // Relay runs a relayed MCP request that is not a tool call (c.Method, such
 // as resources/read or prompts/get) to c.Vendor's session through the same
 // governance as a tool call: the outer middlewares (decision log, metering),
-// the tenant filter, and the vendor middlewares (limits, bulkhead, breaker,
-// retries), but not the result cache or a capability's chain. The call is
-// named "<vendor>__<method>" in the log, the ledger and the reports.
+// the tenant filter, the call middlewares (budgets; a cache middleware must
+// pass a call with a Method through, see [Call].Method), and the vendor
+// middlewares (limits, bulkhead, breaker, retries), but not a capability's
+// chain. The call is named "<vendor>__<method>" in the log and its tool is
+// the method in the ledger and the reports (priced by the vendor's
+// catch-all price, or by a price for the method itself).
 func (g *Gateway) Relay(ctx context.Context, vendor string, c *Call) (*Result, error) {
 	if c.Method == "" {
 		return nil, &Error{Code: CodeInternal, Message: "a relayed request needs its method"}
@@ -33,7 +36,7 @@ func (g *Gateway) Relay(ctx context.Context, vendor string, c *Call) (*Result, e
 			return nil, &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("no vendor %q for this tenant", vendor)}
 		}
 		c.Tool = tool
-		return g.vendor.Invoke(ctx, c)
+		return Chain(g.vendor, g.opts.Call...).Invoke(ctx, c)
 	})
 	r, err := Chain(inner, g.opts.Outer...).Invoke(ctx, c)
 	if err != nil {

@@ -210,11 +210,13 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 	return resp, err
 }
 
-// SetRequestHandler forwards server-to-client requests (ping, …).
+// SetRequestHandler forwards server-to-client requests (ping, …), each
+// with the raw request in its context (relay.go: which call it is for, and
+// its cancellation).
 func (t *tap) SetRequestHandler(h transport.RequestHandler) {
 	t.reqFn.Store(&h)
 	if b, ok := t.Interface.(transport.BidirectionalInterface); ok {
-		b.SetRequestHandler(h)
+		b.SetRequestHandler(withVendorRequest(h))
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 )
@@ -27,8 +29,12 @@ import (
 //     elicitation/create, roots/list) go to the [hub.Peer] of the call they
 //     belong to: over streamable HTTP the request arrives on the call's own
 //     stream (its context carries the peer); over stdio and SSE nothing
-//     ties it to a call, so it goes to the one MCP caller in flight, and is
-//     refused when there are several;
+//     but a progress token of the call's in the request's _meta ties it
+//     to a call, so without one it goes to the one call in flight, and is
+//     refused when there are several or that call has no MCP client
+//     ([conn.peerFor]);
+//   - the vendor's notifications/cancelled for such a request ends its
+//     relay (the peer's context ends with cause [ErrVendorCancelled]);
 //   - progress notifications go to the call whose progress token they
 //     name (toolhub gives the vendor a token of its own per call and maps
 //     it back); log messages go to the MCP callers in flight, or, when
@@ -198,6 +204,7 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		if !ok {
 			break
 		}
+		req.Params.Meta = hopMeta(req.Params.Meta)
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
 			return c.client.ReadResource(ctx, req)
 		})
@@ -206,6 +213,7 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		if !ok {
 			break
 		}
+		req.Params.Meta = hopMeta(req.Params.Meta)
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.GetPromptResult, error) {
 			return c.client.GetPrompt(ctx, req)
 		})
@@ -217,6 +225,32 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		return nil, &hub.Error{Code: hub.CodeInternal, Vendor: c.v.id, Message: fmt.Sprintf("toolhub does not relay %q as a call", call.Method)}
 	}
 	return &hub.Result{Relayed: out}, nil
+}
+
+// hopMeta returns a client's request _meta without the keys of its own
+// hop to toolhub (io.modelcontextprotocol/protocolVersion,
+// clientCapabilities, clientInfo, logLevel on 2026-07-28): the vendor's
+// hop has its own revision and capabilities, and a vendor refuses a
+// request whose protocolVersion differs from its connection's. What else
+// the client put there (progressToken, trace context) goes on.
+func hopMeta(m *mcp.Meta) *mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := &mcp.Meta{ProgressToken: m.ProgressToken}
+	for k, v := range m.AdditionalFields {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out.AdditionalFields == nil {
+			out.AdditionalFields = map[string]any{}
+		}
+		out.AdditionalFields[k] = v
+	}
+	if out.ProgressToken == nil && out.AdditionalFields == nil {
+		return nil
+	}
+	return out
 }
 
 // syncSurface lists the vendor's resources, templates and prompts (those
@@ -256,9 +290,61 @@ func (v *vendor) syncSurface(ctx context.Context, c *conn) error {
 // relayState is what a connection knows of the MCP callers it serves now.
 type relayState struct {
 	mu       sync.Mutex
-	peers    map[uint64]hub.Peer   // MCP callers with a call in flight
-	progress map[string]progressTo // toolhub's progress token → the caller's
+	peers    map[uint64]hub.Peer                // MCP callers with a call in flight
+	progress map[string]progressTo              // toolhub's progress token → the caller's
+	pending  map[string]context.CancelCauseFunc // vendor's request id (JSON) → its relay's cancel
 	next     atomic.Uint64
+}
+
+// ErrVendorCancelled is the cause of a relayed server→client request's
+// context ending because the vendor sent notifications/cancelled for it:
+// the MCP client is told with notifications/cancelled of its own.
+var ErrVendorCancelled = errors.New("toolhub: the vendor cancelled its request")
+
+// pend notes a vendor's server→client request being relayed: its context
+// ends, with cause [ErrVendorCancelled] (wrapped with the vendor's reason),
+// when the vendor cancels it.
+func (r *relayState) pend(ctx context.Context) (context.Context, func()) {
+	req := vendorRequestFrom(ctx)
+	if req == nil || req.ID.IsNil() {
+		return ctx, func() {}
+	}
+	key := requestKey(req.ID)
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.mu.Lock()
+	if r.pending == nil {
+		r.pending = map[string]context.CancelCauseFunc{}
+	}
+	r.pending[key] = cancel
+	r.mu.Unlock()
+	return ctx, func() {
+		r.mu.Lock()
+		delete(r.pending, key)
+		r.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cancelRequest ends the relay of the vendor's request id.
+func (r *relayState) cancelRequest(id any, reason string) bool {
+	key := requestKey(id)
+	r.mu.Lock()
+	cancel, ok := r.pending[key]
+	r.mu.Unlock()
+	if ok {
+		err := ErrVendorCancelled
+		if reason != "" {
+			err = fmt.Errorf("%w: %s", ErrVendorCancelled, reason)
+		}
+		cancel(err)
+	}
+	return ok
+}
+
+// requestKey is a JSON-RPC id as its JSON text: 1 and "1" differ.
+func requestKey(id any) string {
+	b, _ := json.Marshal(id)
+	return string(b)
 }
 
 type progressTo struct {
@@ -309,6 +395,17 @@ func (r *relayState) route(t string) (progressTo, bool) {
 	return p, ok
 }
 
+// calls returns the peer of every MCP call in flight, one per call.
+func (r *relayState) calls() []hub.Peer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]hub.Peer, 0, len(r.peers))
+	for _, p := range r.peers {
+		out = append(out, p)
+	}
+	return out
+}
+
 func (r *relayState) inFlight() []hub.Peer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -326,19 +423,81 @@ func (r *relayState) inFlight() []hub.Peer {
 // errNoCaller is the answer to a vendor's request no MCP caller can take.
 var errNoCaller = errors.New("toolhub: no MCP client to relay this request to")
 
-// peerFor finds the MCP client a vendor's server→client request is for.
+type vendorRequestKey struct{}
+
+// withVendorRequest gives a vendor's server→client request's handler the
+// raw request in its context.
+func withVendorRequest(h transport.RequestHandler) transport.RequestHandler {
+	return func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		return h(context.WithValue(ctx, vendorRequestKey{}, &req), req)
+	}
+}
+
+// vendorRequestFrom returns the raw server→client request being handled.
+func vendorRequestFrom(ctx context.Context) *transport.JSONRPCRequest {
+	r, _ := ctx.Value(vendorRequestKey{}).(*transport.JSONRPCRequest)
+	return r
+}
+
+// relatedToken returns the progress token a vendor's request names in its
+// _meta: a token toolhub gave one call, which ties the request to it.
+func relatedToken(req *transport.JSONRPCRequest) string {
+	if req == nil || req.Params == nil {
+		return ""
+	}
+	b, err := json.Marshal(req.Params)
+	if err != nil {
+		return ""
+	}
+	var p struct {
+		Meta struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return ""
+	}
+	s, _ := p.Meta.ProgressToken.(string)
+	return s
+}
+
+// peerFor finds the MCP client a vendor's server→client request is for:
+//
+//   - over streamable HTTP the request comes on the call's own stream, and
+//     its context carries the call's peer;
+//   - a request whose _meta names the progress token toolhub gave a call
+//     (on any transport) is for that call;
+//   - otherwise (stdio and SSE: nothing on the wire ties the request to a
+//     call), it is for the one call in flight on the connection, counting
+//     every caller's calls, MCP or not.
+//
+// It refuses, never guesses, when that leaves no call, several calls, or a
+// call that is not an MCP client's (REST, A2A, a job, a relayed read).
 func (c *conn) peerFor(ctx context.Context, method, capability string) (hub.Peer, error) {
 	p := hub.PeerFrom(ctx)
 	if p == nil {
-		switch ps := c.relay.inFlight(); len(ps) {
-		case 0:
-			return nil, fmt.Errorf("%w: %s from vendor %q came while no MCP client's call was in flight", errNoCaller, method, c.v.id)
-		case 1:
-			p = ps[0]
-		default:
+		if tok := relatedToken(vendorRequestFrom(ctx)); tok != "" {
+			if to, ok := c.relay.route(tok); ok {
+				p = to.peer
+			}
+		}
+	}
+	if p == nil {
+		calls, ps := c.gate.count(), c.relay.calls()
+		switch {
+		case calls == 0:
+			return nil, fmt.Errorf("%w: %s from vendor %q came while no call was in flight", errNoCaller, method, c.v.id)
+		case calls > 1:
+			return nil, fmt.Errorf("%w: %s from vendor %q is not tied to one call (%d calls are in flight on its %s connection, and the request names none of them: over %s only a request whose _meta names its call's progressToken can be routed)",
+				errNoCaller, method, c.v.id, calls, c.v.spec.MCP.Transport, c.v.spec.MCP.Transport)
+		case len(ps) == 0:
+			return nil, fmt.Errorf("%w: %s from vendor %q came during a call not from an MCP client (REST, A2A, a job or a relayed request), which cannot answer it", errNoCaller, method, c.v.id)
+		case len(ps) > 1:
+			// A call counted by the peers but not (yet) by the gate: do not guess.
 			return nil, fmt.Errorf("%w: %s from vendor %q is not tied to one call (%d MCP clients have calls in flight on its %s connection)",
 				errNoCaller, method, c.v.id, len(ps), c.v.spec.MCP.Transport)
 		}
+		p = ps[0]
 	}
 	if !p.Declared(method) {
 		return nil, fmt.Errorf("toolhub: the MCP client of this call did not declare the %s capability, so vendor %q cannot send it %s", capability, c.v.id, method)
@@ -361,6 +520,8 @@ func (h relayHandler) CreateMessage(ctx context.Context, req mcp.CreateMessageRe
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.CreateMessage(ctx, req)
 }
 
@@ -369,6 +530,8 @@ func (h relayHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.Elicit(ctx, req)
 }
 
@@ -377,6 +540,8 @@ func (h relayHandler) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := h.c.relay.pend(ctx)
+	defer done()
 	return p.ListRoots(ctx, req)
 }
 
@@ -402,6 +567,12 @@ func (c *conn) relayNotification(n mcp.JSONRPCNotification) {
 			return
 		}
 		c.v.m.emit(Event{Vendor: c.v.id, Notification: n})
+	case string(mcp.MethodNotificationCancelled):
+		// The vendor gave up on a request it sent toolhub (sampling,
+		// elicitation, roots): end its relay; the MCP client is told.
+		params := notificationParams(n)
+		reason, _ := params["reason"].(string)
+		c.relay.cancelRequest(params["requestId"], reason)
 	case string(mcp.MethodNotificationResourceUpdated):
 		c.v.m.emit(Event{Vendor: c.v.id, Notification: n})
 	case string(mcp.MethodNotificationResourcesListChanged), string(mcp.MethodNotificationPromptsListChanged):

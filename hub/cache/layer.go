@@ -131,10 +131,12 @@ func (l *Layer) Policy(c *hub.Call) Policy {
 }
 
 // Key returns the cache key of a call and its policy; ok is false when the
-// call is not cached (policy, or data level ≥ L2).
+// call is not cached (policy, or data level ≥ L2, or a relayed request
+// such as resources/read: its params are not in c.Arguments, and a
+// resource changes without the vendor telling toolhub).
 func (l *Layer) Key(c *hub.Call) (key string, p Policy, ok bool) {
 	name := Name(c)
-	if name == "" {
+	if name == "" || c.Method != "" {
 		return "", p, false
 	}
 	p = l.Policy(c)

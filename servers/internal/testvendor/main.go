@@ -38,13 +38,14 @@ func main() {
 	exitAfter := flag.Int64("exit-after", 0, "exit (status 3) after answering this many tool calls")
 	badSchema := flag.Bool("bad-schema", false, "also serve a tool whose input schema does not compile")
 	page := flag.Int("page", 0, "tools/list page size (0: no paging)")
+	relay := flag.Bool("relay", false, "also serve tools that send the client requests (sample, elicit)")
 	flag.Parse()
 	if v := os.Getenv("TESTVENDOR_EXIT_AFTER"); v != "" && *exitAfter == 0 {
 		*exitAfter, _ = strconv.ParseInt(v, 10, 64)
 	}
 	fmt.Fprintf(os.Stderr, "testvendor: started, pid %d\n", os.Getpid())
 
-	opts := []server.ServerOption{server.WithToolCapabilities(true)}
+	opts := []server.ServerOption{server.WithToolCapabilities(true), server.WithElicitation()}
 	if *page > 0 {
 		opts = append(opts, server.WithPaginationLimit(*page))
 	}
@@ -127,6 +128,9 @@ func main() {
 		os.Exit(2)
 		return nil, nil
 	})
+	if *relay {
+		relayTools(s, add)
+	}
 	if *badSchema {
 		add(mcp.NewToolWithRawSchema("broken", "Its schema does not compile.", json.RawMessage(
 			`{"type":"object","properties":{"x":{"type":"integr"}}}`)), echo)
@@ -136,4 +140,51 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testvendor: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// relayTools are tools that send the client requests during the call.
+func relayTools(s *server.MCPServer, add func(mcp.Tool, server.ToolHandlerFunc)) {
+	// sent numbers the requests the tools send: mcp-go's stdio server
+	// numbers them 1, 2, … on the session, and the tools send no others.
+	var sent atomic.Int64
+	// sample asks the client for a sampling round trip and returns the text.
+	s.EnableSampling()
+	add(mcp.NewTool("sample", mcp.WithString("prompt")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sent.Add(1)
+		sreq := mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", "hi"))}}}}
+		res, err := s.RequestSampling(ctx, sreq)
+		if err != nil {
+			return mcp.NewToolResultError("sampling: " + err.Error()), nil
+		}
+		if tc, ok := mcp.AsTextContent(res.Content); ok {
+			return mcp.NewToolResultText(tc.Text), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprint(res.Content)), nil
+	})
+	// elicit asks the client for a name; the request names the call's
+	// progress token in its _meta, tying it to the call.
+	add(mcp.NewTool("elicit"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ereq := mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "who are you?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}
+		if m := req.Params.Meta; m != nil && m.ProgressToken != nil {
+			ereq.Params.Meta = &mcp.Meta{ProgressToken: m.ProgressToken}
+		}
+		sent.Add(1)
+		res, err := s.RequestElicitation(ctx, ereq)
+		if err != nil {
+			return mcp.NewToolResultError("elicitation: " + err.Error()), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprint(res.Content.(map[string]any)["name"])), nil
+	})
+	// give-up sends notifications/cancelled for the last request a tool
+	// sent (the vendor no longer wants its answer).
+	add(mcp.NewTool("give-up"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		id := sent.Load()
+		err := s.SendNotificationToClient(ctx, string(mcp.MethodNotificationCancelled), map[string]any{"requestId": id, "reason": "the vendor gave up"})
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(fmt.Sprint("cancelled ", id)), nil
+	})
 }
