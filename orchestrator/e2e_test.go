@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/internal/drill"
 	. "github.com/toolhub/toolhub/orchestrator"
@@ -41,7 +41,7 @@ func labConfig() string {
 }
 
 func TestOfflinePlannerEndToEnd(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: labConfig()})
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: labConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestOfflinePlannerEndToEnd(t *testing.T) {
 	}
 
 	// A vendor failing degrades the plan instead of failing it.
-	if err := l.SetMode("maps", vendors.ModeFail); err != nil {
+	if err := l.SetMode("maps", drill.FaultFail); err != nil {
 		t.Fatal(err)
 	}
 	p.Model = nil
@@ -192,7 +192,7 @@ func TestOfflinePlannerEndToEnd(t *testing.T) {
 // Keywords a vendor declares in the config reach the app's planner.
 func TestVendorKeywordsReachThePlanner(t *testing.T) {
 	cfg := strings.Replace(labConfig(), "  - id: places\n", "  - id: places\n    keywords: {search_restaurants: [宵夜, late-night snack]}\n", 1)
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: cfg})
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

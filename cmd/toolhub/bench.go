@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
@@ -70,12 +71,12 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return benchSplit(ctx, *conc, *dur, *pin, stdout, stderr)
 	}
 	if *failover > 0 {
-		l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig})
+		l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig, Vendors: drillvendors.Server})
 		if err != nil {
 			return err
 		}
 		defer l.Close()
-		rep, err := drill.Failover(ctx, l, *failover, time.Second, vendors.ModeFail)
+		rep, err := drill.Failover(ctx, l, *failover, time.Second, drill.FaultFail)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -31,7 +32,7 @@ func addLimiterFlags(fs *flag.FlagSet) limiterFlags {
 }
 
 func benchLimiter(ctx context.Context, f limiterFlags, span time.Duration, stdout io.Writer) error {
-	rep, err := drill.SharedLimit(ctx, &drill.LimiterOptions{Hubs: *f.hubs, Rate: *f.rate, Burst: *f.burst, Span: span, Redis: *f.redis})
+	rep, err := drill.SharedLimit(ctx, &drill.LimiterOptions{Vendors: drillvendors.Server, Hubs: *f.hubs, Rate: *f.rate, Burst: *f.burst, Span: span, Redis: *f.redis})
 	if err != nil {
 		return err
 	}

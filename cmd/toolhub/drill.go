@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
@@ -97,7 +98,7 @@ redis, postgres and instance need the Redis and PostgreSQL of --redis and
 			rep interface{ Ok() bool }
 			err error
 		)
-		oo := &drill.OutageOptions{Rate: *rate, Hold: *hold, Redis: *redisAddr, Postgres: *pg}
+		oo := &drill.OutageOptions{Vendors: drillvendors.Server, Rate: *rate, Hold: *hold, Redis: *redisAddr, Postgres: *pg}
 		switch f {
 		case "redis":
 			rep, err = drill.RedisOutage(ctx, oo)
@@ -109,7 +110,7 @@ redis, postgres and instance need the Redis and PostgreSQL of --redis and
 				return fmt.Errorf("drill instance: this binary: %w", berr)
 			}
 			rep, err = drill.InstanceKill(ctx, &drill.InstanceOptions{Binary: bin, Instances: *instances, Rate: *rate, Jobs: *jobs,
-				Redis: *redisAddr, Postgres: *pg})
+				Redis: *redisAddr, Postgres: *pg, Vendors: drillvendors.Server})
 		default:
 			rep, err = vendorDrill(ctx, f, *rate, *hold)
 		}
@@ -133,12 +134,12 @@ func vendorDrill(ctx context.Context, fault string, rate float64, hold time.Dura
 	if err != nil {
 		return nil, err
 	}
-	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig})
+	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig, Vendors: drillvendors.Server})
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	return drill.Failover(ctx, l, rate, hold, mode)
+	return drill.Failover(ctx, l, rate, hold, drill.Fault(mode))
 }
 
 func envOr(key, def string) string {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
@@ -37,12 +38,12 @@ process (config: internal/drill.ImageOutageConfig).`, stderr)
 		return fmt.Errorf("--fault %q: want fail, slow, hang, garbage, http500 or http429", *fault)
 	}
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.ImageOutageConfig})
+	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.ImageOutageConfig, Vendors: drillvendors.Server})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	opts := drill.ImageOutageOptions{Duration: *duration, Rate: *rate, Fault: mode}
+	opts := drill.ImageOutageOptions{Duration: *duration, Rate: *rate, Fault: drill.Fault(mode)}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -20,7 +21,7 @@ func runCmd(t *testing.T, args ...string) (string, int) {
 // folder of a running hub with auth on, then registers that vendor
 // through the hub with `toolhub vendors add`.
 func TestKeysAndVendorSelfServiceFromTheCLI(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 auth: {enabled: true}
 outbound: {allow: ["{{vendors_addr}}"]}
 `})

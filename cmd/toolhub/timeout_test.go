@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -12,7 +12,7 @@ import (
 // the hub: a vendor that hangs (its own timeout is 10s) ends the call at
 // the caller's deadline, after one try, instead of 10s per try.
 func TestCallTimeout(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - {id: weather-a, mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}, timeout: 10s, probe: {disabled: true}}
@@ -21,7 +21,7 @@ vendors:
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.SetMode("weather-a", vendors.ModeHang); err != nil {
+	if err := l.SetMode("weather-a", drill.FaultHang); err != nil {
 		t.Fatal(err)
 	}
 	out, code := runCmd(t, "call", "weather-a__current_weather", `{"city":"Oslo"}`, "--timeout", "300ms", "--hub", l.HubURL)

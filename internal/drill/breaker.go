@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/billing"
-	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
 )
 
@@ -43,7 +42,7 @@ governance:
 
 // FailoverReport is what the failover drill measured.
 type FailoverReport struct {
-	Fault         vendors.Mode  // what happened to the primary
+	Fault         Fault         // what happened to the primary
 	Rate          float64       // offered calls/s
 	Calls         int64         // calls made
 	ClientErrors  int64         // calls that failed at the client
@@ -76,7 +75,7 @@ func (r FailoverReport) Ok() bool {
 // output that breaks its schema; http500 …), waits for its breaker to
 // open, holds the fault for hold, heals weather-a and waits for full
 // recovery. Then it counts the ledger's call events against the calls made.
-func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fault vendors.Mode) (FailoverReport, error) {
+func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fault Fault) (FailoverReport, error) {
 	rep := FailoverReport{Rate: rate, Fault: fault}
 	var (
 		faultAt      atomic.Int64 // unix nanos; 0 before the fault
@@ -151,7 +150,7 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fau
 
 	back := time.Now()
 	faultOver.Store(true)
-	if err := l.SetMode("weather-a", vendors.ModeOK); err != nil {
+	if err := l.SetMode("weather-a", FaultOK); err != nil {
 		return rep, err
 	}
 	recovered, err := waitFor(ctx, 60*time.Second, func() bool {

@@ -1,8 +1,14 @@
-// Package drill runs fault drills: a hub and the example vendors, steady
-// traffic, a fault, and what happened measured — time to detect, time to
-// fall back, success rate during the fault, time to recover, and usage
-// events lost or counted twice. `toolhub drill`, `toolhub bench` and the
-// tests in test/drill use it.
+// Package drill runs fault drills: a hub and vendors, steady traffic, a
+// fault, and what happened measured — time to detect, time to fall back,
+// success rate during the fault, time to recover, and usage events lost or
+// counted twice. `toolhub drill`, `toolhub bench` and the tests in
+// test/drill use it.
+//
+// The vendors come from the caller, as a [VendorServer] whose [Vendor]s
+// take a [Fault] and report [VendorCounters]; package drill never imports
+// examples/. `toolhub drill`, `toolhub bench` and the tests pass the
+// example vendors (examples/drillvendors, whose NewLab is [NewLab] with
+// them).
 //
 // The drills:
 //
@@ -17,12 +23,12 @@
 // The pieces [InstanceKill] runs real processes with serve the tests in
 // test/crash and test/cluster too: [StartProcess] and
 // [Process] (wait until it listens, its vendors ready, kill, stop, logs),
-// [ServeVendors] and a [Gate] that holds vendor calls; package drilltest
+// and a [Gate] that holds vendor calls; package drilltest
 // has their test-side helpers.
 //
 // A sketch:
 //
-//	rep, err := drill.RedisOutage(ctx, &drill.OutageOptions{Rate: 200})
+//	rep, err := drill.RedisOutage(ctx, &drill.OutageOptions{Vendors: drillvendors.Server, Rate: 200})
 //	if err != nil {
 //		return err
 //	}

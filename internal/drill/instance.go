@@ -17,7 +17,6 @@ import (
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/pgledger"
-	"github.com/toolhub/toolhub/examples/vendors"
 )
 
 // InstanceOptions configure [InstanceKill]. Binary is required; zero
@@ -26,6 +25,10 @@ type InstanceOptions struct {
 	// Binary is the toolhub executable the instances run (`toolhub serve`):
 	// os.Executable() from `toolhub drill`, a built binary from tests.
 	Binary string
+	// Vendors serves weather-a (the traffic) and doubao (the jobs); required.
+	// toolhub ships none: callers pass the example vendors
+	// (examples/drillvendors).
+	Vendors VendorServer
 	// Env is added to the instances' environment.
 	Env []string
 	// Instances is how many run; zero means 3 (at least 2).
@@ -112,6 +115,12 @@ func (r InstanceReport) Ok() bool {
 		r.AttemptsExtra == 0 && r.EventsLost == 0 && r.EventsExtra == 0
 }
 
+// The vendors of [InstanceKill], as instanceConfig names them.
+const (
+	vendorWeatherA = "weather-a"
+	vendorDoubao   = "doubao"
+)
+
 // instanceConfig is every instance's toolhub.yaml: shared Redis and
 // PostgreSQL, weather-a for the traffic and doubao for the jobs (image
 // calls queued while it fails). The instance to be killed runs more job
@@ -160,6 +169,9 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	if o.Binary == "" {
 		return InstanceReport{}, errors.New("drill: InstanceOptions.Binary: the toolhub executable is required")
 	}
+	if o.Vendors == nil {
+		return InstanceReport{}, errors.New("drill: InstanceOptions.Vendors: a vendor server is required")
+	}
 	if o.Instances <= 1 {
 		o.Instances = 3
 	}
@@ -183,14 +195,15 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	// The vendors run here, so their counters outlive any instance. doubao
 	// holds its calls at a gate, and finishes them even when the caller died.
 	g := &Gate{}
-	vs, vaddr, closeVendors, err := ServeVendors(map[string]*vendors.Options{
-		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: 50 * time.Millisecond}},
-		vendors.Doubao:   {Knobs: vendors.Knobs{Mode: vendors.ModeFail}, Sleep: g.Sleep},
+	served, err := o.Vendors.Serve(map[string]*VendorOptions{
+		vendorWeatherA: {Knobs: Knobs{Latency: 50 * time.Millisecond}},
+		vendorDoubao:   {Knobs: Knobs{Fault: FaultFail}, Gate: g},
 	})
 	if err != nil {
 		return rep, err
 	}
-	defer closeVendors()
+	defer served.Close()
+	vs, vaddr := served.Vendors, served.Addr
 	defer g.Open()
 
 	dir, err := os.MkdirTemp("", "toolhub-drill-instances-")
@@ -264,9 +277,9 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 		}
 		jobIDs = append(jobIDs, jid)
 	}
-	doubao := vs[vendors.Doubao]
+	doubao := vs[vendorDoubao]
 	g.Close()
-	if err := doubao.SetKnobs(vendors.Knobs{Latency: time.Millisecond}); err != nil {
+	if err := doubao.SetKnobs(Knobs{Latency: time.Millisecond}); err != nil {
 		return rep, err
 	}
 	if _, err := waitFor(ctx, 30*time.Second, func() bool { return doubao.Counters().InFlight == int64(o.Jobs) }); err != nil {
@@ -319,7 +332,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 
 // countLedger compares the shared ledger with the vendors' counters and
 // the calls the client saw answered.
-func countLedger(ctx context.Context, dsn, schema string, vs map[string]*vendors.Vendor, lb *balancer, rep *InstanceReport) error {
+func countLedger(ctx context.Context, dsn, schema string, vs map[string]Vendor, lb *balancer, rep *InstanceReport) error {
 	l, err := pgledger.Open(ctx, dsn, &pgledger.Options{Schema: schema, ReadOnly: true})
 	if err != nil {
 		return err
@@ -332,7 +345,7 @@ func countLedger(ctx context.Context, dsn, schema string, vs map[string]*vendors
 	err = l.Query(ctx, billing.Filter{}, func(e billing.Event) error {
 		switch e.Kind {
 		case billing.KindCall:
-			if e.Vendor == vendors.WeatherA {
+			if e.Vendor == vendorWeatherA {
 				calls[e.CallID] = true
 			}
 		case billing.KindAttempt:
@@ -344,7 +357,7 @@ func countLedger(ctx context.Context, dsn, schema string, vs map[string]*vendors
 			switch e.Outcome {
 			case billing.OutcomeUnknown:
 				t.unknown++
-				if e.Vendor == vendors.Doubao {
+				if e.Vendor == vendorDoubao {
 					unknownDoubao++
 				}
 			case billing.OutcomeOK:
@@ -528,7 +541,7 @@ func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (
 		h.Kill()
 		return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
 	}
-	_, err = waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendors.WeatherA, vendors.Doubao) })
+	_, err = waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA, vendorDoubao) })
 	if err != nil {
 		h.Kill()
 		return nil, fmt.Errorf("instance %d: vendors not ready: %w\n%s", i, err, h.Tail(20))

@@ -2,28 +2,27 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/servers"
 )
 
-// Lab is a hub wired to in-process example vendors.
+// Lab is a hub wired to vendors served in this process.
 type Lab struct {
 	App     *app.App
-	Vendors map[string]*vendors.Vendor
-	URL     string // the example vendors' base URL (each at /<name>/mcp)
+	Vendors map[string]Vendor
+	URL     string // the vendors' base URL (each at /<name>/mcp)
 	HubURL  string // the hub's base URL
-	srv     *http.Server
+	served  *ServedVendors
 	stop    context.CancelFunc
 	done    chan struct{}
 	data    string
@@ -32,40 +31,39 @@ type Lab struct {
 // LabOptions configure a lab. Zero fields mean the defaults.
 type LabOptions struct {
 	// Config is toolhub.yaml without data and addr; "{{vendors}}" is
-	// replaced by the example vendors' base URL, "{{vendors_addr}}" by their
+	// replaced by the vendors' base URL, "{{vendors_addr}}" by their
 	// host:port.
 	Config string
+	// Vendors serves every vendor it names, healthy, for the lab; required.
+	// toolhub ships none: callers pass the example vendors
+	// (examples/drillvendors).
+	Vendors VendorServer
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
 
-// NewLab starts the example vendors and a hub on loopback.
+// NewLab starts the vendors of o.Vendors and a hub on loopback.
 func NewLab(ctx context.Context, o LabOptions) (*Lab, error) {
-	l := &Lab{Vendors: map[string]*vendors.Vendor{}, done: make(chan struct{})}
-	mux := http.NewServeMux()
-	for _, name := range vendors.Names() {
-		v, err := vendors.New(name, nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := v.Mount(mux, "/"+name, vendors.HTTP); err != nil {
-			return nil, err
-		}
-		l.Vendors[name] = v
+	if o.Vendors == nil {
+		return nil, errors.New("drill: LabOptions.Vendors: a vendor server is required")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	l := &Lab{done: make(chan struct{})}
+	opts := map[string]*VendorOptions{}
+	for _, name := range o.Vendors.Names() {
+		opts[name] = nil
+	}
+	served, err := o.Vendors.Serve(opts)
 	if err != nil {
 		return nil, err
 	}
-	l.srv = &http.Server{Handler: mux}
-	go l.srv.Serve(ln)
-	l.URL = "http://" + ln.Addr().String()
+	l.served, l.Vendors = served, served.Vendors
+	l.URL = "http://" + served.Addr
 
 	if l.data, err = os.MkdirTemp("", "toolhub-drill-"); err != nil {
 		l.Close()
 		return nil, err
 	}
-	text := strings.NewReplacer("{{vendors}}", l.URL, "{{vendors_addr}}", ln.Addr().String()).Replace(o.Config)
+	text := strings.NewReplacer("{{vendors}}", l.URL, "{{vendors_addr}}", served.Addr).Replace(o.Config)
 	cfg, err := config.Parse([]byte("data: " + l.data + "\n" + text))
 	if err != nil {
 		l.Close()
@@ -112,11 +110,14 @@ func (l *Lab) WaitReady(ctx context.Context, vendor string) error {
 	return nil
 }
 
-// SetMode changes an example vendor's fault mode.
-func (l *Lab) SetMode(vendor string, m vendors.Mode) error {
-	v := l.Vendors[vendor]
+// SetMode changes a vendor's fault, keeping its latency.
+func (l *Lab) SetMode(vendor string, f Fault) error {
+	v, ok := l.Vendors[vendor]
+	if !ok {
+		return fmt.Errorf("drill: lab has no vendor %q", vendor)
+	}
 	k := v.Knobs()
-	k.Mode = m
+	k.Fault = f
 	return v.SetKnobs(k)
 }
 
@@ -129,11 +130,8 @@ func (l *Lab) Close() {
 	if l.App != nil {
 		l.App.Close()
 	}
-	for _, v := range l.Vendors {
-		v.Close()
-	}
-	if l.srv != nil {
-		l.srv.Close()
+	if l.served != nil {
+		l.served.Close()
 	}
 	if l.data != "" {
 		os.RemoveAll(l.data)

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,9 +13,13 @@ import (
 	"github.com/toolhub/toolhub/hub/limit"
 )
 
-// LimiterOptions configure [SharedLimit]. A nil *LimiterOptions means all
-// defaults.
+// LimiterOptions configure [SharedLimit]. Vendors is required; zero
+// fields of the others mean the defaults.
 type LimiterOptions struct {
+	// Vendors serves the hubs' vendor (weather-a); toolhub ships none:
+	// callers pass the example vendors (examples/drillvendors).
+	Vendors VendorServer
+
 	Hubs    int           // hubs sharing the limit; zero means 3
 	Rate    float64       // the vendor's limit, calls/s; zero means 100
 	Burst   int           // its burst; zero means 50
@@ -75,6 +80,9 @@ func SharedLimit(ctx context.Context, opts *LimiterOptions) (LimiterReport, erro
 	if opts != nil {
 		o = *opts
 	}
+	if o.Vendors == nil {
+		return LimiterReport{}, errors.New("drill: LimiterOptions.Vendors: a vendor server is required")
+	}
 	if o.Hubs <= 0 {
 		o.Hubs = 3
 	}
@@ -117,7 +125,7 @@ governance: {retry: {max: 0}}
 	}()
 	w := newLogWatch(nil)
 	for range o.Hubs {
-		l, err := NewLab(ctx, LabOptions{Config: cfg, Logger: slog.New(w)})
+		l, err := NewLab(ctx, LabOptions{Config: cfg, Logger: slog.New(w), Vendors: o.Vendors})
 		if err != nil {
 			return rep, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -23,9 +24,12 @@ const (
 	DefaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 )
 
-// OutageOptions configure [RedisOutage] and [PostgresOutage]. A nil
-// *OutageOptions means all defaults.
+// OutageOptions configure [RedisOutage] and [PostgresOutage]. Vendors is
+// required; zero fields of the others mean the defaults.
 type OutageOptions struct {
+	// Vendors serves the hub's vendors (weather-a); toolhub ships none:
+	// callers pass the example vendors (examples/drillvendors).
+	Vendors VendorServer
 	// Rate is the offered calls/s; zero means 200.
 	Rate float64
 	// Hold is how long the outage lasts once the hub noticed it; zero
@@ -45,6 +49,8 @@ type OutageOptions struct {
 	// Logger receives the hub's log; nil discards it.
 	Logger *slog.Logger
 }
+
+var errVendors = errors.New("drill: OutageOptions.Vendors: a vendor server is required")
 
 func (o *OutageOptions) defaults() OutageOptions {
 	var d OutageOptions

@@ -29,6 +29,9 @@ governance: {retry: {max: 0}}
 func PostgresOutage(ctx context.Context, opts *OutageOptions) (OutageReport, error) {
 	o := opts.defaults()
 	rep := OutageReport{Store: "postgres", Rate: o.Rate}
+	if o.Vendors == nil {
+		return rep, errVendors
+	}
 	target, err := pgTarget(o.Postgres)
 	if err != nil {
 		return rep, err
@@ -45,7 +48,7 @@ func PostgresOutage(ctx context.Context, opts *OutageOptions) (OutageReport, err
 		next = o.Logger.Handler()
 	}
 	w := newLogWatch(next)
-	l, err := NewLab(ctx, LabOptions{Logger: slog.New(w), Config: fmt.Sprintf(postgresConfig, pgVia(o.Postgres, p.Addr()), schema)})
+	l, err := NewLab(ctx, LabOptions{Logger: slog.New(w), Vendors: o.Vendors, Config: fmt.Sprintf(postgresConfig, pgVia(o.Postgres, p.Addr()), schema)})
 	if err != nil {
 		return rep, err
 	}

@@ -41,6 +41,9 @@ governance: {retry: {max: 0}}
 func RedisOutage(ctx context.Context, opts *OutageOptions) (OutageReport, error) {
 	o := opts.defaults()
 	rep := OutageReport{Store: "redis", Rate: o.Rate, Instances: 2}
+	if o.Vendors == nil {
+		return rep, errVendors
+	}
 	p, err := NewProxy(o.Redis)
 	if err != nil {
 		return rep, err
@@ -53,7 +56,7 @@ func RedisOutage(ctx context.Context, opts *OutageOptions) (OutageReport, error)
 		next = o.Logger.Handler()
 	}
 	w := newLogWatch(next)
-	l, err := NewLab(ctx, LabOptions{Logger: slog.New(w), Config: fmt.Sprintf(redisConfig, p.Addr(), prefix, 4*o.Rate, o.Rate)})
+	l, err := NewLab(ctx, LabOptions{Logger: slog.New(w), Vendors: o.Vendors, Config: fmt.Sprintf(redisConfig, p.Addr(), prefix, 4*o.Rate, o.Rate)})
 	if err != nil {
 		return rep, err
 	}

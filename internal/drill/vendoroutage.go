@@ -19,7 +19,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/toolhub/toolhub/billing"
-	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
 )
@@ -71,7 +70,7 @@ type ImageOutageOptions struct {
 	// prompts answered before the outage; zero means 20.
 	Rate float64
 	// Fault is how the vendors are down; zero means HTTP 500 on every call.
-	Fault vendors.Mode
+	Fault Fault
 	// Drain bounds the wait for the queued jobs after recovery; zero means 2m.
 	Drain time.Duration
 	// Profile, when set, receives a CPU profile of the process from
@@ -83,7 +82,7 @@ type ImageOutageOptions struct {
 type ImageOutageReport struct {
 	Duration time.Duration
 	Rate     float64
-	Fault    vendors.Mode
+	Fault    Fault
 	// During the outage: calls made, answered within 1s (stale or queued),
 	// of those stale and queued; errors; the slowest answer.
 	Calls, Within1s, Stale, Queued, Errors int
@@ -152,7 +151,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 		o.Rate = 20
 	}
 	if o.Fault == "" {
-		o.Fault = vendors.ModeHTTP500
+		o.Fault = FaultHTTP500
 	}
 	if o.Drain <= 0 {
 		o.Drain = 2 * time.Minute
@@ -270,7 +269,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	cpu := processCPU()
 	recovered := time.Now()
 	for _, v := range []string{"doubao", "sd"} {
-		if err := l.SetMode(v, vendors.ModeOK); err != nil {
+		if err := l.SetMode(v, FaultOK); err != nil {
 			return rep, err
 		}
 	}

@@ -67,7 +67,7 @@ func serveVendors(t *testing.T, names ...string) (string, map[string]*vendors.Ve
 	for _, n := range names {
 		opts[n] = nil
 	}
-	vs, addr, closeAll, err := drill.ServeVendors(opts)
+	vs, addr, closeAll, err := vendors.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

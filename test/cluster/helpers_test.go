@@ -40,7 +40,7 @@ func serveVendors(t *testing.T, names ...string) (addr string, vs map[string]*ve
 		g := &drill.Gate{}
 		opts[n], gates[n] = &vendors.Options{Sleep: g.Sleep}, g
 	}
-	vs, addr, closeVendors, err := drill.ServeVendors(opts)
+	vs, addr, closeVendors, err := vendors.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func serveVendors(t *testing.T, g *drill.Gate, names ...string) (addr string, vs
 	for _, n := range names {
 		opts[n] = &vendors.Options{Sleep: g.Sleep}
 	}
-	vs, addr, closeVendors, err := drill.ServeVendors(opts)
+	vs, addr, closeVendors, err := vendors.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/orchestrator"
 )
@@ -17,7 +18,7 @@ import (
 // TestPlannerAsA2ASkill: an A2A client finds the planner skill on toolhub's
 // card and runs a goal through it, end to end against the example vendors.
 func TestPlannerAsA2ASkill(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - {id: weather-a, mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}, probe: {disabled: true}}
@@ -65,7 +66,7 @@ capabilities:
 // TestPlanReplaysFromTheDecisionLog: every call of a plan logs its plan id.
 func TestPlanReplaysFromTheDecisionLog(t *testing.T) {
 	var logs syncBuffer
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - {id: weather-a, mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}, probe: {disabled: true}}

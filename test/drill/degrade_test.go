@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/internal/drill"
 )
@@ -16,7 +16,7 @@ import (
 // TestImageChainDegradesToStaleThenQueue walks the "doubao → sd → cache →
 // queue" chain with the example image vendors through a whole hub.
 func TestImageChainDegradesToStaleThenQueue(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - {id: doubao, mcp: {transport: http, url: "{{vendors}}/doubao/mcp"}, probe: {disabled: true}}
@@ -48,7 +48,7 @@ jobs: {max_attempts: 10}
 		t.Fatalf("healthy: %v %+v", err, res)
 	}
 	// 2. The primary fails: the secondary answers; the client sees no error.
-	if err := l.SetMode("doubao", vendors.ModeFail); err != nil {
+	if err := l.SetMode("doubao", drill.FaultFail); err != nil {
 		t.Fatal(err)
 	}
 	res, err = gen("a red fox")
@@ -56,7 +56,7 @@ jobs: {max_attempts: 10}
 		t.Fatalf("primary down: %v %+v", err, res)
 	}
 	// 3. Both fail: the last good result, marked stale, with its age.
-	if err := l.SetMode("sd", vendors.ModeHTTP500); err != nil {
+	if err := l.SetMode("sd", drill.FaultHTTP500); err != nil {
 		t.Fatal(err)
 	}
 	res, err = gen("a red fox")
@@ -77,7 +77,7 @@ jobs: {max_attempts: 10}
 		t.Errorf("queued answer text = %q", hub.TextOf(res))
 	}
 	job := res.Provenance.JobID
-	if err := l.SetMode("doubao", vendors.ModeOK); err != nil { // the vendor comes back
+	if err := l.SetMode("doubao", drill.FaultOK); err != nil { // the vendor comes back
 		t.Fatal(err)
 	}
 	_ = ws.SetReadDeadline(time.Now().Add(60 * time.Second))

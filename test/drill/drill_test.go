@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
 func TestFailoverDrill(t *testing.T) {
-	for _, fault := range []vendors.Mode{vendors.ModeFail, vendors.ModeSlow, vendors.ModeGarbage, vendors.ModeHTTP500} {
+	for _, fault := range []drill.Fault{drill.FaultFail, drill.FaultSlow, drill.FaultGarbage, drill.FaultHTTP500} {
 		t.Run(string(fault), func(t *testing.T) {
-			l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: drill.FailoverConfig})
+			l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: drill.FailoverConfig})
 			if err != nil {
 				t.Fatal(err)
 			}

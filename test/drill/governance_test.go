@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/redistest"
@@ -30,7 +30,7 @@ func call(l *drill.Lab, name string) (*hub.Result, error) {
 }
 
 func TestHangingVendorTimesOutWithoutLeaks(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - id: weather-a
@@ -47,7 +47,7 @@ governance: {retry: {max: 1, base: 10ms, cap: 20ms}}
 		t.Fatal(err)
 	}
 	base := runtime.NumGoroutine()
-	if err := l.SetMode("weather-a", vendors.ModeHang); err != nil {
+	if err := l.SetMode("weather-a", drill.FaultHang); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -96,7 +96,7 @@ func TestRedisStoppedMidRunCallsKeepFlowing(t *testing.T) {
 	defer proxy.Close()
 	id := uniqueID("w")
 	var logs syncBuffer
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Config: fmt.Sprintf(`
 redis: redis://%s/0
@@ -135,7 +135,7 @@ vendors:
 
 func TestThreeHubsShareOneRedisLimit(t *testing.T) {
 	redistest.Client(t)
-	rep, err := drill.SharedLimit(t.Context(), &drill.LimiterOptions{Hubs: 3, Rate: 100, Burst: 50, Span: 3 * time.Second, Redis: redistest.Addr()})
+	rep, err := drill.SharedLimit(t.Context(), &drill.LimiterOptions{Vendors: drillvendors.Server, Hubs: 3, Rate: 100, Burst: 50, Span: 3 * time.Second, Redis: redistest.Addr()})
 	if err != nil {
 		t.Fatal(err)
 	}

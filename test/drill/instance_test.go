@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/redistest"
 )
@@ -24,7 +25,7 @@ func TestInstanceKillDrill(t *testing.T) {
 		t.Fatalf("build toolhub: %v\n%s", err, out)
 	}
 	var logs syncBuffer
-	rep, err := drill.InstanceKill(t.Context(), &drill.InstanceOptions{Binary: bin, Rate: 60, Jobs: 4,
+	rep, err := drill.InstanceKill(t.Context(), &drill.InstanceOptions{Binary: bin, Vendors: drillvendors.Server, Rate: 60, Jobs: 4,
 		Redis: redistest.Addr(), Postgres: os.Getenv("TOOLHUB_TEST_POSTGRES"), Logs: &logs})
 	if err != nil {
 		t.Fatalf("%v\nlast instance logs:\n%s", err, lastLines(logs.String(), 40))

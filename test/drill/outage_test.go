@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -13,7 +14,7 @@ import (
 // outage completes after recovery (it used to fail 3s into an outage,
 // after 3 attempts), pushed once and charged once.
 func TestImageOutageDrill(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: drill.ImageOutageConfig})
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: drill.ImageOutageConfig})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/redistest"
 )
@@ -15,7 +16,7 @@ import (
 
 func outageOptions(t *testing.T) *drill.OutageOptions {
 	redistest.Client(t) // a missing Redis fails here, with what to do
-	return &drill.OutageOptions{Rate: 100, Hold: 300 * time.Millisecond, Warm: 300 * time.Millisecond,
+	return &drill.OutageOptions{Vendors: drillvendors.Server, Rate: 100, Hold: 300 * time.Millisecond, Warm: 300 * time.Millisecond,
 		Redis: redistest.Addr(), Postgres: os.Getenv("TOOLHUB_TEST_POSTGRES")}
 }
 

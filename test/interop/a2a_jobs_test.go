@@ -8,7 +8,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -17,7 +17,7 @@ import (
 // client gets a working task at once; the vendor comes back, the job's
 // worker runs it, and the task completes with the image as its artifact.
 func TestA2AQueuedCallFollowsJob(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:
   - {id: doubao, mcp: {transport: http, url: "{{vendors}}/doubao/mcp"}, probe: {disabled: true}}
@@ -35,7 +35,7 @@ jobs: {max_attempts: 1000}
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.SetMode("doubao", vendors.ModeHTTP500); err != nil {
+	if err := l.SetMode("doubao", drill.FaultHTTP500); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
@@ -62,7 +62,7 @@ jobs: {max_attempts: 1000}
 		t.Fatalf("task metadata = %v, want toolhub/job_id", task.Metadata)
 	}
 
-	if err := l.SetMode("doubao", vendors.ModeOK); err != nil { // the vendor comes back
+	if err := l.SetMode("doubao", drill.FaultOK); err != nil { // the vendor comes back
 		t.Fatal(err)
 	}
 	var got *sdk.Task

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/internal/drill"
 )
@@ -54,7 +55,7 @@ outbound: {allow: ["127.0.0.0/8"]}
 %s`, dsn(), schema, id, n, extra)
 	var labs []*drill.Lab
 	for range n {
-		l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: cfg})
+		l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}

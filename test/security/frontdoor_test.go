@@ -353,7 +353,7 @@ tenants:
 func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 	t.Helper()
 	g := &drill.Gate{Cancelable: true}
-	vs, addr, closeVendors, err := drill.ServeVendors(map[string]*vendors.Options{
+	vs, addr, closeVendors, err := vendors.ServeVendors(map[string]*vendors.Options{
 		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: time.Microsecond}, Sleep: g.Sleep},
 		vendors.Maps:     nil,
 	})

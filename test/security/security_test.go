@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -42,7 +43,7 @@ type env struct {
 
 func setup(t *testing.T, allow ...string) *env {
 	logs := &syncBuffer{}
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Config: `
 auth: {enabled: true}

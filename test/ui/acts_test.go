@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/internal/drill"
@@ -56,7 +57,7 @@ billing:
 // latency over time. Every action is checked on the hub itself.
 func TestDashboardActs(t *testing.T) {
 	bin := chromium(t)
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: actsConfig})
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: actsConfig})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/internal/drill"
@@ -131,7 +131,7 @@ func tail(s string, n int) string {
 func newHub(t *testing.T) (*drill.Lab, string) {
 	t.Helper()
 	rec := ui.NewRecorder(slog.NewJSONHandler(io.Discard, nil), 0)
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: labConfig, Logger: slog.New(rec)})
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: labConfig, Logger: slog.New(rec)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDashboard(t *testing.T) {
 	for range 3 {
 		call(t, l, "acme", "weather.current", map[string]any{"city": "Paris"})
 	}
-	if err := l.SetMode("weather-a", vendors.ModeFail); err != nil {
+	if err := l.SetMode("weather-a", drill.FaultFail); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 8 {

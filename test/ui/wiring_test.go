@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
+	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
 )
 
@@ -16,7 +17,7 @@ import (
 // with authentication on: the page and its files are public, the
 // decision log needs an operator key, and the data APIs keep their keys.
 func TestAppMountsDashboard(t *testing.T) {
-	l, err := drill.NewLab(t.Context(), drill.LabOptions{Config: `
+	l, err := drillvendors.NewLab(t.Context(), drill.LabOptions{Config: `
 auth: {enabled: true}
 outbound: {allow: ["{{vendors_addr}}"]}
 vendors:

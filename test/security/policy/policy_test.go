@@ -57,7 +57,7 @@ func startHub(t *testing.T, cfg string, keys map[string]auth.Key, names ...strin
 	for _, n := range names {
 		opts[n] = nil
 	}
-	vs, addr, closeVendors, err := drill.ServeVendors(opts)
+	vs, addr, closeVendors, err := vendors.ServeVendors(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
