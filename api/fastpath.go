@@ -176,7 +176,7 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 		if len(env.ID) == 0 {
 			return false // a notification: mcp-go ignores it
 		}
-		name, args, resp := f.precheckCall(fs.vendor, tenant, env.ID, env.Params.Name, env.Params.Arguments)
+		c, resp := f.precheckCall(fs.vendor, tenant, env.ID, env.Params.Name, env.Params.Arguments)
 		if resp != nil {
 			writeRPC(w, resp)
 			return true
@@ -201,7 +201,7 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 				return false
 			}
 		}
-		f.serveCall(w, r, fs, q, name, args)
+		f.serveCall(w, r, fs, q, c)
 		return true
 	case "tools/list":
 		if len(env.ID) == 0 || len(env.Params.Cursor) > 0 {
@@ -363,14 +363,14 @@ func plainID(raw []byte) bool {
 
 // serveCall runs a tools/call through the gateway and answers it, as the
 // MCP server's tool handler (handler) and mcp-go would.
-func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, q fastRequest, name string, args map[string]any) {
+func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, q fastRequest, c *hub.Call) {
 	f.fastServed.Add(1)
 	id := q.id
 	out := &fastOut{w: w, sess: q.sess}
 	defer func() {
 		if p := recover(); p != nil {
 			// As mcp-go's recovery middleware answers a panicking handler.
-			out.finish(rpcResponse(id, nil, fmt.Errorf("panic recovered in %s tool handler: %v", name, p)))
+			out.finish(rpcResponse(id, nil, fmt.Errorf("panic recovered in %s tool handler: %v", c.Name, p)))
 		}
 	}()
 	ctx := withTenant(r.Context(), TenantFrom(r.Context()))
@@ -385,7 +385,7 @@ func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastSta
 	}
 	ctx = hub.WithPeer(ctx, out)
 
-	c := &hub.Call{Tenant: TenantFrom(ctx), Name: name, Meta: callMeta(q.meta), Arguments: args}
+	c.Meta = callMeta(q.meta)
 	var res *hub.Result
 	err := f.s.dataLevelOf(c)
 	if err == nil {

@@ -393,31 +393,33 @@ func (f *mcpFront) precheck(vendor, tenant string, body []byte) []byte {
 	if err := json.Unmarshal(msg.Params, &p); err != nil {
 		p.Name = ""
 	}
-	_, _, resp := f.precheckCall(vendor, tenant, msg.ID, p.Name, p.Arguments)
+	_, resp := f.precheckCall(vendor, tenant, msg.ID, p.Name, p.Arguments)
 	return resp
 }
 
 // precheckCall checks a tools/call of the tool a client calls name with
-// the raw arguments: it returns the catalog name and the decoded
-// arguments, or the JSON-RPC error response for id.
-func (f *mcpFront) precheckCall(vendor, tenant string, id json.RawMessage, name string, rawArgs json.RawMessage) (string, map[string]any, []byte) {
+// the raw arguments: it returns the call of the catalog name with the
+// decoded arguments, checked by [hub.Gateway.PrecheckCall] (so the gateway
+// does not validate them again), or the JSON-RPC error response for id.
+func (f *mcpFront) precheckCall(vendor, tenant string, id json.RawMessage, name string, rawArgs json.RawMessage) (*hub.Call, []byte) {
 	if name == "" {
-		return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
+		return nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
 	}
 	catalogName, ok := f.resolve(vendor, tenant, name)
 	if !ok {
-		return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the tools with tools/list", name)})
+		return nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the tools with tools/list", name)})
 	}
 	var args map[string]any
 	if a := bytes.TrimSpace(rawArgs); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		if a[0] != '{' || json.Unmarshal(a, &args) != nil {
-			return "", nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"})
+			return nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidArguments, Message: "arguments must be a JSON object"})
 		}
 	}
-	if err := f.s.gw.Precheck(tenant, catalogName, args); err != nil {
-		return "", nil, rpcError(id, rpcCode(hub.CodeOf(err)), err)
+	c := &hub.Call{Tenant: tenant, Name: catalogName, Arguments: args}
+	if err := f.s.gw.PrecheckCall(c); err != nil {
+		return nil, rpcError(id, rpcCode(hub.CodeOf(err)), err)
 	}
-	return catalogName, args, nil
+	return c, nil
 }
 
 // ServeStdio serves the whole catalog over stdio (one client, as tenant),

@@ -34,7 +34,10 @@ type MeterOptions struct {
 	// Linger is how long the writer waits for more events after the first
 	// of a batch, so a quiet hub writes one transaction per Linger rather
 	// than one per call (events are already safe in the WAL); zero means
-	// 20ms, negative means no wait.
+	// 200ms, negative means no wait. Each SQLite ledger transaction writes
+	// its indexes' pages again: with 2,000 events/s recorded, a 20ms linger
+	// cost the writer ~12µs of CPU per event more than a 250ms one. Flush
+	// and Close do not wait for it.
 	Linger time.Duration
 	// WriteTimeout bounds one ledger Append; zero means 10s.
 	WriteTimeout time.Duration
@@ -111,7 +114,7 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 		m.opts.RetryInterval = 5 * time.Second
 	}
 	if m.opts.Linger == 0 {
-		m.opts.Linger = 20 * time.Millisecond
+		m.opts.Linger = 200 * time.Millisecond
 	}
 	if m.opts.WriteTimeout <= 0 {
 		m.opts.WriteTimeout = 10 * time.Second

@@ -96,6 +96,10 @@ type Call struct {
 
 	cat *registry.Catalog // set by the gateway, for chain steps
 
+	// checked is the entry [Gateway.PrecheckCall] validated Arguments
+	// against; resolve does not validate them again for that same entry.
+	checked registry.Entry
+
 	// Trace collects what happened to the call, for provenance and the
 	// decision log. Middlewares append to it.
 	Trace *Trace
@@ -105,6 +109,13 @@ type Call struct {
 	// tool call. Params are its params, as the vendor gets them.
 	Method string
 	Params any
+}
+
+// prechecked reports whether [Gateway.PrecheckCall] validated c's
+// arguments against e.
+func (c *Call) prechecked(e registry.Entry) bool {
+	k := c.checked
+	return (k.Tool != nil || k.Capability != nil) && k.Tool == e.Tool && k.Capability == e.Capability && k.Name == e.Name
 }
 
 func (c *Call) toolLookup(vendor, tool string) (*registry.Tool, bool) {

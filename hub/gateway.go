@@ -155,6 +155,28 @@ func (g *Gateway) Precheck(tenant, name string, args map[string]any) error {
 	return validateArgs(e, args)
 }
 
+// PrecheckCall is [Gateway.Precheck] of c's tenant, name and arguments
+// (nil arguments become {}), for a front door that calls c next: the
+// entry it validated the arguments against is remembered in c, and the
+// call does not validate them a second time as long as the name still
+// resolves to that same entry (a catalog change in between means
+// validating again). A caller that changes c.Arguments after must call it
+// again.
+func (g *Gateway) PrecheckCall(c *Call) error {
+	e, ok := g.Lookup(c.Tenant, c.Name)
+	if !ok {
+		return unknownTool(c.Name)
+	}
+	if c.Arguments == nil {
+		c.Arguments = map[string]any{}
+	}
+	if err := validateArgs(e, c.Arguments); err != nil {
+		return err
+	}
+	c.checked = e
+	return nil
+}
+
 func unknownTool(name string) *Error {
 	return &Error{Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q; list the catalog with tools/list or GET /v1/tools", name)}
 }
@@ -188,9 +210,12 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
 	if c.Arguments == nil {
 		c.Arguments = map[string]any{}
 	}
-	if err := validateArgs(e, c.Arguments); err != nil {
-		return nil, err
+	if !c.prechecked(e) {
+		if err := validateArgs(e, c.Arguments); err != nil {
+			return nil, err
+		}
 	}
+	c.checked = registry.Entry{}
 	c.cat = g.cat
 	c.Capability, c.Tool = e.Capability, e.Tool
 	if _, ok := ctx.Deadline(); !ok && g.opts.Deadline != nil {

@@ -231,3 +231,68 @@ func TestPrivacyGate(t *testing.T) {
 		t.Fatalf("capability with L2 data: %v %+v, reached weather-a = %v", err, res, reachedA)
 	}
 }
+
+// TestPrecheckCallValidatesOnce: a call PrecheckCall validated is not
+// validated again by the gateway while its name resolves to the same
+// entry (arguments changed after the precheck, which a caller must not
+// do, show it), and is validated again once the catalog changed the entry.
+func TestPrecheckCallValidatesOnce(t *testing.T) {
+	cat := testCatalog(t)
+	gw := NewGateway(cat, vendors{"weather-a": ok(21), "weather-b": ok(22)}, nil)
+
+	bad := &Call{Name: "weather-a__current", Arguments: map[string]any{"city": 3.0}}
+	if err := gw.PrecheckCall(bad); CodeOf(err) != CodeInvalidArguments {
+		t.Fatalf("PrecheckCall of bad arguments = %v, want invalid_arguments", err)
+	}
+	if _, err := gw.Call(t.Context(), bad); CodeOf(err) != CodeInvalidArguments {
+		t.Fatalf("Call after a failed PrecheckCall = %v, want invalid_arguments", err)
+	}
+
+	c := &Call{Name: "weather-a__current", Arguments: map[string]any{"city": "Oslo"}}
+	if err := gw.PrecheckCall(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Arguments["units"] = "kelvin" // not in the enum: validating again would refuse it
+	if _, err := gw.Call(t.Context(), c); err != nil {
+		t.Fatalf("the gateway validated the prechecked arguments again: %v", err)
+	}
+	// The mark is the gateway's for one call: a second Call of the same
+	// *Call validates.
+	if _, err := gw.Call(t.Context(), c); CodeOf(err) != CodeInvalidArguments {
+		t.Fatalf("second Call of a prechecked call = %v, want invalid_arguments", err)
+	}
+
+	c = &Call{Name: "weather-a__current", Arguments: map[string]any{"city": "Oslo"}}
+	if err := gw.PrecheckCall(c); err != nil {
+		t.Fatal(err)
+	}
+	stricter := strings.Replace(weatherIn, `"required":["city"]`, `"required":["city","units"]`, 1)
+	if errs := cat.SetVendorTools("weather-a", []registry.ToolDef{{Name: "current", InputSchema: json.RawMessage(stricter), OutputSchema: json.RawMessage(weatherOut)}}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if _, err := gw.Call(t.Context(), c); CodeOf(err) != CodeInvalidArguments {
+		t.Fatalf("Call after the tool's schema changed = %v, want invalid_arguments (validated against the new schema)", err)
+	}
+}
+
+// BenchmarkGatewayPrecheckedCall is a front door's call: PrecheckCall,
+// then the call, which does not validate the arguments again.
+func BenchmarkGatewayPrecheckedCall(b *testing.B) {
+	res := &Result{Structured: map[string]any{"temp_c": 21.0}}
+	gw := NewGateway(testCatalog(b), vendors{"weather-a": func(ctx context.Context, c *Call) (*Result, error) {
+		r := *res
+		return &r, nil
+	}}, nil)
+	args := map[string]any{"city": "Oslo", "units": "metric"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := &Call{Name: "weather-a__current", Arguments: args}
+		if err := gw.PrecheckCall(c); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gw.Call(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
