@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -62,15 +61,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	// A hub on one CPU (an affinity mask or a CPU quota of 1) would get one
-	// P: under concurrent calls it then left the CPU ~60% idle while calls
-	// queued (most likely the P held during blocking file writes: the usage
-	// WAL, the decision log, SQLite). Two Ps doubled its calls/s there and
-	// cut p99 by two thirds, for ~250µs more p50 with a single client.
-	// GOMAXPROCS set in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
-	}
 	if cfg.Examples != nil { // examples.go; started first, so the hub finds them at once
 		ex, err := startExamples(cfg.Examples.Addr, log)
 		if err != nil {
