@@ -21,6 +21,7 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
@@ -61,7 +62,7 @@ func newJobLab(t *testing.T, taskStore string) *jobLab {
 		return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("done: " + msg)}, Structured: map[string]any{"done": msg}}, nil
 	})
 	path := filepath.Join(t.TempDir(), "jobs.db")
-	js, err := jobs.OpenSQLite(t.Context(), path, nil)
+	js, err := sqlitejobs.Open(t.Context(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

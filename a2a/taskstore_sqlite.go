@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS a2a_push_configs (
 `
 
 // NewSQLiteTaskStore keeps tasks in db, the job database's handle
-// ([jobs.SQLite.DB]): tasks are stored where the jobs are, through the
+// (sqlitejobs.Store.DB): tasks are stored where the jobs are, through the
 // same connection. It creates its tables if needed; db stays its owner's
 // to close.
 func NewSQLiteTaskStore(ctx context.Context, db *sql.DB, opts *TaskStoreOptions) (*SQLiteTaskStore, error) {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -313,7 +313,7 @@ func TestTaskStoreJobTasks(t *testing.T) {
 func TestSQLiteTaskStoreSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	ctx := withStoreTenant(t.Context(), "acme")
-	js, err := jobs.OpenSQLite(ctx, path, nil)
+	js, err := sqlitejobs.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestTaskStoreKeepFinished(t *testing.T) {
 // toolhub keeps them; both close when t ends.
 func openSQLiteTasks(t *testing.T, path string, opts *TaskStoreOptions) *SQLiteTaskStore {
 	t.Helper()
-	js, err := jobs.OpenSQLite(t.Context(), path, nil)
+	js, err := sqlitejobs.Open(t.Context(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,8 @@ import (
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/cache/rediscache"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/redisjobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/hub/limit/redislimit"
 	"github.com/toolhub/toolhub/registry"
@@ -238,7 +240,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		}
 		s.cleanups.AddCloser(fast)
 		s.cleanups.AddCloser(durable)
-		js, err := jobs.NewRedis(ctx, durable, &jobs.RedisOptions{Prefix: c.RedisPrefix + "jobs:"})
+		js, err := redisjobs.New(ctx, durable, &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"})
 		if err != nil {
 			return err
 		}
@@ -261,7 +263,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		return nil
 	}
 	s.Profile.State = "embedded"
-	js, err := jobs.OpenSQLite(ctx, filepath.Join(c.Data, "jobs.db"), nil)
+	js, err := sqlitejobs.Open(ctx, filepath.Join(c.Data, "jobs.db"), nil)
 	if err != nil {
 		return err
 	}
