@@ -74,14 +74,14 @@ func newJobLab(t *testing.T, taskStore string) *jobLab {
 		&hub.Options{DefaultTimeout: time.Minute, Route: router.Route, Logger: quietLogger()})
 	switch taskStore {
 	case "sqlite": // in the jobs' file, as toolhub keeps it
-		s, err := NewSQLiteTaskStore(t.Context(), js.DB(), nil)
+		s, err := NewSQLiteTasks(t.Context(), js.DB(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		l.tasks, l.pushes = s, s.PushConfigs()
 	case "redis":
 		c := redistest.Client(t)
-		s := NewRedisTaskStore(c, &TaskStoreOptions{Prefix: redistest.Prefix(t, c)})
+		s := NewRedisTasks(c, &TaskStoreOptions{Prefix: redistest.Prefix(t, c)})
 		l.tasks, l.pushes = s, s.PushConfigs()
 	}
 	return l

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/a2a/redistasks"
+	"github.com/toolhub/toolhub/a2a/sqlitetasks"
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/pgapproval"
 	"github.com/toolhub/toolhub/approval/sqliteapproval"
@@ -247,7 +249,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		s.cleanups.AddCloser(js)
 		s.Jobs = js
 		taskOpts.Prefix = c.RedisPrefix + "a2a:"
-		ts := a2a.NewRedisTaskStore(durable, taskOpts)
+		ts := redistasks.New(durable, taskOpts)
 		s.cleanups.AddCloser(ts)
 		s.Tasks, s.PushConfigs = ts, ts.PushConfigs()
 		s.Cache = rediscache.New(fast, &rediscache.Options{Prefix: c.RedisPrefix + "cache:"})
@@ -271,7 +273,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 	s.Jobs = js
 	// A2A tasks keep their tables in the job database, through its
 	// connection (which js closes).
-	ts, err := a2a.NewSQLiteTaskStore(ctx, js.DB(), taskOpts)
+	ts, err := sqlitetasks.New(ctx, js.DB(), taskOpts)
 	if err != nil {
 		return err
 	}
