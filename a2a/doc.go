@@ -80,14 +80,14 @@
 // are a2a-go's.
 //
 // Tasks live in a [TaskStore]: in memory by default, or where the jobs
-// are, so that they survive a restart: [NewSQLiteTaskStore] (tables in
-// the job database file) or [NewRedisTaskStore] (shared by instances).
+// are, so that they survive a restart: a2a/sqlitetasks (tables in the
+// job database file) or a2a/redistasks (shared by instances).
 // Both keep push-notification configs too (PushConfigs), pass the SDK
 // store's contract (versions for optimistic concurrency, ListTasks by
 // tenant, most recently updated first, paged) and list the unfinished
 // tasks that follow a job.
 //
-//	tasks, _ := a2a.NewSQLiteTaskStore(ctx, jobStore.DB(), nil) // or a2a.NewRedisTaskStore(rdb, nil)
+//	tasks, _ := sqlitetasks.New(ctx, jobStore.DB(), nil) // or redistasks.New(rdb, nil)
 //	srv := a2a.NewServer(gw, cat, &a2a.ServerOptions{Tenant: api.TenantFrom,
 //		TaskStore: tasks, PushConfigStore: tasks.PushConfigs(), Jobs: queue})
 //	_ = srv.Start(ctx) // resume following the jobs of unfinished tasks

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
@@ -61,7 +62,7 @@ func newJobLab(t *testing.T, taskStore string) *jobLab {
 		return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("done: " + msg)}, Structured: map[string]any{"done": msg}}, nil
 	})
 	path := filepath.Join(t.TempDir(), "jobs.db")
-	js, err := jobs.OpenSQLite(t.Context(), path, nil)
+	js, err := sqlitejobs.Open(t.Context(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +74,14 @@ func newJobLab(t *testing.T, taskStore string) *jobLab {
 		&hub.Options{DefaultTimeout: time.Minute, Route: router.Route, Logger: quietLogger()})
 	switch taskStore {
 	case "sqlite": // in the jobs' file, as toolhub keeps it
-		s, err := NewSQLiteTaskStore(t.Context(), js.DB(), nil)
+		s, err := NewSQLiteTasks(t.Context(), js.DB(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		l.tasks, l.pushes = s, s.PushConfigs()
 	case "redis":
 		c := redistest.Client(t)
-		s := NewRedisTaskStore(c, &TaskStoreOptions{Prefix: redistest.Prefix(t, c)})
+		s := NewRedisTasks(c, &TaskStoreOptions{Prefix: redistest.Prefix(t, c)})
 		l.tasks, l.pushes = s, s.PushConfigs()
 	}
 	return l

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/toolhub/toolhub/a2a/internal/taskrow"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/httperr"
 	"github.com/toolhub/toolhub/hub/jobs"
@@ -32,7 +33,7 @@ const (
 
 // TaskStore keeps the tasks of toolhub's A2A endpoint. It is the a2a-go
 // server's store interface, so any of its implementations fit: the
-// default is in memory; [SQLiteTaskStore] and [RedisTaskStore] keep tasks
+// default is in memory; a2a/sqlitetasks and a2a/redistasks keep tasks
 // where the jobs are.
 type TaskStore = taskstore.Store
 
@@ -63,8 +64,8 @@ type ServerOptions struct {
 	// name the tenant can see may be called.
 	VendorTools bool
 	// TaskStore keeps tasks; nil means in memory (lost on restart). Use
-	// [NewSQLiteTaskStore] (embedded, in the job database) or
-	// [NewRedisTaskStore] (shared by instances) to keep them. Either way
+	// a2a/sqlitetasks (embedded, in the job database) or
+	// a2a/redistasks (shared by instances) to keep them. Either way
 	// a tenant sees and lists its own tasks only.
 	TaskStore TaskStore
 	// PushNotifications enables the push-notification config methods with
@@ -622,7 +623,7 @@ func plainJSON(v any) any {
 // tenantOf is the tenant of a call: the one the server put in the context
 // itself (following a stored task's job), else ServerOptions.Tenant's.
 func (s *Server) tenantOf(ctx context.Context) string {
-	if t, ok := ctx.Value(storeTenantKey{}).(string); ok {
+	if t, ok := taskrow.TenantIn(ctx); ok {
 		return t
 	}
 	return s.opts.Tenant(ctx)

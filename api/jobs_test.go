@@ -21,6 +21,8 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/redisjobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
@@ -37,7 +39,7 @@ type jobsFixture struct {
 
 func newJobsFixture(t *testing.T, opts *JobRoutesOptions) *jobsFixture {
 	t.Helper()
-	store, err := jobs.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+	store, err := sqlitejobs.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func newRedisJobsFixture(t *testing.T, opts *JobRoutesOptions) *jobsFixture {
 			rdb.Del(ctx, iter.Val())
 		}
 	})
-	store, err := jobs.NewRedis(context.Background(), rdb, &jobs.RedisOptions{Prefix: prefix})
+	store, err := redisjobs.New(context.Background(), rdb, &redisjobs.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +382,7 @@ func TestJobsWiredIntoServer(t *testing.T) {
 		keys.Store(c.Meta[jobs.MetaIdempotencyKey])
 		return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("sunny in " + c.Arguments["city"].(string))}}, nil
 	}}, nil)
-	store, err := jobs.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+	store, err := sqlitejobs.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

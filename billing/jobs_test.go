@@ -19,6 +19,7 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -69,7 +70,7 @@ func newJobRig(t *testing.T) *jobRig {
 	r.ledger = l
 	r.meter = newMeter(t, l, &billing.MeterOptions{Pricer: billing.NewPricer(book(t), nil), Now: r.clk.Now,
 		SpillDir: filepath.Join(dir, "spill")})
-	store, err := jobs.OpenSQLite(ctx, filepath.Join(dir, "jobs.db"), &jobs.SQLiteOptions{Now: r.clk.Now})
+	store, err := sqlitejobs.Open(ctx, filepath.Join(dir, "jobs.db"), &sqlitejobs.Options{Now: r.clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 func instant(ctx context.Context, c *hub.Call) (*hub.Result, error) { return textResult("ok"), nil }
 
 func benchStores(b *testing.B, fn func(b *testing.B, open opener)) {
-	for _, im := range impls() {
-		b.Run(im.name, func(b *testing.B) { fn(b, im.newOpener(b)) })
+	for _, im := range Impls {
+		b.Run(im.Name, func(b *testing.B) { fn(b, im.NewOpener(b)) })
 	}
 }
 

@@ -12,8 +12,9 @@
 // A parked job starts as needs_review and an operator approves it (→ queued)
 // or rejects it (→ rejected); a queued job can be canceled.
 //
-// Two [Store]s pass one contract suite: [SQLite] (embedded; claims are one
-// UPDATE … RETURNING with a lease) and [Redis] (shared; Redis Streams with a
+// Two [Store]s, each in a package of its own, pass one contract suite
+// (hub/jobs/jobstest): sqlitejobs (embedded; claims are one
+// UPDATE … RETURNING with a lease) and redisjobs (shared; Redis Streams with a
 // consumer group, XAUTOCLAIM to take over a dead worker's job, state and
 // events changed together by Lua scripts). Event ids grow monotonically over
 // a store, so a subscriber resumes after the last id it saw.
@@ -27,7 +28,7 @@
 //
 // Wiring:
 //
-//	store, _ := jobs.OpenSQLite(ctx, filepath.Join(data, "jobs.db"), nil) // or jobs.NewRedis(ctx, rdb, nil)
+//	store, _ := sqlitejobs.Open(ctx, filepath.Join(data, "jobs.db"), nil) // or redisjobs.New(ctx, rdb, nil)
 //	q := jobs.NewQueue(store, &jobs.Options{ResultTTL: 24 * time.Hour})
 //	pool := &jobs.Pool{Store: q, Run: gw.Call, Concurrency: 8}
 //	pool.Start(ctx)

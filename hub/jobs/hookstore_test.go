@@ -15,41 +15,6 @@ import (
 	"github.com/toolhub/toolhub/hub/retry"
 )
 
-func TestContractWebhookStore(t *testing.T) {
-	forEach(t, func(t *testing.T, open opener) {
-		ctx := context.Background()
-		clk := newClock()
-		s := open(t, clk.Now).(WebhookStore)
-		if _, ok, err := s.GetWebhook(ctx, "acme"); ok || err != nil {
-			t.Fatalf("GetWebhook before any = %v, %v", ok, err)
-		}
-		if err := s.PutWebhook(ctx, "acme", Webhook{URL: "https://a.example/h", Secret: "s1"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.PutWebhook(ctx, "acme", Webhook{URL: "https://a.example/h2", Secret: "s2"}); err != nil {
-			t.Fatal(err)
-		}
-		if h, ok, err := s.GetWebhook(ctx, "acme"); !ok || err != nil || h != (Webhook{URL: "https://a.example/h2", Secret: "s2"}) {
-			t.Errorf("GetWebhook = %+v, %v, %v", h, ok, err)
-		}
-		if _, ok, _ := s.GetWebhook(ctx, "other"); ok {
-			t.Errorf("another tenant sees acme's webhook")
-		}
-		if err := s.DeleteWebhook(ctx, "acme"); err != nil {
-			t.Fatal(err)
-		}
-		if _, ok, _ := s.GetWebhook(ctx, "acme"); ok {
-			t.Errorf("webhook still there after delete")
-		}
-		first, err := s.ClaimDelivery(ctx, 42, time.Hour)
-		second, err2 := s.ClaimDelivery(ctx, 42, time.Hour)
-		other, err3 := s.ClaimDelivery(ctx, 43, time.Hour)
-		if !first || second || !other || err != nil || err2 != nil || err3 != nil {
-			t.Errorf("claims of 42, 42, 43 = %v %v %v (%v %v %v); want true false true", first, second, other, err, err2, err3)
-		}
-	})
-}
-
 // TestWebhooksOnePushPerJobAcrossInstances: two dispatchers (two
 // instances) over one queue push each job's final event once, and only
 // the final one.

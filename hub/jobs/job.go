@@ -102,8 +102,9 @@ type Outcome struct {
 }
 
 // Store keeps jobs and their events durably. Every change of status
-// appends an [Event] in the same atomic step. Implementations: [SQLite]
-// (embedded) and [Redis] (shared by instances); both pass one contract suite.
+// appends an [Event] in the same atomic step. Implementations:
+// hub/jobs/sqlitejobs (embedded) and hub/jobs/redisjobs (shared by
+// instances); both pass one contract suite, hub/jobs/jobstest.
 type Store interface {
 	// Add stores a new job (status Queued or NeedsReview) and its event.
 	Add(ctx context.Context, j *Job) error
@@ -171,32 +172,4 @@ func NewID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "job_" + hex.EncodeToString(b[:])
-}
-
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
-func nullJSON(b json.RawMessage) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return string(b)
-}
-
-func rawOrNil(s string) json.RawMessage {
-	if s == "" {
-		return nil
-	}
-	return json.RawMessage(s)
 }

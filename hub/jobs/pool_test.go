@@ -16,7 +16,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/retry"
-	"github.com/toolhub/toolhub/internal/redistest"
 )
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -332,34 +331,6 @@ func TestEnqueueFromAJobRefused(t *testing.T) {
 			t.Errorf("%d events, want 3 (no second job): %s", n, j.LastError)
 		}
 	})
-}
-
-func TestRedisGracefulStopForgetsConsumers(t *testing.T) {
-	c := redistest.Client(t)
-	p := redistest.Prefix(t, c)
-	s, err := NewRedis(context.Background(), c, &RedisOptions{Prefix: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := NewQueue(s, nil)
-	pool := &Pool{Store: q, Concurrency: 2, Owner: "gone", Logger: quietLogger(), Run: instant}
-	if err := pool.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	id, _ := q.Enqueue(context.Background(), &hub.Call{Tenant: "acme", Name: "t"})
-	waitStatus(t, q, id, Succeeded)
-	if err := pool.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range s.streams() {
-		cons, err := c.XInfoConsumers(context.Background(), st, redisGroup).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(cons) != 0 {
-			t.Errorf("%s: consumers left after a graceful stop: %+v", st, cons)
-		}
-	}
 }
 
 // TestPoolQueuedAnswerIsNotSuccess: a Run that answers "queued" has not

@@ -208,7 +208,7 @@ func (q *Queue) Wake(ctx context.Context) (int, error) {
 }
 
 // Waker is implemented by stores shared by instances that tell each other
-// of a [Store.Wake] ([Redis], over pub/sub): Wakes calls fn on every wake,
+// of a [Store.Wake] (hub/jobs/redisjobs, over pub/sub): Wakes calls fn on every wake,
 // made here or elsewhere, until ctx is done.
 type Waker interface {
 	Wakes(ctx context.Context, fn func())

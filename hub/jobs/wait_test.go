@@ -8,119 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/retry"
-	"github.com/toolhub/toolhub/internal/redistest"
 )
-
-// TestContractWaitAndWake: a job finished as Waiting gets its attempt
-// back, is not claimed before its NextAt, and Wake makes it due at once.
-func TestContractWaitAndWake(t *testing.T) {
-	forEach(t, func(t *testing.T, open opener) {
-		ctx := context.Background()
-		clk := newClock()
-		s := open(t, clk.Now)
-		j := newJob("acme", "image.generate", Queued, clk.Now())
-		if err := s.Add(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-		c := claimWithin(t, s, "w1", time.Minute)
-		if err := s.Finish(ctx, c.ID, "w1", Outcome{Status: Waiting, Error: "circuit_open: doubao", NextAt: clk.Now().Add(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.Get(ctx, j.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Status != Waiting || got.Attempts != 0 || got.LastError != "circuit_open: doubao" {
-			t.Errorf("after waiting: status %s, attempts %d, error %q; want waiting, 0", got.Status, got.Attempts, got.LastError)
-		}
-		mustClaimNone(t, s, "w2")
-		if _, err := s.Transition(ctx, j.ID, Queued, Canceled, "", time.Time{}); !errors.Is(err, ErrConflict) {
-			t.Errorf("queued→canceled of a waiting job = %v, want ErrConflict", err)
-		}
-		n, err := s.Wake(ctx)
-		if err != nil || n != 1 {
-			t.Fatalf("Wake = %d, %v; want 1", n, err)
-		}
-		if n, err := s.Wake(ctx); err != nil || n != 0 {
-			t.Errorf("second Wake = %d, %v; want 0", n, err)
-		}
-		c = claimWithin(t, s, "w2", time.Minute)
-		if c.ID != j.ID || c.Attempts != 1 {
-			t.Errorf("claimed after wake: %+v; want attempts 1", c)
-		}
-		// Waiting until its NextAt (the deadline) without a wake: due then.
-		if err := s.Finish(ctx, c.ID, "w2", Outcome{Status: Waiting, NextAt: clk.Now().Add(time.Minute)}); err != nil {
-			t.Fatal(err)
-		}
-		mustClaimNone(t, s, "w3")
-		clk.Add(time.Minute)
-		c = claimWithin(t, s, "w3", time.Minute)
-		if c.ID != j.ID {
-			t.Errorf("claimed %s, want %s", c.ID, j.ID)
-		}
-		if err := s.Finish(ctx, c.ID, "w3", Outcome{Status: Succeeded, KeepUntil: clk.Now().Add(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		want := []Status{Queued, Running, Waiting, Queued, Running, Waiting, Running, Succeeded}
-		if d := cmp.Diff(want, statuses(allEvents(t, s, "acme"), j.ID)); d != "" {
-			t.Errorf("events (-want +got):\n%s", d)
-		}
-	})
-}
-
-// TestContractWakeRetries: a job between retries (its backoff grown by
-// failures during an outage) also tries again at once on Wake.
-func TestContractWakeRetries(t *testing.T) {
-	forEach(t, func(t *testing.T, open opener) {
-		ctx := context.Background()
-		clk := newClock()
-		s := open(t, clk.Now)
-		j := newJob("acme", "image.generate", Queued, clk.Now())
-		if err := s.Add(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-		c := claimWithin(t, s, "w1", time.Minute)
-		if err := s.Finish(ctx, c.ID, "w1", Outcome{Status: Queued, Error: "unavailable: 500", NextAt: clk.Now().Add(30 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-		mustClaimNone(t, s, "w2")
-		if n, err := s.Wake(ctx); err != nil || n != 1 {
-			t.Fatalf("Wake = %d, %v; want 1", n, err)
-		}
-		c = claimWithin(t, s, "w2", time.Minute)
-		if c.ID != j.ID || c.Attempts != 2 {
-			t.Errorf("claimed after wake: %+v", c)
-		}
-	})
-}
-
-// TestContractCancelWaiting: a job waiting for a vendor can be canceled.
-func TestContractCancelWaiting(t *testing.T) {
-	forEach(t, func(t *testing.T, open opener) {
-		ctx := context.Background()
-		clk := newClock()
-		q := NewQueue(open(t, clk.Now), &Options{Now: clk.Now})
-		id, err := q.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "image.generate"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := claimWithin(t, q, "w1", time.Minute)
-		if err := q.Finish(ctx, c.ID, "w1", Outcome{Status: Waiting, NextAt: clk.Now().Add(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		j, err := q.Cancel(ctx, id, "")
-		if err != nil || j.Status != Canceled {
-			t.Fatalf("Cancel = %+v, %v", j, err)
-		}
-		if n, err := q.Wake(ctx); err != nil || n != 0 {
-			t.Errorf("Wake after cancel = %d, %v; want 0", n, err)
-		}
-		mustClaimNone(t, q, "w2")
-	})
-}
 
 var errVendorDown = &hub.Error{Code: hub.CodeUnavailable, Vendor: "doubao", Message: "doubao answered 500"}
 
@@ -272,43 +162,6 @@ func TestVendorsDown(t *testing.T) {
 	if w, down := DefaultVendorsDown(&hub.Error{Code: hub.CodeUnavailable, Err: errors.Join(breakerOpen(2*time.Second), breakerOpen(time.Second))}); !down || w != time.Second {
 		t.Errorf("two open breakers: %v, %v; want down, the shorter wait 1s", w, down)
 	}
-}
-
-// TestRedisWakeReachesEveryInstance: a wake on one instance wakes the
-// idle workers of another at once (Redis pub/sub), not at their next poll.
-func TestRedisWakeReachesEveryInstance(t *testing.T) {
-	ctx := context.Background()
-	c := redistest.Client(t)
-	prefix := redistest.Prefix(t, c)
-	open := func() *Queue {
-		s, err := NewRedis(ctx, c, &RedisOptions{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NewQueue(s, nil)
-	}
-	qa, qb := open(), open()
-	var down atomic.Bool
-	down.Store(true)
-	run := func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
-		if down.Load() {
-			return nil, breakerOpen(time.Hour)
-		}
-		return textResult("a fox"), nil
-	}
-	// Instance b polls once an hour: only a wake can make it claim soon.
-	pb := &Pool{Store: qb, Run: run, Poll: time.Hour}
-	startPool(t, pb)
-	id, err := qb.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "image.generate"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, qb, id, Waiting)
-	down.Store(false)
-	if n, err := qa.Wake(ctx); err != nil || n != 1 { // instance a saw the vendor come back
-		t.Fatalf("Wake = %d, %v", n, err)
-	}
-	waitStatus(t, qb, id, Succeeded)
 }
 
 // TestPoolWakeDuringARefusedRun: a vendor that comes back while a job's

@@ -10,6 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/a2a/redistasks"
+	"github.com/toolhub/toolhub/a2a/sqlitetasks"
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/pgapproval"
 	"github.com/toolhub/toolhub/approval/sqliteapproval"
@@ -26,6 +28,8 @@ import (
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/cache/rediscache"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/redisjobs"
+	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/hub/limit/redislimit"
 	"github.com/toolhub/toolhub/registry"
@@ -238,14 +242,14 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		}
 		s.cleanups.AddCloser(fast)
 		s.cleanups.AddCloser(durable)
-		js, err := jobs.NewRedis(ctx, durable, &jobs.RedisOptions{Prefix: c.RedisPrefix + "jobs:"})
+		js, err := redisjobs.New(ctx, durable, &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"})
 		if err != nil {
 			return err
 		}
 		s.cleanups.AddCloser(js)
 		s.Jobs = js
 		taskOpts.Prefix = c.RedisPrefix + "a2a:"
-		ts := a2a.NewRedisTaskStore(durable, taskOpts)
+		ts := redistasks.New(durable, taskOpts)
 		s.cleanups.AddCloser(ts)
 		s.Tasks, s.PushConfigs = ts, ts.PushConfigs()
 		s.Cache = rediscache.New(fast, &rediscache.Options{Prefix: c.RedisPrefix + "cache:"})
@@ -261,7 +265,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		return nil
 	}
 	s.Profile.State = "embedded"
-	js, err := jobs.OpenSQLite(ctx, filepath.Join(c.Data, "jobs.db"), nil)
+	js, err := sqlitejobs.Open(ctx, filepath.Join(c.Data, "jobs.db"), nil)
 	if err != nil {
 		return err
 	}
@@ -269,7 +273,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 	s.Jobs = js
 	// A2A tasks keep their tables in the job database, through its
 	// connection (which js closes).
-	ts, err := a2a.NewSQLiteTaskStore(ctx, js.DB(), taskOpts)
+	ts, err := sqlitetasks.New(ctx, js.DB(), taskOpts)
 	if err != nil {
 		return err
 	}

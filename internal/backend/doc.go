@@ -22,8 +22,8 @@
 //	Keys                   data/keys.db                             PostgreSQL: <schema>.api_keys            auth, auth/pgkeys
 //	Audit                  data/audit.jsonl (append-only JSON)      PostgreSQL: <schema>.audit_log           audit, audit/pgaudit
 //	Ledger                 data/ledger.db                           PostgreSQL: <schema>.usage_events, …     billing/sqlledger, billing/pgledger
-//	Jobs                   data/jobs.db                             Redis Streams: <prefix>jobs:*            hub/jobs
-//	Tasks, PushConfigs     data/jobs.db, a2a_tasks, a2a_push_…      Redis: <prefix>a2a:*                     a2a
+//	Jobs                   data/jobs.db                             Redis Streams: <prefix>jobs:*            hub/jobs/sqlitejobs, redisjobs
+//	Tasks, PushConfigs     data/jobs.db, a2a_tasks, a2a_push_…      Redis: <prefix>a2a:*                     a2a/sqlitetasks, a2a/redistasks
 //	Cache                  in process (LRU)                         Redis: <prefix>cache:*                   hub/cache
 //	Limiter                in process (token buckets)               Redis GCRA: <prefix>limit:*, local       hub/limit
 //	                                                                rate/instances while Redis is away

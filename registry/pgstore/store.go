@@ -15,6 +15,7 @@ import (
 	"github.com/toolhub/toolhub/internal/backend/pgdb"
 
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/internal/specrows"
 )
 
 // DefaultSchema holds the tables when [Options].Schema is empty.
@@ -195,7 +196,7 @@ func (s *Store) lockVendor(ctx context.Context, tx pgx.Tx, id string) error {
 	return err
 }
 
-func scanVendor(row pgx.Row) (registry.VendorRecord, error) {
+func scanVendor(row specrows.Row) (registry.VendorRecord, error) {
 	var (
 		r    registry.VendorRecord
 		id   string
@@ -205,10 +206,7 @@ func scanVendor(row pgx.Row) (registry.VendorRecord, error) {
 		return r, err
 	}
 	r.UpdatedAt = r.UpdatedAt.UTC()
-	if err := json.Unmarshal(spec, &r.Vendor); err != nil {
-		return r, fmt.Errorf("vendor %q version %d: %w", id, r.Version, err)
-	}
-	return r, nil
+	return r, specrows.DecodeVendor(&r, id, spec)
 }
 
 func (s *Store) GetVendor(ctx context.Context, id string) (registry.VendorRecord, error) {
@@ -247,15 +245,7 @@ func (s *Store) queryVendors(ctx context.Context, query string, args ...any) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := []registry.VendorRecord{}
-	for rows.Next() {
-		r, err := scanVendor(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return specrows.Vendors(rows, scanVendor)
 }
 
 func (s *Store) DeleteVendor(ctx context.Context, id string) error {
@@ -360,22 +350,7 @@ func listSpecs[T any](ctx context.Context, pool *pgxpool.Pool, query string) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		var (
-			key  string
-			spec []byte
-			v    T
-		)
-		if err := rows.Scan(&key, &spec); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(spec, &v); err != nil {
-			return nil, fmt.Errorf("%q: %w", key, err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return specrows.Specs[T](rows)
 }
 
 func isUniqueViolation(err error) bool {

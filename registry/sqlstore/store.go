@@ -15,6 +15,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/internal/specrows"
 )
 
 // Options tune a [Store]. A nil *Options means every default.
@@ -140,7 +141,7 @@ func (s *Store) PutVendor(ctx context.Context, v registry.Vendor, expect int64, 
 
 const vendorColumns = `id, version, spec, updated_at, updated_by`
 
-func scanVendor(row interface{ Scan(...any) error }) (registry.VendorRecord, error) {
+func scanVendor(row specrows.Row) (registry.VendorRecord, error) {
 	var (
 		r    registry.VendorRecord
 		id   string
@@ -151,10 +152,7 @@ func scanVendor(row interface{ Scan(...any) error }) (registry.VendorRecord, err
 		return r, err
 	}
 	r.UpdatedAt = time.UnixMicro(at).UTC()
-	if err := json.Unmarshal(spec, &r.Vendor); err != nil {
-		return r, fmt.Errorf("vendor %q version %d: %w", id, r.Version, err)
-	}
-	return r, nil
+	return r, specrows.DecodeVendor(&r, id, spec)
 }
 
 func (s *Store) GetVendor(ctx context.Context, id string) (registry.VendorRecord, error) {
@@ -197,15 +195,7 @@ func (s *Store) queryVendors(ctx context.Context, query string, args ...any) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := []registry.VendorRecord{}
-	for rows.Next() {
-		r, err := scanVendor(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return specrows.Vendors(rows, scanVendor)
 }
 
 func (s *Store) DeleteVendor(ctx context.Context, id string) error {
@@ -308,22 +298,7 @@ func listSpecs[T any](ctx context.Context, db *sql.DB, query string) ([]T, error
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
-	for rows.Next() {
-		var (
-			key  string
-			spec []byte
-			v    T
-		)
-		if err := rows.Scan(&key, &spec); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(spec, &v); err != nil {
-			return nil, fmt.Errorf("%q: %w", key, err)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return specrows.Specs[T](rows)
 }
 
 func isConstraint(err error, code int) bool {

@@ -1,9 +1,18 @@
-package jobs
+// Package redisjobs is the shared [jobs.Store] and [jobs.WebhookStore]:
+// several toolhub instances on one Redis are one queue (Redis Streams with
+// a consumer group, state changed by Lua scripts). It implements
+// [jobs.Waker], so a wake on one instance reaches every instance's pool,
+// and passes the contract suite hub/jobs/jobstest.
+//
+//	store, err := redisjobs.New(ctx, rdb, &redisjobs.Options{Prefix: "toolhub:jobs:"})
+//	q := jobs.NewQueue(store, nil)
+package redisjobs
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"strconv"
 	"strings"
 	"time"
@@ -11,8 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisOptions configure [NewRedis]. Nil means the defaults.
-type RedisOptions struct {
+// Options configure [New]. Nil means the defaults.
+type Options struct {
 	// Prefix starts every key; empty means "toolhub:jobs:". Instances that
 	// share a queue use the same prefix.
 	Prefix string
@@ -28,7 +37,7 @@ type RedisOptions struct {
 	ReclaimIdle time.Duration
 }
 
-// Redis is the shared [Store]: several toolhub instances on one Redis are
+// Store is the shared [jobs.Store]: several toolhub instances on one Redis are
 // one queue. Work is two streams (prefix+"q" for interactive calls,
 // prefix+"qb" for batch ones, read second) read by the consumer group
 // "workers" (XREADGROUP); a job whose worker died stays pending and is
@@ -39,7 +48,7 @@ type RedisOptions struct {
 //
 // Keys are built inside the scripts, so this store needs a single Redis
 // (or one hash slot), not a Redis Cluster.
-type Redis struct {
+type Store struct {
 	rdb    redis.UniversalClient
 	p      string
 	now    func() time.Time
@@ -47,14 +56,14 @@ type Redis struct {
 	idle   time.Duration
 }
 
-var _ Store = (*Redis)(nil)
+var _ jobs.Store = (*Store)(nil)
 
 const redisGroup = "workers"
 
-// NewRedis returns a Redis store and creates the consumer group if needed.
+// New returns a Redis store and creates the consumer group if needed.
 // Close does not close rdb.
-func NewRedis(ctx context.Context, rdb redis.UniversalClient, opts *RedisOptions) (*Redis, error) {
-	s := &Redis{rdb: rdb, p: "toolhub:jobs:", now: time.Now, maxLen: 100000}
+func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Store, error) {
+	s := &Store{rdb: rdb, p: "toolhub:jobs:", now: time.Now, maxLen: 100000}
 	if opts != nil {
 		if opts.Prefix != "" {
 			s.p = opts.Prefix
@@ -78,9 +87,9 @@ func NewRedis(ctx context.Context, rdb redis.UniversalClient, opts *RedisOptions
 
 // streams are the work streams, most urgent first: interactive calls
 // (priority 0), then the rest.
-func (s *Redis) streams() []string { return []string{s.p + "q", s.p + "qb"} }
+func (s *Store) streams() []string { return []string{s.p + "q", s.p + "qb"} }
 
-func (s *Redis) Close() error { return nil }
+func (s *Store) Close() error { return nil }
 
 // luaLib is prepended to every script. ARGV[1] is always the key prefix.
 const luaLib = `
@@ -254,12 +263,12 @@ end
 return n
 `)
 
-func (s *Redis) argv(rest ...any) []any {
+func (s *Store) argv(rest ...any) []any {
 	return append([]any{s.p, s.maxLen}, rest...)
 }
 
-func (s *Redis) Add(ctx context.Context, j *Job) error {
-	if j.Status != Queued && j.Status != NeedsReview {
+func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
+	if j.Status != jobs.Queued && j.Status != jobs.NeedsReview {
 		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
 	}
 	now := s.now()
@@ -275,29 +284,29 @@ func (s *Redis) Add(ctx context.Context, j *Job) error {
 	return nil
 }
 
-func (s *Redis) Get(ctx context.Context, id string) (*Job, error) {
+func (s *Store) Get(ctx context.Context, id string) (*jobs.Job, error) {
 	m, err := s.rdb.HGetAll(ctx, s.p+"job:"+id).Result()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: get %s: %w", id, err)
 	}
 	if len(m) == 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
 	}
 	return jobFromHash(m), nil
 }
 
-func jobFromHash(m map[string]string) *Job {
+func jobFromHash(m map[string]string) *jobs.Job {
 	n := func(k string) int64 { v, _ := strconv.ParseInt(m[k], 10, 64); return v }
-	return &Job{
+	return &jobs.Job{
 		ID: m["id"], Tenant: m["tenant"], Tool: m["tool"],
 		Arguments: rawOrNil(m["args"]), Meta: rawOrNil(m["meta"]), Result: rawOrNil(m["result"]),
-		Priority: int(n("prio")), Status: Status(m["status"]), Attempts: int(n("attempts")),
+		Priority: int(n("prio")), Status: jobs.Status(m["status"]), Attempts: int(n("attempts")),
 		NextAt: fromMS(n("next_at")), LastError: m["err"], Owner: m["owner"], LeaseTil: fromMS(n("lease")),
 		Created: fromMS(n("created")), Updated: fromMS(n("updated")), KeepUntil: fromMS(n("keep")),
 	}
 }
 
-func jobFromFlat(v any) *Job {
+func jobFromFlat(v any) *jobs.Job {
 	arr, ok := v.([]any)
 	if !ok {
 		return nil
@@ -311,7 +320,7 @@ func jobFromFlat(v any) *Job {
 	return jobFromHash(m)
 }
 
-func (s *Redis) claimMsg(ctx context.Context, stream string, msg redis.XMessage, owner string, lease time.Duration) (*Job, error) {
+func (s *Store) claimMsg(ctx context.Context, stream string, msg redis.XMessage, owner string, lease time.Duration) (*jobs.Job, error) {
 	id, _ := msg.Values["id"].(string)
 	now := s.now() // after the read: the job may be younger than the Claim call
 	v, err := redisClaim.Run(ctx, s.rdb, nil, s.argv(msg.ID, id, owner, ms(now), ms(now.Add(lease)), stream)...).Result()
@@ -324,7 +333,7 @@ func (s *Redis) claimMsg(ctx context.Context, stream string, msg redis.XMessage,
 	return jobFromFlat(v), nil
 }
 
-func (s *Redis) Claim(ctx context.Context, owner string, lease time.Duration) (*Job, error) {
+func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*jobs.Job, error) {
 	if err := redisPromote.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Err(); err != nil {
 		return nil, fmt.Errorf("jobs: promote due retries: %w", err)
 	}
@@ -375,20 +384,20 @@ func (s *Redis) Claim(ctx context.Context, owner string, lease time.Duration) (*
 	return nil, nil
 }
 
-func (s *Redis) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
+func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
 	n, err := redisRenew.Run(ctx, s.rdb, nil, s.argv(id, owner, ms(s.now().Add(lease)))...).Int()
 	if err != nil {
 		return fmt.Errorf("jobs: renew %s: %w", id, err)
 	}
 	if n == 0 {
-		return ErrLeaseLost
+		return jobs.ErrLeaseLost
 	}
 	return nil
 }
 
-func (s *Redis) Finish(ctx context.Context, id, owner string, out Outcome) error {
+func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) error {
 	switch out.Status {
-	case Succeeded, Failed, Queued, Waiting:
+	case jobs.Succeeded, jobs.Failed, jobs.Queued, jobs.Waiting:
 	default:
 		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
 	}
@@ -398,12 +407,12 @@ func (s *Redis) Finish(ctx context.Context, id, owner string, out Outcome) error
 		return fmt.Errorf("jobs: finish %s: %w", id, err)
 	}
 	if n == 0 {
-		return ErrLeaseLost
+		return jobs.ErrLeaseLost
 	}
 	return nil
 }
 
-func (s *Redis) Wake(ctx context.Context) (int, error) {
+func (s *Store) Wake(ctx context.Context) (int, error) {
 	n, err := redisWake.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: wake: %w", err)
@@ -412,10 +421,10 @@ func (s *Redis) Wake(ctx context.Context) (int, error) {
 }
 
 // Wakes calls fn whenever any instance sharing the queue woke its waiting
-// jobs ([Redis.Wake] publishes on prefix+"wake"), until ctx is done: a
-// [Pool] then claims at once instead of at its next poll. It implements
-// [Waker].
-func (s *Redis) Wakes(ctx context.Context, fn func()) {
+// jobs ([Store.Wake] publishes on prefix+"wake"), until ctx is done: a
+// [jobs.Pool] then claims at once instead of at its next poll. It implements
+// [jobs.Waker].
+func (s *Store) Wakes(ctx context.Context, fn func()) {
 	sub := s.rdb.Subscribe(ctx, s.p+"wake")
 	defer sub.Close()
 	ch := sub.Channel()
@@ -432,21 +441,21 @@ func (s *Redis) Wakes(ctx context.Context, fn func()) {
 	}
 }
 
-func (s *Redis) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {
+func (s *Store) Transition(ctx context.Context, id string, from, to jobs.Status, reason string, keepUntil time.Time) (*jobs.Job, error) {
 	v, err := redisTransition.Run(ctx, s.rdb, nil, s.argv(id, string(from), string(to), reason, ms(keepUntil), ms(s.now()))...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
 	}
 	switch v[0].(int64) {
 	case 0:
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
 	case 1:
-		return nil, fmt.Errorf("%w: job %s is %s, not %s", ErrConflict, id, v[1], from)
+		return nil, fmt.Errorf("%w: job %s is %s, not %s", jobs.ErrConflict, id, v[1], from)
 	}
 	return jobFromFlat(v[1]), nil
 }
 
-func (s *Redis) Events(ctx context.Context, tenant string, after int64, limit int) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, tenant string, after int64, limit int) ([]jobs.Event, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -458,11 +467,11 @@ func (s *Redis) Events(ctx context.Context, tenant string, after int64, limit in
 	if err != nil {
 		return nil, fmt.Errorf("jobs: events: %w", err)
 	}
-	evs := make([]Event, 0, len(msgs))
+	evs := make([]jobs.Event, 0, len(msgs))
 	for _, m := range msgs {
 		seq, _, _ := strings.Cut(m.ID, "-")
 		str := func(k string) string { v, _ := m.Values[k].(string); return v }
-		e := Event{JobID: str("job_id"), Tenant: str("tenant"), Tool: str("tool"), Status: Status(str("status")),
+		e := jobs.Event{JobID: str("job_id"), Tenant: str("tenant"), Tool: str("tool"), Status: jobs.Status(str("status")),
 			Error: str("error"), Result: rawOrNil(str("result"))}
 		e.ID, _ = strconv.ParseInt(seq, 10, 64)
 		e.Attempts, _ = strconv.Atoi(str("attempts"))
@@ -473,7 +482,7 @@ func (s *Redis) Events(ctx context.Context, tenant string, after int64, limit in
 	return evs, nil
 }
 
-func (s *Redis) Purge(ctx context.Context) (int, error) {
+func (s *Store) Purge(ctx context.Context) (int, error) {
 	n, err := redisPurge.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: purge: %w", err)
@@ -483,8 +492,8 @@ func (s *Redis) Purge(ctx context.Context) (int, error) {
 
 // ForgetOwner removes owner's consumers from the group when they hold no
 // pending entries (a pool that stopped cleanly), so consumers of past
-// processes do not pile up. A [Pool] calls it on a graceful Stop.
-func (s *Redis) ForgetOwner(ctx context.Context, owner string) error {
+// processes do not pile up. A [jobs.Pool] calls it on a graceful Stop.
+func (s *Store) ForgetOwner(ctx context.Context, owner string) error {
 	for _, q := range s.streams() {
 		pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: q, Group: redisGroup, Consumer: owner, Start: "-", End: "+", Count: 1}).Result()
 		if err != nil {

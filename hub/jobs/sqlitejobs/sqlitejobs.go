@@ -1,32 +1,39 @@
-package jobs
+// Package sqlitejobs is the embedded [jobs.Store] and [jobs.WebhookStore]:
+// one SQLite file (data/jobs.db) in WAL mode, opened by sqlitedb.Open.
+// It passes the contract suite hub/jobs/jobstest.
+//
+//	store, err := sqlitejobs.Open(ctx, filepath.Join(data, "jobs.db"), nil)
+//	q := jobs.NewQueue(store, nil)
+package sqlitejobs
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/toolhub/toolhub/hub/jobs"
 	"time"
 
 	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 )
 
-// SQLiteOptions configure [OpenSQLite]. Nil means the defaults.
-type SQLiteOptions struct {
+// Options configure [Open]. Nil means the defaults.
+type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// SQLite is the embedded [Store]: one database file in WAL mode. Claims are
+// Store is the embedded [jobs.Store]: one database file in WAL mode. Claims are
 // one UPDATE … WHERE (status='queued' AND next_at<=now) OR (status='running'
 // AND lease_until<now), so a dead worker's job is claimed again once its
 // lease has expired.
-type SQLite struct {
+type Store struct {
 	db    *sql.DB
 	now   func() time.Time
 	stmts map[string]*sql.Stmt // sqlitePrepared, prepared at open
 }
 
-var _ Store = (*SQLite)(nil)
+var _ jobs.Store = (*Store)(nil)
 
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS jobs (
@@ -65,8 +72,8 @@ CREATE INDEX IF NOT EXISTS job_events_tenant ON job_events (tenant, id);
 CREATE INDEX IF NOT EXISTS job_events_job ON job_events (job_id);
 `
 
-// OpenSQLite opens (creating if needed) the job database at path.
-func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite, error) {
+// Open opens (creating if needed) the job database at path.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	// One connection: writes serialize anyway, and event ids then become
 	// visible in order.
 	db, err := sqlitedb.Open(path, &sqlitedb.Options{MaxOpenConns: 1})
@@ -77,7 +84,7 @@ func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLite,
 		db.Close()
 		return nil, fmt.Errorf("jobs: sqlite schema in %q: %w", path, err)
 	}
-	s := &SQLite{db: db, now: time.Now, stmts: map[string]*sql.Stmt{}}
+	s := &Store{db: db, now: time.Now, stmts: map[string]*sql.Stmt{}}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
 	}
@@ -114,22 +121,22 @@ const (
 var sqlitePrepared = []string{sqlAdd, sqlInsertEvent, sqlGet, sqlClaimExpired, sqliteDue, sqlClaim, sqlRenew, sqlFinish, sqlEvents, sqlTenantEvents, sqlGetWebhook}
 
 // in returns the prepared statement q, in tx.
-func (s *SQLite) in(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+func (s *Store) in(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 	return tx.StmtContext(ctx, s.stmts[q])
 }
 
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db.Close() }
 
 // DB is the job database's handle, for stores that keep their tables next
 // to the jobs' (toolhub's A2A tasks). Close closes it.
-func (s *SQLite) DB() *sql.DB { return s.db }
+func (s *Store) DB() *sql.DB { return s.db }
 
 const jobCols = `id, tenant, tool, arguments, meta, priority, status, attempts, next_at, last_error, result, owner, lease_until, created, updated, keep_until`
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanJob(r scanner) (*Job, error) {
-	var j Job
+func scanJob(r scanner) (*jobs.Job, error) {
+	var j jobs.Job
 	var args, meta, result, status string
 	var next, lease, created, updated, keep int64
 	if err := r.Scan(&j.ID, &j.Tenant, &j.Tool, &args, &meta, &j.Priority, &status, &j.Attempts, &next,
@@ -137,18 +144,18 @@ func scanJob(r scanner) (*Job, error) {
 		return nil, err
 	}
 	j.Arguments, j.Meta, j.Result = rawOrNil(args), rawOrNil(meta), rawOrNil(result)
-	j.Status = Status(status)
+	j.Status = jobs.Status(status)
 	j.NextAt, j.LeaseTil, j.Created, j.Updated, j.KeepUntil = fromMS(next), fromMS(lease), fromMS(created), fromMS(updated), fromMS(keep)
 	return &j, nil
 }
 
-func (s *SQLite) insertEvent(ctx context.Context, tx *sql.Tx, j *Job, result string, at int64) error {
+func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, j *jobs.Job, result string, at int64) error {
 	_, err := s.in(ctx, tx, sqlInsertEvent).ExecContext(ctx,
 		j.ID, j.Tenant, j.Tool, string(j.Status), j.Attempts, j.LastError, result, at)
 	return err
 }
 
-func (s *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("jobs: sqlite: %w", err)
@@ -163,8 +170,8 @@ func (s *SQLite) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-func (s *SQLite) Add(ctx context.Context, j *Job) error {
-	if j.Status != Queued && j.Status != NeedsReview {
+func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
+	if j.Status != jobs.Queued && j.Status != jobs.NeedsReview {
 		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
 	}
 	now := s.now()
@@ -183,10 +190,10 @@ func (s *SQLite) Add(ctx context.Context, j *Job) error {
 	})
 }
 
-func (s *SQLite) Get(ctx context.Context, id string) (*Job, error) {
+func (s *Store) Get(ctx context.Context, id string) (*jobs.Job, error) {
 	j, err := scanJob(s.stmts[sqlGet].QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jobs: get %s: %w", id, err)
@@ -194,9 +201,9 @@ func (s *SQLite) Get(ctx context.Context, id string) (*Job, error) {
 	return j, nil
 }
 
-func (s *SQLite) Claim(ctx context.Context, owner string, lease time.Duration) (*Job, error) {
+func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*jobs.Job, error) {
 	now := s.now()
-	var j *Job
+	var j *jobs.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// A dead worker's job first, then the most urgent due one; each
 		// query walks an index and stops at the first row.
@@ -230,33 +237,33 @@ const sqliteDue = `SELECT id FROM (
 		SELECT * FROM (SELECT id, priority, next_at FROM jobs WHERE status = 'waiting' AND next_at <= ?1 ORDER BY priority, next_at LIMIT 1)
 	) ORDER BY priority, next_at LIMIT 1`
 
-func (s *SQLite) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
+func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
 	now := s.now()
 	res, err := s.stmts[sqlRenew].ExecContext(ctx, ms(now.Add(lease)), id, owner)
 	if err != nil {
 		return fmt.Errorf("jobs: renew %s: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrLeaseLost
+		return jobs.ErrLeaseLost
 	}
 	return nil
 }
 
-func (s *SQLite) Finish(ctx context.Context, id, owner string, out Outcome) error {
+func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) error {
 	switch out.Status {
-	case Succeeded, Failed, Queued, Waiting:
+	case jobs.Succeeded, jobs.Failed, jobs.Queued, jobs.Waiting:
 	default:
 		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
 	}
 	now := s.now()
 	refund := 0
-	if out.Status == Waiting {
+	if out.Status == jobs.Waiting {
 		refund = 1
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		j, err := scanJob(s.in(ctx, tx, sqlFinish).QueryRowContext(ctx, string(out.Status), nullJSON(out.Result), out.Error, ms(out.NextAt), ms(out.KeepUntil), ms(now), refund, id, owner))
 		if errors.Is(err, sql.ErrNoRows) {
-			return ErrLeaseLost
+			return jobs.ErrLeaseLost
 		}
 		if err != nil {
 			return fmt.Errorf("jobs: finish %s: %w", id, err)
@@ -265,7 +272,7 @@ func (s *SQLite) Finish(ctx context.Context, id, owner string, out Outcome) erro
 	})
 }
 
-func (s *SQLite) Wake(ctx context.Context) (int, error) {
+func (s *Store) Wake(ctx context.Context) (int, error) {
 	now := s.now()
 	n := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -273,7 +280,7 @@ func (s *SQLite) Wake(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("jobs: wake: %w", err)
 		}
-		var woken []*Job
+		var woken []*jobs.Job
 		for rows.Next() {
 			j, err := scanJob(rows)
 			if err != nil {
@@ -302,9 +309,9 @@ func (s *SQLite) Wake(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func (s *SQLite) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {
+func (s *Store) Transition(ctx context.Context, id string, from, to jobs.Status, reason string, keepUntil time.Time) (*jobs.Job, error) {
 	now := s.now()
-	var j *Job
+	var j *jobs.Job
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
 		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, next_at = ?, keep_until = ?, updated = ?
@@ -313,9 +320,9 @@ func (s *SQLite) Transition(ctx context.Context, id string, from, to Status, rea
 		if errors.Is(err, sql.ErrNoRows) {
 			var st string
 			if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&st); errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: %s", ErrNotFound, id)
+				return fmt.Errorf("%w: %s", jobs.ErrNotFound, id)
 			}
-			return fmt.Errorf("%w: job %s is %s, not %s", ErrConflict, id, st, from)
+			return fmt.Errorf("%w: job %s is %s, not %s", jobs.ErrConflict, id, st, from)
 		}
 		if err != nil {
 			return fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
@@ -325,7 +332,7 @@ func (s *SQLite) Transition(ctx context.Context, id string, from, to Status, rea
 	return j, err
 }
 
-func (s *SQLite) Events(ctx context.Context, tenant string, after int64, limit int) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, tenant string, after int64, limit int) ([]jobs.Event, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -338,21 +345,21 @@ func (s *SQLite) Events(ctx context.Context, tenant string, after int64, limit i
 		return nil, fmt.Errorf("jobs: events: %w", err)
 	}
 	defer rows.Close()
-	var evs []Event
+	var evs []jobs.Event
 	for rows.Next() {
-		var e Event
+		var e jobs.Event
 		var st, result string
 		var at int64
 		if err := rows.Scan(&e.ID, &e.JobID, &e.Tenant, &e.Tool, &st, &e.Attempts, &e.Error, &result, &at); err != nil {
 			return nil, fmt.Errorf("jobs: events: %w", err)
 		}
-		e.Status, e.Result, e.At = Status(st), rawOrNil(result), fromMS(at)
+		e.Status, e.Result, e.At = jobs.Status(st), rawOrNil(result), fromMS(at)
 		evs = append(evs, e)
 	}
 	return evs, rows.Err()
 }
 
-func (s *SQLite) Purge(ctx context.Context) (int, error) {
+func (s *Store) Purge(ctx context.Context) (int, error) {
 	now := ms(s.now())
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {

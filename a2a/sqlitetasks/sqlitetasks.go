@@ -1,4 +1,11 @@
-package a2a
+// Package sqlitetasks is the embedded store of toolhub's A2A tasks and
+// their push configs ([a2a.TaskStore], [a2a.PushConfigStore]): tables in
+// the job database (hub/jobs/sqlitejobs), through its connection.
+//
+//	js, _ := sqlitejobs.Open(ctx, filepath.Join(data, "jobs.db"), nil)
+//	tasks, _ := sqlitetasks.New(ctx, js.DB(), nil)
+//	srv := a2a.NewServer(gw, cat, &a2a.ServerOptions{TaskStore: tasks, PushConfigStore: tasks.PushConfigs()})
+package sqlitetasks
 
 import (
 	"context"
@@ -12,17 +19,20 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/a2a/internal/taskrow"
+
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 )
 
-// SQLiteTaskStore is the embedded [TaskStore]: tables a2a_tasks and
+// Store is the embedded [a2a.TaskStore]: tables a2a_tasks and
 // a2a_push_configs in one SQLite file (toolhub puts them in the job
 // database, next to the jobs). A task is its JSON plus the columns that
 // ListTasks filters and orders on; Update is a compare-and-set on the
-// version. [SQLiteTaskStore.PushConfigs] keeps push-notification configs
+// version. [Store.PushConfigs] keeps push-notification configs
 // in the same file. Tasks finished more than KeepFinished ago are deleted
 // (checked at most once a minute, when a task is created).
-type SQLiteTaskStore struct {
+type Store struct {
 	db   *sql.DB
 	now  func() time.Time
 	keep time.Duration
@@ -55,29 +65,29 @@ CREATE TABLE IF NOT EXISTS a2a_push_configs (
 );
 `
 
-// NewSQLiteTaskStore keeps tasks in db, the job database's handle
-// ([jobs.SQLite.DB]): tasks are stored where the jobs are, through the
+// New keeps tasks in db, the job database's handle
+// (sqlitejobs.Store.DB): tasks are stored where the jobs are, through the
 // same connection. It creates its tables if needed; db stays its owner's
 // to close.
-func NewSQLiteTaskStore(ctx context.Context, db *sql.DB, opts *TaskStoreOptions) (*SQLiteTaskStore, error) {
+func New(ctx context.Context, db *sql.DB, opts *a2a.TaskStoreOptions) (*Store, error) {
 	if _, err := db.ExecContext(ctx, sqliteTaskSchema); err != nil {
 		return nil, fmt.Errorf("a2a: task store: sqlite schema: %w", err)
 	}
-	return &SQLiteTaskStore{db: db, now: opts.now(), keep: opts.keep()}, nil
+	return &Store{db: db, now: nowOf(opts), keep: keepOf(opts)}, nil
 }
 
 // Close does nothing: the database belongs to the job store.
-func (s *SQLiteTaskStore) Close() error { return nil }
+func (s *Store) Close() error { return nil }
 
-func (s *SQLiteTaskStore) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
-	r, err := rowOf(t)
+func (s *Store) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
+	r, err := taskrow.RowOf(t)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	s.purge(ctx)
 	res, err := s.db.ExecContext(ctx, `INSERT INTO a2a_tasks (id, owner, context_id, state, status_ts, updated, version, job_id, final, task)
 		VALUES (?,?,?,?,?,?,1,?,?,?) ON CONFLICT (id) DO NOTHING`,
-		string(t.ID), storeTenant(ctx), r.contextID, r.state, r.statusTS, s.now().UnixNano(), r.jobID, r.final, string(r.json))
+		string(t.ID), taskrow.Tenant(ctx), r.ContextID, r.State, r.StatusTS, s.now().UnixNano(), r.JobID, r.Final, string(r.JSON))
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("a2a: task store: create %s: %w", t.ID, err)
 	}
@@ -87,20 +97,20 @@ func (s *SQLiteTaskStore) Create(ctx context.Context, t *sdk.Task) (taskstore.Ta
 	return 1, nil
 }
 
-func (s *SQLiteTaskStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
-	r, err := rowOf(u.Task)
+func (s *Store) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	r, err := taskrow.RowOf(u.Task)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	var v int64
 	err = s.db.QueryRowContext(ctx, `UPDATE a2a_tasks SET context_id = ?, state = ?, status_ts = ?, updated = ?, version = version + 1, job_id = ?, final = ?, task = ?
 		WHERE id = ? AND (? = 0 OR version = ?) RETURNING version`,
-		r.contextID, r.state, r.statusTS, s.now().UnixNano(), r.jobID, r.final, string(r.json),
+		r.ContextID, r.State, r.StatusTS, s.now().UnixNano(), r.JobID, r.Final, string(r.JSON),
 		string(u.Task.ID), int64(u.PrevVersion), int64(u.PrevVersion)).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		var one int
 		if err := s.db.QueryRowContext(ctx, `SELECT 1 FROM a2a_tasks WHERE id = ?`, string(u.Task.ID)).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return taskstore.TaskVersionMissing, errTaskNotFound(u.Task.ID)
+			return taskstore.TaskVersionMissing, taskrow.NotFound(u.Task.ID)
 		}
 		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
 	}
@@ -110,17 +120,17 @@ func (s *SQLiteTaskStore) Update(ctx context.Context, u *taskstore.UpdateRequest
 	return taskstore.TaskVersion(v), nil
 }
 
-func (s *SQLiteTaskStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
+func (s *Store) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
 	var b string
 	var v int64
 	err := s.db.QueryRowContext(ctx, `SELECT task, version FROM a2a_tasks WHERE id = ?`, string(id)).Scan(&b, &v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errTaskNotFound(id)
+		return nil, taskrow.NotFound(id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: get %s: %w", id, err)
 	}
-	t, err := decodeTask([]byte(b))
+	t, err := taskrow.DecodeTask([]byte(b))
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +138,13 @@ func (s *SQLiteTaskStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.St
 }
 
 // List lists the caller's tasks, most recently updated first.
-func (s *SQLiteTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
-	size, cu, cid, err := listPage(req)
+func (s *Store) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
+	size, cu, cid, err := taskrow.ListPage(req)
 	if err != nil {
 		return nil, err
 	}
 	where := `owner = ?`
-	args := []any{storeTenant(ctx)}
+	args := []any{taskrow.Tenant(ctx)}
 	if req.ContextID != "" {
 		where += ` AND context_id = ?`
 		args = append(args, req.ContextID)
@@ -170,14 +180,14 @@ func (s *SQLiteTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (
 			return nil, fmt.Errorf("a2a: task store: list: %w", err)
 		}
 		if len(resp.Tasks) == size {
-			resp.NextPageToken = pageToken(lastUpdated, lastID)
+			resp.NextPageToken = taskrow.PageToken(lastUpdated, lastID)
 			break
 		}
-		t, err := decodeTask([]byte(b))
+		t, err := taskrow.DecodeTask([]byte(b))
 		if err != nil {
 			return nil, err
 		}
-		shapeListed(t, req)
+		taskrow.Shape(t, req)
 		resp.Tasks = append(resp.Tasks, t)
 		lastUpdated, lastID = updated, id
 	}
@@ -186,7 +196,7 @@ func (s *SQLiteTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (
 
 // purge deletes the tasks (and their push configs) that ended more than
 // KeepFinished ago, at most once a minute; a failure waits for the next.
-func (s *SQLiteTaskStore) purge(ctx context.Context) {
+func (s *Store) purge(ctx context.Context) {
 	if s.keep <= 0 {
 		return
 	}
@@ -206,15 +216,15 @@ func (s *SQLiteTaskStore) purge(ctx context.Context) {
 }
 
 // JobTasks lists the unfinished tasks that follow a job.
-func (s *SQLiteTaskStore) JobTasks(ctx context.Context) ([]JobTask, error) {
+func (s *Store) JobTasks(ctx context.Context) ([]a2a.JobTask, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, job_id, owner FROM a2a_tasks WHERE job_id != '' ORDER BY updated`)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: job tasks: %w", err)
 	}
 	defer rows.Close()
-	var out []JobTask
+	var out []a2a.JobTask
 	for rows.Next() {
-		var jt JobTask
+		var jt a2a.JobTask
 		var id string
 		if err := rows.Scan(&id, &jt.JobID, &jt.Tenant); err != nil {
 			return nil, fmt.Errorf("a2a: task store: job tasks: %w", err)
@@ -227,12 +237,12 @@ func (s *SQLiteTaskStore) JobTasks(ctx context.Context) ([]JobTask, error) {
 
 // PushConfigs returns the push-notification config store in the same
 // database.
-func (s *SQLiteTaskStore) PushConfigs() PushConfigStore { return &sqlitePushStore{db: s.db} }
+func (s *Store) PushConfigs() a2a.PushConfigStore { return &pushStore{db: s.db} }
 
-type sqlitePushStore struct{ db *sql.DB }
+type pushStore struct{ db *sql.DB }
 
-func (p *sqlitePushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.PushConfig) (*sdk.PushConfig, error) {
-	cp, b, err := pushConfigToSave(task, c)
+func (p *pushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.PushConfig) (*sdk.PushConfig, error) {
+	cp, b, err := taskrow.PushConfigToSave(task, c)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +253,7 @@ func (p *sqlitePushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.Push
 	return cp, nil
 }
 
-func (p *sqlitePushStore) Get(ctx context.Context, task sdk.TaskID, id string) (*sdk.PushConfig, error) {
+func (p *pushStore) Get(ctx context.Context, task sdk.TaskID, id string) (*sdk.PushConfig, error) {
 	var b string
 	err := p.db.QueryRowContext(ctx, `SELECT config FROM a2a_push_configs WHERE task_id = ? AND id = ?`, string(task), id).Scan(&b)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -252,10 +262,10 @@ func (p *sqlitePushStore) Get(ctx context.Context, task sdk.TaskID, id string) (
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push config store: get: %w", err)
 	}
-	return decodePushConfig([]byte(b))
+	return taskrow.DecodePushConfig([]byte(b))
 }
 
-func (p *sqlitePushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.PushConfig, error) {
+func (p *pushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.PushConfig, error) {
 	rows, err := p.db.QueryContext(ctx, `SELECT config FROM a2a_push_configs WHERE task_id = ? ORDER BY id`, string(task))
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push config store: list: %w", err)
@@ -267,7 +277,7 @@ func (p *sqlitePushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.Pus
 		if err := rows.Scan(&b); err != nil {
 			return nil, fmt.Errorf("a2a: push config store: list: %w", err)
 		}
-		c, err := decodePushConfig([]byte(b))
+		c, err := taskrow.DecodePushConfig([]byte(b))
 		if err != nil {
 			return nil, err
 		}
@@ -276,16 +286,35 @@ func (p *sqlitePushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.Pus
 	return out, rows.Err()
 }
 
-func (p *sqlitePushStore) Delete(ctx context.Context, task sdk.TaskID, id string) error {
+func (p *pushStore) Delete(ctx context.Context, task sdk.TaskID, id string) error {
 	if _, err := p.db.ExecContext(ctx, `DELETE FROM a2a_push_configs WHERE task_id = ? AND id = ?`, string(task), id); err != nil {
 		return fmt.Errorf("a2a: push config store: delete: %w", err)
 	}
 	return nil
 }
 
-func (p *sqlitePushStore) DeleteAll(ctx context.Context, task sdk.TaskID) error {
+func (p *pushStore) DeleteAll(ctx context.Context, task sdk.TaskID) error {
 	if _, err := p.db.ExecContext(ctx, `DELETE FROM a2a_push_configs WHERE task_id = ?`, string(task)); err != nil {
 		return fmt.Errorf("a2a: push config store: delete all: %w", err)
 	}
 	return nil
+}
+
+var (
+	_ a2a.TaskStore       = (*Store)(nil)
+	_ a2a.PushConfigStore = (*pushStore)(nil)
+)
+
+func keepOf(o *a2a.TaskStoreOptions) time.Duration {
+	if o == nil || o.KeepFinished < 0 {
+		return 0
+	}
+	return o.KeepFinished
+}
+
+func nowOf(o *a2a.TaskStoreOptions) func() time.Time {
+	if o == nil || o.Now == nil {
+		return time.Now
+	}
+	return o.Now
 }

@@ -1,4 +1,10 @@
-package a2a
+// Package redistasks is the shared store of toolhub's A2A tasks and their
+// push configs ([a2a.TaskStore], [a2a.PushConfigStore]): instances on one
+// Redis see the same tasks.
+//
+//	tasks := redistasks.New(rdb, &a2a.TaskStoreOptions{Prefix: "toolhub:a2a:"})
+//	srv := a2a.NewServer(gw, cat, &a2a.ServerOptions{TaskStore: tasks, PushConfigStore: tasks.PushConfigs()})
+package redistasks
 
 import (
 	"context"
@@ -11,10 +17,13 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
 	"github.com/redis/go-redis/v9"
+	"github.com/toolhub/toolhub/a2a"
+	"github.com/toolhub/toolhub/a2a/internal/taskrow"
 )
 
-// RedisTaskStore is the shared [TaskStore]: instances on one Redis see the
+// Store is the shared [a2a.TaskStore]: instances on one Redis see the
 // same tasks. A task is a hash (prefix+"task:"+id: its JSON, version,
 // owner and the fields ListTasks filters on), indexed per tenant by a
 // sorted set (prefix+"tasks:"+tenant, scored by last update in ms). A
@@ -22,21 +31,21 @@ import (
 // by the next ListTasks).
 // Create and Update are Lua scripts, so the version compare-and-set, the
 // task and its index change together. Unfinished tasks that follow a job
-// are in the set prefix+"jobtasks". [RedisTaskStore.PushConfigs] keeps
+// are in the set prefix+"jobtasks". [Store.PushConfigs] keeps
 // push-notification configs as one hash per task (prefix+"push:"+id).
 //
 // Keys are built inside the scripts: a single Redis, not a Cluster.
-type RedisTaskStore struct {
+type Store struct {
 	rdb  redis.UniversalClient
 	p    string
 	now  func() time.Time
 	keep time.Duration
 }
 
-// NewRedisTaskStore returns a task store on rdb. Closing it does not close
+// New returns a task store on rdb. Closing it does not close
 // rdb.
-func NewRedisTaskStore(rdb redis.UniversalClient, opts *TaskStoreOptions) *RedisTaskStore {
-	s := &RedisTaskStore{rdb: rdb, p: "toolhub:a2a:", now: opts.now(), keep: opts.keep()}
+func New(rdb redis.UniversalClient, opts *a2a.TaskStoreOptions) *Store {
+	s := &Store{rdb: rdb, p: "toolhub:a2a:", now: nowOf(opts), keep: keepOf(opts)}
 	if opts != nil && opts.Prefix != "" {
 		s.p = opts.Prefix
 	}
@@ -44,7 +53,7 @@ func NewRedisTaskStore(rdb redis.UniversalClient, opts *TaskStoreOptions) *Redis
 }
 
 // Close does nothing: the Redis client is the caller's.
-func (s *RedisTaskStore) Close() error { return nil }
+func (s *Store) Close() error { return nil }
 
 // ARGV: P, id, owner, ctx, state, sts, updated(ms), job, json, expire(ms; 0: none)
 var redisTaskCreate = redis.NewScript(`
@@ -78,24 +87,24 @@ end
 return v
 `)
 
-func (s *RedisTaskStore) key(id sdk.TaskID) string { return s.p + "task:" + string(id) }
+func (s *Store) key(id sdk.TaskID) string { return s.p + "task:" + string(id) }
 
 // expire is the TTL in ms of a task written as r: KeepFinished once it is
 // finished, else 0 (none).
-func (s *RedisTaskStore) expire(r taskRow) int64 {
-	if r.final && s.keep > 0 {
+func (s *Store) expire(r taskrow.Row) int64 {
+	if r.Final && s.keep > 0 {
 		return max(s.keep.Milliseconds(), 1)
 	}
 	return 0
 }
 
-func (s *RedisTaskStore) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
-	r, err := rowOf(t)
+func (s *Store) Create(ctx context.Context, t *sdk.Task) (taskstore.TaskVersion, error) {
+	r, err := taskrow.RowOf(t)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	n, err := redisTaskCreate.Run(ctx, s.rdb, nil, s.p, string(t.ID), storeTenant(ctx), r.contextID, r.state, r.statusTS,
-		s.now().UnixMilli(), r.jobID, r.json, s.expire(r)).Int()
+	n, err := redisTaskCreate.Run(ctx, s.rdb, nil, s.p, string(t.ID), taskrow.Tenant(ctx), r.ContextID, r.State, r.StatusTS,
+		s.now().UnixMilli(), r.JobID, r.JSON, s.expire(r)).Int()
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("a2a: task store: create %s: %w", t.ID, err)
 	}
@@ -105,36 +114,36 @@ func (s *RedisTaskStore) Create(ctx context.Context, t *sdk.Task) (taskstore.Tas
 	return 1, nil
 }
 
-func (s *RedisTaskStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
-	r, err := rowOf(u.Task)
+func (s *Store) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	r, err := taskrow.RowOf(u.Task)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
-	v, err := redisTaskUpdate.Run(ctx, s.rdb, nil, s.p, string(u.Task.ID), int64(u.PrevVersion), r.contextID, r.state, r.statusTS,
-		s.now().UnixMilli(), r.jobID, r.json, s.expire(r)).Int64()
+	v, err := redisTaskUpdate.Run(ctx, s.rdb, nil, s.p, string(u.Task.ID), int64(u.PrevVersion), r.ContextID, r.State, r.StatusTS,
+		s.now().UnixMilli(), r.JobID, r.JSON, s.expire(r)).Int64()
 	if err != nil {
 		return taskstore.TaskVersionMissing, fmt.Errorf("a2a: task store: update %s: %w", u.Task.ID, err)
 	}
 	switch v {
 	case -1:
-		return taskstore.TaskVersionMissing, errTaskNotFound(u.Task.ID)
+		return taskstore.TaskVersionMissing, taskrow.NotFound(u.Task.ID)
 	case -2:
 		return taskstore.TaskVersionMissing, taskstore.ErrConcurrentModification
 	}
 	return taskstore.TaskVersion(v), nil
 }
 
-func (s *RedisTaskStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
+func (s *Store) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, error) {
 	f, err := s.rdb.HMGet(ctx, s.key(id), "json", "ver").Result()
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: get %s: %w", id, err)
 	}
 	b, _ := f[0].(string)
 	if b == "" {
-		return nil, errTaskNotFound(id)
+		return nil, taskrow.NotFound(id)
 	}
 	v, _ := strconv.ParseInt(fmt.Sprint(f[1]), 10, 64)
-	t, err := decodeTask([]byte(b))
+	t, err := taskrow.DecodeTask([]byte(b))
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +153,12 @@ func (s *RedisTaskStore) Get(ctx context.Context, id sdk.TaskID) (*taskstore.Sto
 // List lists the caller's tasks, most recently updated first. It reads
 // the tenant's whole index to filter and count (TotalSize), then the JSON
 // of one page.
-func (s *RedisTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
-	size, cu, cid, err := listPage(req)
+func (s *Store) List(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
+	size, cu, cid, err := taskrow.ListPage(req)
 	if err != nil {
 		return nil, err
 	}
-	zs, err := s.rdb.ZRevRangeWithScores(ctx, s.p+"tasks:"+storeTenant(ctx), 0, -1).Result()
+	zs, err := s.rdb.ZRevRangeWithScores(ctx, s.p+"tasks:"+taskrow.Tenant(ctx), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: list: %w", err)
 	}
@@ -177,12 +186,12 @@ func (s *RedisTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*
 		}
 		str := func(v any) string { s, _ := v.(string); return s }
 		sts, _ := strconv.ParseInt(str(f[2]), 10, 64)
-		if keepRow(req, str(f[0]), str(f[1]), sts) {
+		if taskrow.Keep(req, str(f[0]), str(f[1]), sts) {
 			hits = append(hits, hit{z.Member.(string), int64(z.Score)})
 		}
 	}
 	if len(gone) > 0 {
-		_ = s.rdb.ZRem(ctx, s.p+"tasks:"+storeTenant(ctx), gone...).Err()
+		_ = s.rdb.ZRem(ctx, s.p+"tasks:"+taskrow.Tenant(ctx), gone...).Err()
 	}
 	resp := &sdk.ListTasksResponse{Tasks: []*sdk.Task{}, TotalSize: len(hits), PageSize: size}
 	start := 0
@@ -195,7 +204,7 @@ func (s *RedisTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*
 	page := hits[start:]
 	if len(page) > size {
 		last := page[size-1]
-		resp.NextPageToken = pageToken(last.updated, last.id)
+		resp.NextPageToken = taskrow.PageToken(last.updated, last.id)
 		page = page[:size]
 	}
 	for _, h := range page {
@@ -206,20 +215,20 @@ func (s *RedisTaskStore) List(ctx context.Context, req *sdk.ListTasksRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		shapeListed(st.Task, req)
+		taskrow.Shape(st.Task, req)
 		resp.Tasks = append(resp.Tasks, st.Task)
 	}
 	return resp, nil
 }
 
 // JobTasks lists the unfinished tasks that follow a job.
-func (s *RedisTaskStore) JobTasks(ctx context.Context) ([]JobTask, error) {
+func (s *Store) JobTasks(ctx context.Context) ([]a2a.JobTask, error) {
 	ids, err := s.rdb.SMembers(ctx, s.p+"jobtasks").Result()
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: job tasks: %w", err)
 	}
 	slices.Sort(ids)
-	var out []JobTask
+	var out []a2a.JobTask
 	for _, id := range ids {
 		f, err := s.rdb.HMGet(ctx, s.key(sdk.TaskID(id)), "job", "owner").Result()
 		if err != nil {
@@ -228,7 +237,7 @@ func (s *RedisTaskStore) JobTasks(ctx context.Context) ([]JobTask, error) {
 		job, _ := f[0].(string)
 		owner, _ := f[1].(string)
 		if job != "" {
-			out = append(out, JobTask{TaskID: sdk.TaskID(id), JobID: job, Tenant: owner})
+			out = append(out, a2a.JobTask{TaskID: sdk.TaskID(id), JobID: job, Tenant: owner})
 		}
 	}
 	return out, nil
@@ -236,14 +245,14 @@ func (s *RedisTaskStore) JobTasks(ctx context.Context) ([]JobTask, error) {
 
 // PushConfigs returns the push-notification config store under the same
 // prefix.
-func (s *RedisTaskStore) PushConfigs() PushConfigStore { return &redisPushStore{s: s} }
+func (s *Store) PushConfigs() a2a.PushConfigStore { return &pushStore{s: s} }
 
-type redisPushStore struct{ s *RedisTaskStore }
+type pushStore struct{ s *Store }
 
-func (p *redisPushStore) key(task sdk.TaskID) string { return p.s.p + "push:" + string(task) }
+func (p *pushStore) key(task sdk.TaskID) string { return p.s.p + "push:" + string(task) }
 
-func (p *redisPushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.PushConfig) (*sdk.PushConfig, error) {
-	cp, b, err := pushConfigToSave(task, c)
+func (p *pushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.PushConfig) (*sdk.PushConfig, error) {
+	cp, b, err := taskrow.PushConfigToSave(task, c)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +262,7 @@ func (p *redisPushStore) Save(ctx context.Context, task sdk.TaskID, c *sdk.PushC
 	return cp, nil
 }
 
-func (p *redisPushStore) Get(ctx context.Context, task sdk.TaskID, id string) (*sdk.PushConfig, error) {
+func (p *pushStore) Get(ctx context.Context, task sdk.TaskID, id string) (*sdk.PushConfig, error) {
 	b, err := p.s.rdb.HGet(ctx, p.key(task), id).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, push.ErrPushConfigNotFound
@@ -261,10 +270,10 @@ func (p *redisPushStore) Get(ctx context.Context, task sdk.TaskID, id string) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push config store: get: %w", err)
 	}
-	return decodePushConfig(b)
+	return taskrow.DecodePushConfig(b)
 }
 
-func (p *redisPushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.PushConfig, error) {
+func (p *pushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.PushConfig, error) {
 	m, err := p.s.rdb.HGetAll(ctx, p.key(task)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push config store: list: %w", err)
@@ -276,7 +285,7 @@ func (p *redisPushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.Push
 	slices.Sort(ids)
 	out := make([]*sdk.PushConfig, 0, len(ids))
 	for _, id := range ids {
-		c, err := decodePushConfig([]byte(m[id]))
+		c, err := taskrow.DecodePushConfig([]byte(m[id]))
 		if err != nil {
 			return nil, err
 		}
@@ -285,16 +294,35 @@ func (p *redisPushStore) List(ctx context.Context, task sdk.TaskID) ([]*sdk.Push
 	return out, nil
 }
 
-func (p *redisPushStore) Delete(ctx context.Context, task sdk.TaskID, id string) error {
+func (p *pushStore) Delete(ctx context.Context, task sdk.TaskID, id string) error {
 	if err := p.s.rdb.HDel(ctx, p.key(task), id).Err(); err != nil {
 		return fmt.Errorf("a2a: push config store: delete: %w", err)
 	}
 	return nil
 }
 
-func (p *redisPushStore) DeleteAll(ctx context.Context, task sdk.TaskID) error {
+func (p *pushStore) DeleteAll(ctx context.Context, task sdk.TaskID) error {
 	if err := p.s.rdb.Del(ctx, p.key(task)).Err(); err != nil {
 		return fmt.Errorf("a2a: push config store: delete all: %w", err)
 	}
 	return nil
+}
+
+var (
+	_ a2a.TaskStore       = (*Store)(nil)
+	_ a2a.PushConfigStore = (*pushStore)(nil)
+)
+
+func keepOf(o *a2a.TaskStoreOptions) time.Duration {
+	if o == nil || o.KeepFinished < 0 {
+		return 0
+	}
+	return o.KeepFinished
+}
+
+func nowOf(o *a2a.TaskStoreOptions) func() time.Time {
+	if o == nil || o.Now == nil {
+		return time.Now
+	}
+	return o.Now
 }
