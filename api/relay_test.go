@@ -68,6 +68,7 @@ func TestVendorCancelledRequestReachesClient(t *testing.T) {
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 
+	//lint:ignore SA1019 the test is about the legacy standalone GET stream, which clients before 2026-07-28 still open
 	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp/vendors/asker", transport.WithContinuousListening())
 	if err != nil {
 		t.Fatal(err)

@@ -153,6 +153,7 @@ func relayTools(s *server.MCPServer, add func(mcp.Tool, server.ToolHandlerFunc))
 		sent.Add(1)
 		sreq := mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{MaxTokens: 10,
 			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(req.GetString("prompt", "hi"))}}}}
+		//lint:ignore SA1019 vendors on revisions before 2026-07-28 still send sampling requests; this vendor is how the relay of them is tested
 		res, err := s.RequestSampling(ctx, sreq)
 		if err != nil {
 			return mcp.NewToolResultError("sampling: " + err.Error()), nil
