@@ -50,7 +50,12 @@ FUZZ_TARGETS := \
 	./servers:FuzzFastResponse \
 	./auth/oauth:FuzzVerify \
 	./internal/config:FuzzParse \
-	./servers:FuzzToolsListAnswer
+	./servers:FuzzToolsListAnswer \
+	./api:FuzzFastPathMatchesMCPGo \
+	./registry:FuzzQuickSchema \
+	./billing:FuzzAppendLine \
+	./billing/internal/ledgersql:FuzzUnitsJSON \
+	./orchestrator:FuzzPlanOffline
 
 fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
