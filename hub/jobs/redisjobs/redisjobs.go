@@ -12,10 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/toolhub/toolhub/hub/jobs"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/internal/jobrow"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -276,8 +278,8 @@ func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
 		j.Created = now
 	}
 	j.Updated = now
-	err := redisAdd.Run(ctx, s.rdb, nil, s.argv(j.ID, j.Tenant, j.Tool, nullJSON(j.Arguments), nullJSON(j.Meta), j.Priority,
-		string(j.Status), j.Attempts, ms(j.NextAt), j.LastError, ms(j.Created), ms(now))...).Err()
+	err := redisAdd.Run(ctx, s.rdb, nil, s.argv(j.ID, j.Tenant, j.Tool, jobrow.NullJSON(j.Arguments), jobrow.NullJSON(j.Meta), j.Priority,
+		string(j.Status), j.Attempts, jobrow.MS(j.NextAt), j.LastError, jobrow.MS(j.Created), jobrow.MS(now))...).Err()
 	if err != nil {
 		return fmt.Errorf("jobs: add %s: %w", j.ID, err)
 	}
@@ -299,10 +301,10 @@ func jobFromHash(m map[string]string) *jobs.Job {
 	n := func(k string) int64 { v, _ := strconv.ParseInt(m[k], 10, 64); return v }
 	return &jobs.Job{
 		ID: m["id"], Tenant: m["tenant"], Tool: m["tool"],
-		Arguments: rawOrNil(m["args"]), Meta: rawOrNil(m["meta"]), Result: rawOrNil(m["result"]),
+		Arguments: jobrow.RawOrNil(m["args"]), Meta: jobrow.RawOrNil(m["meta"]), Result: jobrow.RawOrNil(m["result"]),
 		Priority: int(n("prio")), Status: jobs.Status(m["status"]), Attempts: int(n("attempts")),
-		NextAt: fromMS(n("next_at")), LastError: m["err"], Owner: m["owner"], LeaseTil: fromMS(n("lease")),
-		Created: fromMS(n("created")), Updated: fromMS(n("updated")), KeepUntil: fromMS(n("keep")),
+		NextAt: jobrow.FromMS(n("next_at")), LastError: m["err"], Owner: m["owner"], LeaseTil: jobrow.FromMS(n("lease")),
+		Created: jobrow.FromMS(n("created")), Updated: jobrow.FromMS(n("updated")), KeepUntil: jobrow.FromMS(n("keep")),
 	}
 }
 
@@ -323,7 +325,7 @@ func jobFromFlat(v any) *jobs.Job {
 func (s *Store) claimMsg(ctx context.Context, stream string, msg redis.XMessage, owner string, lease time.Duration) (*jobs.Job, error) {
 	id, _ := msg.Values["id"].(string)
 	now := s.now() // after the read: the job may be younger than the Claim call
-	v, err := redisClaim.Run(ctx, s.rdb, nil, s.argv(msg.ID, id, owner, ms(now), ms(now.Add(lease)), stream)...).Result()
+	v, err := redisClaim.Run(ctx, s.rdb, nil, s.argv(msg.ID, id, owner, jobrow.MS(now), jobrow.MS(now.Add(lease)), stream)...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -334,7 +336,7 @@ func (s *Store) claimMsg(ctx context.Context, stream string, msg redis.XMessage,
 }
 
 func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*jobs.Job, error) {
-	if err := redisPromote.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Err(); err != nil {
+	if err := redisPromote.Run(ctx, s.rdb, nil, s.argv(jobrow.MS(s.now()))...).Err(); err != nil {
 		return nil, fmt.Errorf("jobs: promote due retries: %w", err)
 	}
 	// Jobs of dead workers first: pending messages idle for a lease.
@@ -385,7 +387,7 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*
 }
 
 func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
-	n, err := redisRenew.Run(ctx, s.rdb, nil, s.argv(id, owner, ms(s.now().Add(lease)))...).Int()
+	n, err := redisRenew.Run(ctx, s.rdb, nil, s.argv(id, owner, jobrow.MS(s.now().Add(lease)))...).Int()
 	if err != nil {
 		return fmt.Errorf("jobs: renew %s: %w", id, err)
 	}
@@ -401,8 +403,8 @@ func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) 
 	default:
 		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
 	}
-	n, err := redisFinish.Run(ctx, s.rdb, nil, s.argv(id, owner, string(out.Status), nullJSON(out.Result), out.Error,
-		ms(out.NextAt), ms(out.KeepUntil), ms(s.now()))...).Int()
+	n, err := redisFinish.Run(ctx, s.rdb, nil, s.argv(id, owner, string(out.Status), jobrow.NullJSON(out.Result), out.Error,
+		jobrow.MS(out.NextAt), jobrow.MS(out.KeepUntil), jobrow.MS(s.now()))...).Int()
 	if err != nil {
 		return fmt.Errorf("jobs: finish %s: %w", id, err)
 	}
@@ -413,7 +415,7 @@ func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) 
 }
 
 func (s *Store) Wake(ctx context.Context) (int, error) {
-	n, err := redisWake.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
+	n, err := redisWake.Run(ctx, s.rdb, nil, s.argv(jobrow.MS(s.now()))...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: wake: %w", err)
 	}
@@ -442,7 +444,7 @@ func (s *Store) Wakes(ctx context.Context, fn func()) {
 }
 
 func (s *Store) Transition(ctx context.Context, id string, from, to jobs.Status, reason string, keepUntil time.Time) (*jobs.Job, error) {
-	v, err := redisTransition.Run(ctx, s.rdb, nil, s.argv(id, string(from), string(to), reason, ms(keepUntil), ms(s.now()))...).Slice()
+	v, err := redisTransition.Run(ctx, s.rdb, nil, s.argv(id, string(from), string(to), reason, jobrow.MS(keepUntil), jobrow.MS(s.now()))...).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
 	}
@@ -472,18 +474,18 @@ func (s *Store) Events(ctx context.Context, tenant string, after int64, limit in
 		seq, _, _ := strings.Cut(m.ID, "-")
 		str := func(k string) string { v, _ := m.Values[k].(string); return v }
 		e := jobs.Event{JobID: str("job_id"), Tenant: str("tenant"), Tool: str("tool"), Status: jobs.Status(str("status")),
-			Error: str("error"), Result: rawOrNil(str("result"))}
+			Error: str("error"), Result: jobrow.RawOrNil(str("result"))}
 		e.ID, _ = strconv.ParseInt(seq, 10, 64)
 		e.Attempts, _ = strconv.Atoi(str("attempts"))
 		at, _ := strconv.ParseInt(str("at"), 10, 64)
-		e.At = fromMS(at)
+		e.At = jobrow.FromMS(at)
 		evs = append(evs, e)
 	}
 	return evs, nil
 }
 
 func (s *Store) Purge(ctx context.Context) (int, error) {
-	n, err := redisPurge.Run(ctx, s.rdb, nil, s.argv(ms(s.now()))...).Int()
+	n, err := redisPurge.Run(ctx, s.rdb, nil, s.argv(jobrow.MS(s.now()))...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("jobs: purge: %w", err)
 	}

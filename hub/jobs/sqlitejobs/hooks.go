@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/internal/jobrow"
 )
 
 var _ jobs.WebhookStore = (*Store)(nil)
@@ -60,10 +61,10 @@ func (s *Store) ClaimDelivery(ctx context.Context, id int64, keep time.Duration)
 	now := s.now()
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE until < ?`, ms(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE until < ?`, jobrow.MS(now)); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (event_id, until) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, ms(now.Add(keep)))
+		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (event_id, until) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, jobrow.MS(now.Add(keep)))
 		if err != nil {
 			return err
 		}

@@ -11,8 +11,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/toolhub/toolhub/hub/jobs"
 	"time"
+
+	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/hub/jobs/internal/jobrow"
 
 	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
 )
@@ -143,9 +145,9 @@ func scanJob(r scanner) (*jobs.Job, error) {
 		&j.LastError, &result, &j.Owner, &lease, &created, &updated, &keep); err != nil {
 		return nil, err
 	}
-	j.Arguments, j.Meta, j.Result = rawOrNil(args), rawOrNil(meta), rawOrNil(result)
+	j.Arguments, j.Meta, j.Result = jobrow.RawOrNil(args), jobrow.RawOrNil(meta), jobrow.RawOrNil(result)
 	j.Status = jobs.Status(status)
-	j.NextAt, j.LeaseTil, j.Created, j.Updated, j.KeepUntil = fromMS(next), fromMS(lease), fromMS(created), fromMS(updated), fromMS(keep)
+	j.NextAt, j.LeaseTil, j.Created, j.Updated, j.KeepUntil = jobrow.FromMS(next), jobrow.FromMS(lease), jobrow.FromMS(created), jobrow.FromMS(updated), jobrow.FromMS(keep)
 	return &j, nil
 }
 
@@ -181,12 +183,12 @@ func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
 	j.Updated = now
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := s.in(ctx, tx, sqlAdd).ExecContext(ctx,
-			j.ID, j.Tenant, j.Tool, nullJSON(j.Arguments), nullJSON(j.Meta), j.Priority, string(j.Status), j.Attempts,
-			ms(j.NextAt), j.LastError, nullJSON(j.Result), "", 0, ms(j.Created), ms(j.Updated), ms(j.KeepUntil))
+			j.ID, j.Tenant, j.Tool, jobrow.NullJSON(j.Arguments), jobrow.NullJSON(j.Meta), j.Priority, string(j.Status), j.Attempts,
+			jobrow.MS(j.NextAt), j.LastError, jobrow.NullJSON(j.Result), "", 0, jobrow.MS(j.Created), jobrow.MS(j.Updated), jobrow.MS(j.KeepUntil))
 		if err != nil {
 			return fmt.Errorf("jobs: add %s: %w", j.ID, err)
 		}
-		return s.insertEvent(ctx, tx, j, "", ms(now))
+		return s.insertEvent(ctx, tx, j, "", jobrow.MS(now))
 	})
 }
 
@@ -208,9 +210,9 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*
 		// A dead worker's job first, then the most urgent due one; each
 		// query walks an index and stops at the first row.
 		var id string
-		err := s.in(ctx, tx, sqlClaimExpired).QueryRowContext(ctx, ms(now)).Scan(&id)
+		err := s.in(ctx, tx, sqlClaimExpired).QueryRowContext(ctx, jobrow.MS(now)).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
-			err = s.in(ctx, tx, sqliteDue).QueryRowContext(ctx, ms(now)).Scan(&id)
+			err = s.in(ctx, tx, sqliteDue).QueryRowContext(ctx, jobrow.MS(now)).Scan(&id)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -218,11 +220,11 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*
 		if err != nil {
 			return fmt.Errorf("jobs: claim: %w", err)
 		}
-		j, err = scanJob(s.in(ctx, tx, sqlClaim).QueryRowContext(ctx, owner, ms(now.Add(lease)), ms(now), id))
+		j, err = scanJob(s.in(ctx, tx, sqlClaim).QueryRowContext(ctx, owner, jobrow.MS(now.Add(lease)), jobrow.MS(now), id))
 		if err != nil {
 			return fmt.Errorf("jobs: claim %s: %w", id, err)
 		}
-		return s.insertEvent(ctx, tx, j, "", ms(now))
+		return s.insertEvent(ctx, tx, j, "", jobrow.MS(now))
 	})
 	return j, err
 }
@@ -239,7 +241,7 @@ const sqliteDue = `SELECT id FROM (
 
 func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration) error {
 	now := s.now()
-	res, err := s.stmts[sqlRenew].ExecContext(ctx, ms(now.Add(lease)), id, owner)
+	res, err := s.stmts[sqlRenew].ExecContext(ctx, jobrow.MS(now.Add(lease)), id, owner)
 	if err != nil {
 		return fmt.Errorf("jobs: renew %s: %w", id, err)
 	}
@@ -261,14 +263,14 @@ func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) 
 		refund = 1
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		j, err := scanJob(s.in(ctx, tx, sqlFinish).QueryRowContext(ctx, string(out.Status), nullJSON(out.Result), out.Error, ms(out.NextAt), ms(out.KeepUntil), ms(now), refund, id, owner))
+		j, err := scanJob(s.in(ctx, tx, sqlFinish).QueryRowContext(ctx, string(out.Status), jobrow.NullJSON(out.Result), out.Error, jobrow.MS(out.NextAt), jobrow.MS(out.KeepUntil), jobrow.MS(now), refund, id, owner))
 		if errors.Is(err, sql.ErrNoRows) {
 			return jobs.ErrLeaseLost
 		}
 		if err != nil {
 			return fmt.Errorf("jobs: finish %s: %w", id, err)
 		}
-		return s.insertEvent(ctx, tx, j, nullJSON(out.Result), ms(now))
+		return s.insertEvent(ctx, tx, j, jobrow.NullJSON(out.Result), jobrow.MS(now))
 	})
 }
 
@@ -276,7 +278,7 @@ func (s *Store) Wake(ctx context.Context) (int, error) {
 	now := s.now()
 	n := 0
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `UPDATE jobs SET status = 'queued', next_at = ?, updated = ? WHERE status = 'waiting' RETURNING `+jobCols, ms(now), ms(now))
+		rows, err := tx.QueryContext(ctx, `UPDATE jobs SET status = 'queued', next_at = ?, updated = ? WHERE status = 'waiting' RETURNING `+jobCols, jobrow.MS(now), jobrow.MS(now))
 		if err != nil {
 			return fmt.Errorf("jobs: wake: %w", err)
 		}
@@ -293,12 +295,12 @@ func (s *Store) Wake(ctx context.Context) (int, error) {
 			return fmt.Errorf("jobs: wake: %w", err)
 		}
 		for _, j := range woken {
-			if err := s.insertEvent(ctx, tx, j, "", ms(now)); err != nil {
+			if err := s.insertEvent(ctx, tx, j, "", jobrow.MS(now)); err != nil {
 				return fmt.Errorf("jobs: wake %s: %w", j.ID, err)
 			}
 		}
 		// Jobs between retries try again now too (their status is unchanged: no event).
-		res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_at = ?, updated = ? WHERE status = 'queued' AND next_at > ?`, ms(now), ms(now), ms(now))
+		res, err := tx.ExecContext(ctx, `UPDATE jobs SET next_at = ?, updated = ? WHERE status = 'queued' AND next_at > ?`, jobrow.MS(now), jobrow.MS(now), jobrow.MS(now))
 		if err != nil {
 			return fmt.Errorf("jobs: wake: %w", err)
 		}
@@ -316,7 +318,7 @@ func (s *Store) Transition(ctx context.Context, id string, from, to jobs.Status,
 		var err error
 		j, err = scanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET status = ?, last_error = ?, next_at = ?, keep_until = ?, updated = ?
 			WHERE id = ? AND status = ?
-			RETURNING `+jobCols, string(to), reason, ms(now), ms(keepUntil), ms(now), id, string(from)))
+			RETURNING `+jobCols, string(to), reason, jobrow.MS(now), jobrow.MS(keepUntil), jobrow.MS(now), id, string(from)))
 		if errors.Is(err, sql.ErrNoRows) {
 			var st string
 			if err := tx.QueryRowContext(ctx, `SELECT status FROM jobs WHERE id = ?`, id).Scan(&st); errors.Is(err, sql.ErrNoRows) {
@@ -327,7 +329,7 @@ func (s *Store) Transition(ctx context.Context, id string, from, to jobs.Status,
 		if err != nil {
 			return fmt.Errorf("jobs: %s→%s %s: %w", from, to, id, err)
 		}
-		return s.insertEvent(ctx, tx, j, "", ms(now))
+		return s.insertEvent(ctx, tx, j, "", jobrow.MS(now))
 	})
 	return j, err
 }
@@ -353,14 +355,14 @@ func (s *Store) Events(ctx context.Context, tenant string, after int64, limit in
 		if err := rows.Scan(&e.ID, &e.JobID, &e.Tenant, &e.Tool, &st, &e.Attempts, &e.Error, &result, &at); err != nil {
 			return nil, fmt.Errorf("jobs: events: %w", err)
 		}
-		e.Status, e.Result, e.At = jobs.Status(st), rawOrNil(result), fromMS(at)
+		e.Status, e.Result, e.At = jobs.Status(st), jobrow.RawOrNil(result), jobrow.FromMS(at)
 		evs = append(evs, e)
 	}
 	return evs, rows.Err()
 }
 
 func (s *Store) Purge(ctx context.Context) (int, error) {
-	now := ms(s.now())
+	now := jobrow.MS(s.now())
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE keep_until > 0 AND keep_until <= ? AND status IN ('succeeded','failed','rejected','canceled'))`, now); err != nil {
