@@ -17,6 +17,7 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/internal/drill"
+	"github.com/toolhub/toolhub/internal/drill/drilltest"
 	"github.com/toolhub/toolhub/ui"
 )
 
@@ -124,9 +125,12 @@ func TestDashboardActs(t *testing.T) {
 	// Approve vx, reject vy.
 	p.click(t, `[data-approve="vx"]`)
 	p.waitJS(t, "vx's change leaves the list", `!document.querySelector('[data-pending="vx"]') && document.querySelector("#actionmsg").dataset.result === "ok"`)
-	if _, ok := l.App.Catalog.VendorTool("vx", "route"); !ok {
-		t.Errorf("vx's approved change is not live")
-	}
+	// The approved change reconnects vx in the background (servers.Manager.Update
+	// waits for the old connection to retire, not for the new one's tool list).
+	drilltest.WaitFor(t, 10*time.Second, "vx's approved change live", func() bool {
+		_, ok := l.App.Catalog.VendorTool("vx", "route")
+		return ok
+	})
 	p.click(t, `[data-reject="vy"]`)
 	p.waitJS(t, "vy's change leaves the list", `!document.querySelector('[data-pending="vy"]') && document.querySelector("#actionmsg").textContent === "reject vy: done"`)
 	if _, ok := l.App.Catalog.VendorTool("vy", "current_weather"); !ok {
