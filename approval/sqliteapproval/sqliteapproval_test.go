@@ -8,6 +8,7 @@ import (
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/approvaltest"
 	"github.com/toolhub/toolhub/approval/sqliteapproval"
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
 )
 
 func TestContract(t *testing.T) {
@@ -26,21 +27,11 @@ func TestContract(t *testing.T) {
 	approvaltest.Run(t,
 		func(t *testing.T) approval.Store {
 			// A data folder whose path a file: URI must escape.
-			p := filepath.Join(awkwardDir(t), "registry.db")
+			p := filepath.Join(sqlitedbtest.AwkwardDir(t), "registry.db")
 			s := open(t, p)
 			paths[s] = p
 			return s
 		},
 		func(t *testing.T, s approval.Store) approval.Store { return open(t, paths[s]) },
 	)
-}
-
-// awkwardDir is a data folder whose path holds '?', '#', '%' and spaces.
-func awkwardDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41")
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

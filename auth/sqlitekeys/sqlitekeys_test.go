@@ -8,6 +8,7 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/authtest"
 	"github.com/toolhub/toolhub/auth/sqlitekeys"
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
 )
 
 func TestContract(t *testing.T) {
@@ -26,7 +27,7 @@ func TestContract(t *testing.T) {
 	authtest.Run(t,
 		func(t *testing.T) auth.Store {
 			// A data folder whose path a file: URI must escape.
-			p := filepath.Join(awkwardDir(t), "keys.db")
+			p := filepath.Join(sqlitedbtest.AwkwardDir(t), "keys.db")
 			s := open(t, p)
 			paths[s] = p
 			return s
@@ -34,14 +35,4 @@ func TestContract(t *testing.T) {
 		// Two hubs on one data folder (or `toolhub keys` beside a hub).
 		func(t *testing.T, s auth.Store) auth.Store { return open(t, paths[s]) },
 	)
-}
-
-// awkwardDir is a data folder whose path holds '?', '#', '%' and spaces.
-func awkwardDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41")
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/jobs/jobstest"
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
 )
 
 func TestContract(t *testing.T) {
@@ -84,11 +85,7 @@ func TestSQLitePlans(t *testing.T) {
 // A data folder whose path holds '?', '#', '%' and spaces opens the job
 // database it names (the DSN escapes the path).
 func TestOpenAwkwardPath(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41")
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "jobs.db")
+	path := filepath.Join(sqlitedbtest.AwkwardDir(t), "jobs.db")
 	s, err := Open(t.Context(), path, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -5,21 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
 )
 
-// awkwardDir is a data folder whose path has every character a file: URI
-// must escape.
-func awkwardDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "data ?x=1 #frag %41 ;")
-	if err := os.Mkdir(dir, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestOpenAwkwardPathAndPragmas(t *testing.T) {
-	path := filepath.Join(awkwardDir(t), "store.db")
+	path := filepath.Join(sqlitedbtest.AwkwardDir(t), "store.db")
 	db, err := Open(path, &Options{BusyTimeout: 1234 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
