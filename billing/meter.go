@@ -82,12 +82,16 @@ type Meter struct {
 	bufs  sync.Pool // *[]byte line buffers for the WAL
 	batch []Event   // the writer's
 
-	ch     chan Event
-	flush  chan chan error
-	quit   chan struct{}
-	done   chan struct{}
-	closed atomic.Bool
-	once   sync.Once
+	ch   chan Event
+	full chan struct{} // a batch's worth is queued (wake events), or a Flush: see collect
+	wake int
+	// lingering: the writer holds a batch's first event and waits.
+	lingering atomic.Bool
+	flush     chan chan error
+	quit      chan struct{}
+	done      chan struct{}
+	closed    atomic.Bool
+	once      sync.Once
 
 	recorded, written, spilled, replayed, dropped, corrupt atomic.Int64
 	recovered, unknown                                     atomic.Int64
@@ -142,6 +146,8 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 	}
 	m.batch = make([]Event, 0, m.opts.Batch)
 	m.ch = make(chan Event, m.opts.Buffer)
+	m.full = make(chan struct{}, 1)
+	m.wake = max(1, min(m.opts.Batch, m.opts.Buffer/2))
 	m.flush = make(chan chan error)
 	m.quit = make(chan struct{})
 	m.done = make(chan struct{})
@@ -170,6 +176,16 @@ func (m *Meter) Record(ev Event) {
 func (m *Meter) enqueue(ev Event) {
 	select {
 	case m.ch <- ev:
+		n := len(m.ch)
+		if m.lingering.Load() {
+			n++ // the batch's first event, which the writer holds
+		}
+		if n >= m.wake {
+			select {
+			case m.full <- struct{}{}: // the writer lingers no longer
+			default:
+			}
+		}
 	default:
 		m.toSpill([]Event{ev})
 	}
@@ -237,6 +253,10 @@ func (m *Meter) Flush(ctx context.Context) error {
 	}
 	reply := make(chan error, 1)
 	select {
+	case m.full <- struct{}{}: // the writer lingers no longer
+	default:
+	}
+	select {
 	case m.flush <- reply:
 	case <-m.done:
 		return ErrClosed
@@ -295,26 +315,32 @@ func (m *Meter) Stats() MeterStats {
 }
 
 // collect adds queued events to batch until it is full or Linger has
-// passed since the first.
+// passed since the first. It sleeps through the linger rather than taking
+// events one by one, so recording an event does not wake the writer (a
+// goroutine switch, often a thread wake-up, per event on the call path):
+// Record wakes it early only when a batch's worth is queued (or half the
+// buffer, if smaller), Flush and Close at once.
 func (m *Meter) collect(batch []Event) []Event {
-	if m.opts.Linger < 0 {
-		for len(batch) < cap(batch) {
+	if m.opts.Linger > 0 {
+		// Set before looking at the queue, so that an event queued after
+		// the look counts what the writer holds (see enqueue).
+		m.lingering.Store(true)
+		if len(m.ch)+len(batch) < m.wake {
+			linger := time.NewTimer(m.opts.Linger)
 			select {
-			case ev := <-m.ch:
-				batch = append(batch, ev)
-			default:
-				return batch
+			case <-linger.C:
+			case <-m.full:
+			case <-m.quit:
 			}
+			linger.Stop()
 		}
-		return batch
+		m.lingering.Store(false)
 	}
-	linger := time.NewTimer(m.opts.Linger)
-	defer linger.Stop()
 	for len(batch) < cap(batch) {
 		select {
 		case ev := <-m.ch:
 			batch = append(batch, ev)
-		case <-linger.C:
+		default:
 			return batch
 		}
 	}

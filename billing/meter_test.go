@@ -345,3 +345,33 @@ func TestCanceledAttemptIsUnknown(t *testing.T) {
 		t.Errorf("attempts = %+v; want one unknown attempt, paid nothing", attempts)
 	}
 }
+
+// The writer lingers after a batch's first event, but not once a batch's
+// worth is queued, nor when asked to Flush or Close: with an hour's
+// linger, a full batch is written at once and Flush and Close return.
+func TestMeterLingerEndsEarly(t *testing.T) {
+	l := openLedger(t, t.TempDir())
+	m := newMeter(t, l, &billing.MeterOptions{Linger: time.Hour, Batch: 8, Buffer: 64, SpillDir: t.TempDir()})
+	for i := range 8 {
+		m.Record(ledgertest.Synthetic(i))
+	}
+	for deadline := time.Now().Add(time.Minute); m.Stats().Written < 8; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a full batch waited for the linger: %+v", m.Stats())
+		}
+	}
+	m.Record(ledgertest.Synthetic(8))
+	if err := m.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Written != 9 {
+		t.Errorf("after Flush: %+v, want 9 written", st)
+	}
+	m.Record(ledgertest.Synthetic(9))
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Written != 10 {
+		t.Errorf("after Close: %+v, want 10 written", st)
+	}
+}
