@@ -89,6 +89,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		fastURL    string
 		fastHdrs   map[string]string
 		fastClient *http.Client
+		fastBase   *http.Transport
 		streamer   *transport.StreamableHTTP
 		htap       *httpTap
 	)
@@ -126,7 +127,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 				return nil, fmt.Errorf("header %s: %w", k, err)
 			}
 		}
-		hc, release := v.m.vendorClient(headers, v.spec.Limits.Concurrency)
+		hc, release, base := v.m.vendorClient(headers, v.spec.Limits.Concurrency)
 		c.releaseHTTP = release
 		if spec.Transport == registry.TransportHTTP {
 			opts := []transport.StreamableHTTPCOption{
@@ -143,7 +144,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 				return nil, err
 			}
 			htap = &httpTap{tap: tap{Interface: t}}
-			tr, streamer, fastURL, fastHdrs, fastClient = htap, t, u, headers, hc
+			tr, streamer, fastURL, fastHdrs, fastClient, fastBase = htap, t, u, headers, hc, base
 		} else {
 			t, err := transport.NewSSE(u,
 				transport.WithHTTPClient(hc),
@@ -241,7 +242,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	}
 
 	if streamer != nil && !o.NoFastPath {
-		c.fast = newFastPath(c, fastClient, fastURL, fastHdrs, streamer, htap)
+		c.fast = newFastPath(c, fastClient, fastBase, fastURL, fastHdrs, streamer, htap)
 	}
 
 	sctx, scancel := context.WithTimeout(cctx, o.ToolSyncTimeout)
@@ -268,6 +269,9 @@ func (c *conn) close() {
 	}
 	if c.releaseHTTP != nil {
 		c.releaseHTTP()
+	}
+	if c.fast != nil {
+		c.fast.close()
 	}
 }
 

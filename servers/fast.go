@@ -74,6 +74,7 @@ type fastPath struct {
 
 	nextID atomic.Int64
 	tools  sync.Map // tool name → *fastTool
+	h1     *h1Pool  // nil: calls go out on client (see h1Pool)
 
 	// 2026-07-28 only.
 	meta      map[string]json.RawMessage // the protocol's own _meta keys
@@ -85,6 +86,7 @@ type fastPath struct {
 type fastTool struct {
 	head   []byte      // legacy: `,"method":"tools/call","params":{"name":…`; modern: `,"name":…}}`
 	header http.Header // the request's headers (modern: with Mcp-Method, Mcp-Name)
+	wire   []byte      // header, as request header lines (for h1Pool)
 	slow   bool        // take mcp-go's path
 }
 
@@ -94,7 +96,7 @@ const fastIDBase = 1 << 40
 
 // newFastPath returns the fast path of an HTTP connection, or nil when
 // calls must take mcp-go's path.
-func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]string, inner *transport.StreamableHTTP, tap *httpTap) *fastPath {
+func newFastPath(c *conn, hc *http.Client, base *http.Transport, rawURL string, headers map[string]string, inner *transport.StreamableHTTP, tap *httpTap) *fastPath {
 	if inner == nil || inner.IsOAuthEnabled() {
 		return nil
 	}
@@ -128,7 +130,7 @@ func newFastPath(c *conn, hc *http.Client, rawURL string, headers map[string]str
 	for k, v := range headers {
 		h.Set(k, v)
 	}
-	f := &fastPath{c: c, client: hc, url: u, header: h, tap: tap, modern: modern, meta: meta}
+	f := &fastPath{c: c, client: hc, url: u, header: h, tap: tap, modern: modern, meta: meta, h1: newH1Pool(base, u)}
 	if modern {
 		f.metaBytes, _ = json.Marshal(meta)
 	}
@@ -156,6 +158,7 @@ func (f *fastPath) tool(name string, inputSchema []byte) *fastTool {
 		}
 		t.slow = bytes.Contains(inputSchema, []byte(`"x-mcp-header"`))
 	}
+	t.wire = h1Headers(t.header)
 	f.tools.Store(name, t)
 	return t
 }
@@ -268,12 +271,57 @@ func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Me
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
-	resp, err := f.do(ctx, http.MethodPost, t.header, b.buf.Bytes(), nil)
+	resp, err := f.post(ctx, t, b.buf.Bytes())
 	if err != nil {
 		return nil, transport.NewError(fmt.Errorf("failed to send request: %w", err))
 	}
 	defer resp.Body.Close()
 	return f.read(ctx, resp, id)
+}
+
+// post sends a tools/call on the fast path's own connections (h1Pool)
+// where it can, else through the manager's client, and records what
+// recordingTransport records.
+func (f *fastPath) post(ctx context.Context, t *fastTool, body []byte) (*http.Response, error) {
+	if f.h1 == nil {
+		return f.do(ctx, http.MethodPost, t.header, body, nil)
+	}
+	resp, err := f.h1.post(ctx, t.wire, body)
+	if errors.Is(err, errH1Redo) {
+		return f.do(ctx, http.MethodPost, t.header, body, nil)
+	}
+	rec := recordFrom(ctx)
+	if err != nil {
+		if rec != nil {
+			rec.mu.Lock()
+			rec.netErr = err
+			rec.mu.Unlock()
+		}
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if rec != nil {
+			wait := parseRetryAfter(resp.Header.Get("Retry-After"), f.c.v.m.opts.Now())
+			rec.mu.Lock()
+			rec.status, rec.retryAfter = resp.StatusCode, wait
+			rec.mu.Unlock()
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			resp.Body.Close()
+			return nil, transport.ErrSessionTerminated
+		}
+	}
+	if rec != nil && rec.maxBytes > 0 {
+		resp.Body = &limitedBody{rc: resp.Body, left: rec.maxBytes, rec: rec}
+	}
+	return resp, nil
+}
+
+// close lets go of the fast path's kept connections.
+func (f *fastPath) close() {
+	if f.h1 != nil {
+		f.h1.close()
+	}
 }
 
 // do sends one HTTP request on the session.

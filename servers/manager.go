@@ -539,14 +539,14 @@ func cmpString(a, b string) int {
 // pool's idle connections: a connection that is re-dialled (after an
 // outbound policy change, say) dials anew, and is checked anew. Without a
 // base *http.Transport to clone, the pool is the manager's.
-func (m *Manager) vendorClient(headers map[string]string, limit int) (*http.Client, func()) {
-	hc := *m.httpClient
-	release := m.httpClient.CloseIdleConnections
+func (m *Manager) vendorClient(headers map[string]string, limit int) (hc *http.Client, release func(), base *http.Transport) {
+	c := *m.httpClient
+	hc, release = &c, m.httpClient.CloseIdleConnections
 	if b := m.baseHTTP; b != nil {
-		t := b.Clone()
-		t.MaxIdleConnsPerHost = max(limit, b.MaxIdleConnsPerHost)
-		hc.Transport = &recordingTransport{base: t, now: m.opts.Now}
-		release = t.CloseIdleConnections
+		base = b.Clone()
+		base.MaxIdleConnsPerHost = max(limit, b.MaxIdleConnsPerHost)
+		hc.Transport = &recordingTransport{base: base, now: m.opts.Now}
+		release = base.CloseIdleConnections
 	}
 	if len(headers) > 0 {
 		h := make(http.Header, len(headers))
@@ -555,7 +555,7 @@ func (m *Manager) vendorClient(headers map[string]string, limit int) (*http.Clie
 		}
 		hc.Transport = &headerTransport{base: hc.Transport, h: h}
 	}
-	return &hc, release
+	return hc, release, base
 }
 
 // headerTransport sets a vendor's headers on requests that lack them.
