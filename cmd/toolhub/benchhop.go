@@ -552,6 +552,11 @@ func benchProxy(ctx context.Context, args []string, stderr io.Writer) error {
 	// concurrent request (http.DefaultTransport keeps two idle per host).
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		return err
+	}
+	defer stopProfiles()
 	rp := &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(u) },
 		Transport: tr,

@@ -8,8 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime/pprof"
-	"strconv"
 	"syscall"
 
 	"github.com/toolhub/toolhub/api"
@@ -46,20 +44,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Hidden, for profiling the hub under `toolhub bench --hop`: a CPU
-	// profile of this process's life, written to $TOOLHUB_SERVE_CPUPROFILE
-	// with "." and the pid appended (the bench starts one hub per shape).
-	if p := os.Getenv("TOOLHUB_SERVE_CPUPROFILE"); p != "" {
-		f, err := os.Create(p + "." + strconv.Itoa(os.Getpid()))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfiles, err := startProfiles()
+	if err != nil {
+		return err
 	}
+	defer stopProfiles()
 	log := newLogger(stderr, cfg.LogLevel)
 	if cfg.Examples != nil { // examples.go; started first, so the hub finds them at once
 		ex, err := startExamples(cfg.Examples.Addr, log)
