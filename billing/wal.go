@@ -28,10 +28,11 @@ const OutcomeUnknown Outcome = "unknown"
 // WAL segment at its next checkpoint.
 const walSegmentBytes = 1 << 20
 
-// walMapBytes is the size of a segment's shared mapping. A segment grows
-// past walSegmentBytes until the writer's next checkpoint, a batch's
-// linger and ledger write later (about 2 MiB more at 5,500 calls/s); past
-// its mapping it grows with pwrite(2).
+// walMapBytes is the size of a segment's shared mapping, and of each
+// further stretch mapped when a segment outgrows it: a segment grows past
+// walSegmentBytes until the writer's next checkpoint, a batch's linger and
+// ledger write later (about 2 MiB more at 5,500 calls/s; more when Record
+// outruns the ledger).
 const walMapBytes = 8 << 20
 
 // wal is the meter's write-ahead log: append-only segments
@@ -41,12 +42,13 @@ const walMapBytes = 8 << 20
 // outlives it); the writer fsyncs now and then.
 //
 // On Linux a segment is written through a shared mapping of mapBytes,
-// whose blocks are reserved when the segment is created (a page fault
-// with the disk full would be SIGBUS): an append is a copy, no system
-// call, into the page cache a kill -9 leaves. Past the mapping, and where
-// it cannot be had (no fallocate, another system), an append is one
-// pwrite(2). A segment no longer appended to is cut to its lines; one a
-// process left mapped is zero-filled past them, which readWAL skips.
+// whose blocks are reserved before it is mapped (a page fault with the
+// disk full would be SIGBUS): an append is a copy, no system call, into
+// the page cache a kill -9 leaves; a segment that outgrows its mapping
+// gets the next mapBytes mapped. Where a mapping cannot be had (no
+// fallocate, another system) an append is one pwrite(2). A segment no
+// longer appended to is cut to its lines; one a process left mapped is
+// zero-filled past them, which readWAL skips.
 //
 // An attempt intent is an attempt event with outcome [OutcomeUnknown],
 // written before the upstream call; the attempt's real event, recorded
@@ -60,13 +62,14 @@ type wal struct {
 	dir      string
 	mapBytes int64 // the size of a segment's mapping; 0: pwrite(2) only
 
-	mu   sync.Mutex
-	seq  int                   // current segment number (the file may not exist yet)
-	f    *os.File              // nil until the first append to segment seq
-	m    []byte                // f's shared mapping, nil when there is none
-	size int64                 // bytes appended to f
-	open map[string]openIntent // intents without an outcome, by event key
-	err  error                 // the last append error, reported once
+	mu     sync.Mutex
+	seq    int      // current segment number (the file may not exist yet)
+	f      *os.File // nil until the first append to segment seq
+	m      []byte   // f's shared mapping from mapOff, nil when there is none
+	mapOff int64
+	size   int64                 // bytes appended to f
+	open   map[string]openIntent // intents without an outcome, by event key
+	err    error                 // the last append error, reported once
 }
 
 type openIntent struct {
@@ -100,17 +103,25 @@ func walSegments(dir string) ([]int, error) {
 }
 
 // appendLocked appends one line to the current segment: a copy into its
-// mapping, or one pwrite(2) where the line does not fit in it.
+// mapping, mapping the next stretch of the file when the line passes the
+// end of it, or one pwrite(2) when the segment has no mapping.
 func (w *wal) appendLocked(line []byte) error {
 	if w.f == nil {
 		if err := w.createLocked(); err != nil {
 			return err
 		}
 	}
-	if w.size+int64(len(line)) <= int64(len(w.m)) {
-		w.size += int64(copy(w.m[w.size:], line))
+	end := w.size + int64(len(line))
+	if w.m != nil && end > w.mapOff+int64(len(w.m)) {
+		w.mapLocked()
+	}
+	if w.m != nil && end <= w.mapOff+int64(len(w.m)) {
+		copy(w.m[w.size-w.mapOff:], line)
+		w.size = end
 		return nil
 	}
+	// No mapping, or a line longer than one: pwrite(2) and mapped copies
+	// share the page cache on Linux.
 	n, err := w.f.WriteAt(line, w.size)
 	w.size += int64(n)
 	if err != nil {
@@ -119,8 +130,7 @@ func (w *wal) appendLocked(line []byte) error {
 	return nil
 }
 
-// createLocked creates segment seq and maps it when it can; when it
-// cannot, appends go through pwrite(2), and nothing is said.
+// createLocked creates segment seq and maps it.
 func (w *wal) createLocked() error {
 	f, err := os.OpenFile(w.name(w.seq), os.O_CREATE|os.O_RDWR, 0o640)
 	if err != nil {
@@ -131,22 +141,36 @@ func (w *wal) createLocked() error {
 		f.Close()
 		return fmt.Errorf("billing: wal: %w", err)
 	}
-	w.f, w.m, w.size = f, nil, st.Size() // a file not made here is appended to
-	if w.size == 0 && w.mapBytes > 0 {
-		w.m, _ = mapSegment(f, w.mapBytes)
+	w.f, w.m, w.size = f, nil, st.Size()
+	if w.mapBytes > 0 {
+		w.mapLocked()
 	}
 	return nil
 }
 
-// closeLocked unmaps the current segment, cuts it to its lines, fsyncs it
-// when asked and closes it.
+// mapLocked maps mapBytes of the current segment from the page holding
+// size on, in place of the mapping it has. When that fails (disk full, a
+// file system without fallocate, another system) the rest of the segment
+// is written with pwrite(2), and nothing is said: appends still work.
+func (w *wal) mapLocked() {
+	if w.m != nil {
+		unmapSegment(w.m) // fails only on arguments a mapping made here cannot have
+	}
+	w.mapOff = w.size &^ int64(os.Getpagesize()-1)
+	w.m, _ = mapSegment(w.f, w.mapOff, w.mapBytes)
+}
+
+// closeLocked unmaps the current segment, cuts it to its lines (a mapped
+// segment has blocks reserved past them), fsyncs it when asked and closes
+// it.
 func (w *wal) closeLocked(sync bool) error {
 	f, m := w.f, w.m
 	w.f, w.m = nil, nil
 	var err error
 	if m != nil {
-		err = errors.Join(unmapSegment(m), f.Truncate(w.size))
+		err = unmapSegment(m)
 	}
+	err = errors.Join(err, f.Truncate(w.size))
 	if sync {
 		err = errors.Join(err, f.Sync())
 	}

@@ -155,27 +155,49 @@ func TestReadWALZeroPadding(t *testing.T) {
 	}
 }
 
-// TestWALAppendPastMapping appends past the end of the mapping (a line
-// straddles it): nothing is lost or reordered, in the live file and after
-// close, which cuts the file to its lines.
+// TestWALAppendPastMapping appends past the end of the mapping, which maps
+// the next stretch of the segment (with a mapping shorter than a page, a
+// line may not fit in the next one either: it is written with pwrite),
+// and past a mapping that cannot be had: nothing is lost or reordered, in
+// the live file and after close, which cuts the file to its lines.
 func TestWALAppendPastMapping(t *testing.T) {
-	const mapBytes = 3000 // not a page multiple, and a line straddles it
-	w := newTestWAL(t, mapBytes)
-	want, n := appendEvents(t, w, 0, 50)
-	checkPath(t, w, true)
-	if n <= mapBytes {
-		t.Fatalf("appended %d bytes, want more than the %d mapped", n, mapBytes)
+	page := int64(os.Getpagesize())
+	tests := []struct {
+		name     string
+		mapBytes int64
+		fail     bool // the next mapping fails: pwrite from there on
+		wantMap  bool
+	}{
+		{"two pages", 2 * page, false, true},
+		{"shorter than a page", 3000, false, true},
+		{"next mapping fails", 2 * page, true, false},
 	}
-	path := w.name(w.seq)
-	if diff := cmp.Diff(want, readAll(t, path)); diff != "" {
-		t.Errorf("events read while open (-want +got):\n%s", diff)
-	}
-	if err := w.close(); err != nil {
-		t.Fatal(err)
-	}
-	checkSize(t, path, n)
-	if diff := cmp.Diff(want, readAll(t, path)); diff != "" {
-		t.Errorf("events read after close (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newTestWAL(t, tt.mapBytes)
+			want, n := appendEvents(t, w, 0, 5)
+			checkPath(t, w, true)
+			if tt.fail {
+				w.mapBytes = 1 << 50
+			}
+			more, n2 := appendEvents(t, w, 5, 60)
+			want, n = append(want, more...), n+n2
+			checkPath(t, w, tt.wantMap)
+			if n <= 3*tt.mapBytes {
+				t.Fatalf("appended %d bytes, want more than 3 mappings of %d", n, tt.mapBytes)
+			}
+			path := w.name(w.seq)
+			if diff := cmp.Diff(want, readAll(t, path)); diff != "" {
+				t.Errorf("events read while open (-want +got):\n%s", diff)
+			}
+			if err := w.close(); err != nil {
+				t.Fatal(err)
+			}
+			checkSize(t, path, n)
+			if diff := cmp.Diff(want, readAll(t, path)); diff != "" {
+				t.Errorf("events read after close (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
