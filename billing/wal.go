@@ -63,10 +63,10 @@ type wal struct {
 	mapBytes int64 // the size of a segment's mapping; 0: pwrite(2) only
 
 	mu     sync.Mutex
-	seq    int      // current segment number (the file may not exist yet)
-	f      *os.File // nil until the first append to segment seq
-	m      []byte   // f's shared mapping from mapOff, nil when there is none
-	mapOff int64
+	seq    int                   // current segment number (the file may not exist yet)
+	f      *os.File              // nil until the first append to segment seq
+	m      []byte                // f's shared mapping, nil when there is none
+	mapOff int64                 // the offset in f of m[0]
 	size   int64                 // bytes appended to f
 	open   map[string]openIntent // intents without an outcome, by event key
 	err    error                 // the last append error, reported once
