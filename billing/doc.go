@@ -25,16 +25,17 @@
 //	mux.Handle("GET /v1/reports/", billing.NewHandler(ledger, nil))
 //	defer meter.Close() // flushes; then ledger.Close()
 //
-// [Meter.Record] never waits for the database. It writes the event to a
-// write-ahead log with one write(2) (it survives a kill -9; fsynced at
-// checkpoints) and queues it for a background writer that appends batches
-// (lingering a few milliseconds to batch a quiet hub); when the buffer is
-// full or the ledger fails, events go to a checksummed, fsynced spill
-// replayed later. [Meter.AttemptMiddleware] (innermost Vendor middleware)
-// writes an intent before each vendor attempt; after a crash, [NewMeter]
-// replays the log and turns intents without an outcome into attempt events
-// with outcome unknown (tenant charge 0, payout 0, to reconcile against the
-// vendor's statement), so every call a vendor received is in the ledger.
+// [Meter.Record] never waits for the database. It copies the event into a
+// write-ahead log mapped in memory, with no system call (it survives a
+// kill -9; fsynced at checkpoints), and queues it for a background writer
+// that appends batches (lingering a few milliseconds to batch a quiet
+// hub); when the buffer is full or the ledger fails, events go to a
+// checksummed, fsynced spill replayed later. [Meter.AttemptMiddleware]
+// (innermost Vendor middleware) writes an intent before each vendor
+// attempt; after a crash, [NewMeter] replays the log and turns intents
+// without an outcome into attempt events with outcome unknown (tenant
+// charge 0, payout 0, to reconcile against the vendor's statement), so
+// every call a vendor received is in the ledger.
 //
 // Money is [Micros] (int64 millionths), never a float. See docs/finance.md.
 package billing

@@ -66,8 +66,8 @@ type MeterStats struct {
 }
 
 // Meter records usage events without blocking calls: Record appends the
-// event to a write-ahead log (one write(2), no fsync: it survives a kill of
-// the process, not of the machine) and puts it in a bounded buffer; a
+// event to a write-ahead log (a copy into a shared mapping, no fsync: it
+// survives a kill of the process, not of the machine) and puts it in a bounded buffer; a
 // background writer appends batches to the ledger and then drops the WAL
 // segments it has committed. When the buffer is full or the ledger fails,
 // events go to a durable spill, replayed when the ledger is back, at
@@ -139,7 +139,7 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 			return nil, err
 		}
 		m.sp = sp
-		m.w = &wal{dir: m.opts.SpillDir, open: map[string]openIntent{}}
+		m.w = &wal{dir: m.opts.SpillDir, mapBytes: walMapBytes, open: map[string]openIntent{}}
 		if err := m.recoverWAL(); err != nil {
 			return nil, err
 		}

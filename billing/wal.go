@@ -2,6 +2,7 @@ package billing
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -27,11 +28,27 @@ const OutcomeUnknown Outcome = "unknown"
 // WAL segment at its next checkpoint.
 const walSegmentBytes = 1 << 20
 
+// walMapBytes is the size of a segment's shared mapping, and of each
+// further stretch mapped when a segment outgrows it: a segment grows past
+// walSegmentBytes until the writer's next checkpoint, a batch's linger and
+// ledger write later (about 2 MiB more at 5,500 calls/s; more when Record
+// outruns the ledger).
+const walMapBytes = 8 << 20
+
 // wal is the meter's write-ahead log: append-only segments
 // "wal-<seq>.log" in the spill directory, in the spill's line format
-// ("<crc32c, 8 hex> <JSON event>\n"). Record appends each event with one
-// write(2) before it returns, so an event survives a kill -9 of the
-// process (the page cache outlives it); the writer fsyncs now and then.
+// ("<crc32c, 8 hex> <JSON event>\n"). Record appends each event before it
+// returns, so an event survives a kill -9 of the process (the page cache
+// outlives it); the writer fsyncs now and then.
+//
+// On Linux a segment is written through a shared mapping of mapBytes,
+// whose blocks are reserved before it is mapped (a page fault with the
+// disk full would be SIGBUS): an append is a copy, no system call, into
+// the page cache a kill -9 leaves; a segment that outgrows its mapping
+// gets the next mapBytes mapped. Where a mapping cannot be had (no
+// fallocate, another system) an append is one pwrite(2). A segment no
+// longer appended to is cut to its lines; one a process left mapped is
+// zero-filled past them, which readWAL skips.
 //
 // An attempt intent is an attempt event with outcome [OutcomeUnknown],
 // written before the upstream call; the attempt's real event, recorded
@@ -42,14 +59,17 @@ const walSegmentBytes = 1 << 20
 // already queued or spilled), drains the queue, fsyncs the spill, copies
 // the intents still open into the new segment and removes the old one.
 type wal struct {
-	dir string
+	dir      string
+	mapBytes int64 // the size of a segment's mapping; 0: pwrite(2) only
 
-	mu   sync.Mutex
-	seq  int      // current segment number (the file may not exist yet)
-	f    *os.File // nil until the first append to segment seq
-	size int64
-	open map[string]openIntent // intents without an outcome, by event key
-	err  error                 // the last append error, reported once
+	mu     sync.Mutex
+	seq    int                   // current segment number (the file may not exist yet)
+	f      *os.File              // nil until the first append to segment seq
+	m      []byte                // f's shared mapping, nil when there is none
+	mapOff int64                 // the offset in f of m[0]
+	size   int64                 // bytes appended to f
+	open   map[string]openIntent // intents without an outcome, by event key
+	err    error                 // the last append error, reported once
 }
 
 type openIntent struct {
@@ -82,17 +102,79 @@ func walSegments(dir string) ([]int, error) {
 	return out, nil
 }
 
-// appendLocked writes one line to the current segment with one write(2).
+// appendLocked appends one line to the current segment: a copy into its
+// mapping, mapping the next stretch of the file when the line passes the
+// end of it, or one pwrite(2) when the segment has no mapping.
 func (w *wal) appendLocked(line []byte) error {
 	if w.f == nil {
-		f, err := os.OpenFile(w.name(w.seq), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
-		if err != nil {
-			return fmt.Errorf("billing: wal: %w", err)
+		if err := w.createLocked(); err != nil {
+			return err
 		}
-		w.f, w.size = f, 0
 	}
-	n, err := w.f.Write(line)
+	end := w.size + int64(len(line))
+	if w.m != nil && end > w.mapOff+int64(len(w.m)) {
+		w.mapLocked()
+	}
+	if w.m != nil && end <= w.mapOff+int64(len(w.m)) {
+		copy(w.m[w.size-w.mapOff:], line)
+		w.size = end
+		return nil
+	}
+	// No mapping, or a line longer than one: pwrite(2) and mapped copies
+	// share the page cache on Linux.
+	n, err := w.f.WriteAt(line, w.size)
 	w.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	return nil
+}
+
+// createLocked creates segment seq and maps it.
+func (w *wal) createLocked() error {
+	f, err := os.OpenFile(w.name(w.seq), os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("billing: wal: %w", err)
+	}
+	w.f, w.m, w.size = f, nil, st.Size()
+	if w.mapBytes > 0 {
+		w.mapLocked()
+	}
+	return nil
+}
+
+// mapLocked maps mapBytes of the current segment from the page holding
+// size on, in place of the mapping it has. When that fails (disk full, a
+// file system without fallocate, another system) the rest of the segment
+// is written with pwrite(2), and nothing is said: appends still work.
+func (w *wal) mapLocked() {
+	if w.m != nil {
+		unmapSegment(w.m) // fails only on arguments a mapping made here cannot have
+	}
+	w.mapOff = w.size &^ int64(os.Getpagesize()-1)
+	w.m, _ = mapSegment(w.f, w.mapOff, w.mapBytes)
+}
+
+// closeLocked unmaps the current segment, cuts it to its lines (a mapped
+// segment has blocks reserved past them), fsyncs it when asked and closes
+// it.
+func (w *wal) closeLocked(sync bool) error {
+	f, m := w.f, w.m
+	w.f, w.m = nil, nil
+	var err error
+	if m != nil {
+		err = unmapSegment(m)
+	}
+	err = errors.Join(err, f.Truncate(w.size))
+	if sync {
+		err = errors.Join(err, f.Sync())
+	}
+	f.Close()
 	if err != nil {
 		return fmt.Errorf("billing: wal: %w", err)
 	}
@@ -107,9 +189,11 @@ func (w *wal) rotateLocked() (old int, err error) {
 		return -1, nil
 	}
 	old = w.seq
-	f := w.f
-	w.f, w.seq, w.size = nil, w.seq+1, 0
-	f.Close()
+	err = w.closeLocked(false)
+	w.seq, w.size = w.seq+1, 0
+	if err != nil {
+		return old, err
+	}
 	for k, in := range w.open {
 		if in.seq > old {
 			continue
@@ -125,6 +209,13 @@ func (w *wal) rotateLocked() (old int, err error) {
 
 // sync fsyncs the current segment. Only the writer goroutine rotates, so
 // it may call sync without holding mu across the fsync.
+//
+// fsync covers what was copied into the mapping: since Linux 2.6.19 a
+// write through a shared mapping marks its page-cache page dirty (the
+// page is write-protected again once written back), and fsync writes back
+// every dirty page of the file; msync(MS_SYNC) is the same fsync of a
+// range on Linux. fsync also never touches the mapping, which appends go
+// on using meanwhile.
 func (w *wal) sync() error {
 	w.mu.Lock()
 	f := w.f
@@ -152,9 +243,7 @@ func (w *wal) close() error {
 	if w.f == nil {
 		return nil
 	}
-	err := w.f.Sync()
-	w.f.Close()
-	w.f = nil
+	err := w.closeLocked(true)
 	if w.size == 0 {
 		return w.remove(w.seq)
 	}
@@ -162,7 +251,11 @@ func (w *wal) close() error {
 }
 
 // readWAL reads a WAL segment: the events, in order, and the number of
-// lines skipped as corrupt (a torn write at an OS crash).
+// lines skipped as corrupt (a torn write at an OS crash, or at a kill -9
+// while a line was being copied). Zeros where a line starts are skipped:
+// a segment a process left mapped is zero-filled past its last line, and
+// a page an OS crash lost reads as zeros too; a line with a zero in it is
+// corrupt.
 func readWAL(path string) (evs []Event, corrupt int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -171,6 +264,12 @@ func readWAL(path string) (evs []Event, corrupt int, err error) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 256<<10)
 	for {
+		if err := skipZeros(r); err != nil {
+			if errors.Is(err, io.EOF) {
+				return evs, corrupt, nil
+			}
+			return evs, corrupt, fmt.Errorf("billing: wal: %w", err)
+		}
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
 			if ev, ok := decodeSpillLine(line); ok {
@@ -184,6 +283,21 @@ func readWAL(path string) (evs []Event, corrupt int, err error) {
 		}
 		if err != nil {
 			return evs, corrupt, fmt.Errorf("billing: wal: %w", err)
+		}
+	}
+}
+
+// skipZeros discards the zero bytes r starts with.
+func skipZeros(r *bufio.Reader) error {
+	for {
+		if _, err := r.Peek(1); err != nil {
+			return err
+		}
+		b, _ := r.Peek(r.Buffered())
+		n := len(b) - len(bytes.TrimLeft(b, "\x00"))
+		r.Discard(n)
+		if n < len(b) {
+			return nil
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 )
 
 // BenchmarkWALLine splits Record's write-ahead cost: encoding one event,
-// and the write(2) of its line.
+// the write(2) of its line, and the WAL's append of it (what Record does
+// under the WAL's lock, rotating every walSegmentBytes): through the
+// mapping, and with pwrite(2) where there is none.
 func BenchmarkWALLine(b *testing.B) {
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	ev := Event{Key: "bench-1/1", CallID: "bench-1", Kind: KindAttempt, Attempt: 1, Time: at, Ingested: at, Tenant: "acme",
@@ -31,4 +33,27 @@ func BenchmarkWALLine(b *testing.B) {
 			f.Write(line)
 		}
 	})
+	for _, p := range []struct {
+		name     string
+		mapBytes int64
+	}{{"append", walMapBytes}, {"append-pwrite", 0}} {
+		b.Run(p.name, func(b *testing.B) {
+			w := &wal{dir: b.TempDir(), mapBytes: p.mapBytes, open: map[string]openIntent{}}
+			defer w.close()
+			line := appendLine(nil, &ev)
+			for b.Loop() {
+				w.mu.Lock()
+				if w.size >= walSegmentBytes { // the writer's checkpoint, without the fsync
+					if old, err := w.rotateLocked(); err == nil && old >= 0 {
+						w.remove(old)
+					}
+				}
+				err := w.appendLocked(line)
+				w.mu.Unlock()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
