@@ -136,7 +136,12 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	if debug {
 		attrs = append(attrs, slog.Any("arguments", c.Arguments))
 	}
-	g.log.LogAttrs(ctx, level, "call", attrs...)
+	// A record without the caller's PC: LogAttrs would unwind the stack
+	// (runtime.Callers) on every call for a source line no decision log
+	// handler shows.
+	rec := slog.NewRecord(time.Now(), level, "call", 0)
+	rec.AddAttrs(attrs...)
+	_ = g.log.Handler().Handle(ctx, rec)
 }
 
 func hasErrors(as []hub.Attempt) bool {
