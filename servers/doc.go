@@ -64,7 +64,9 @@
 // client: the manager sends a request built from bytes made once per
 // connection and per tool on the session mcp-go opened, over pooled
 // keep-alive connections (one idle connection per call the vendor may have
-// in flight), reads the answer itself (a JSON body, or an event stream
+// in flight) that it writes to and reads from on the calling goroutine
+// (h1.go: net/http's Transport would hand each request to two goroutines),
+// reads the answer itself (a JSON body, or an event stream
 // whose notifications and server→client requests are relayed as mcp-go
 // relays them), and passes the result object's bytes on as
 // [hub.Result].Raw, with Content, Structured and IsError decoded from them

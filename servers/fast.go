@@ -30,10 +30,12 @@ import (
 //     Mcp-Protocol-Version and the vendor's own headers) and once per tool
 //     (the JSON-RPC envelope up to the arguments); only the arguments and
 //     the _meta are encoded per call;
-//   - it goes out on the manager's HTTP client (pooled keep-alive
-//     connections, the same RoundTripper that records status and
-//     Retry-After for every request, so errors are classified exactly as
-//     on mcp-go's path);
+//   - it goes out on the fast path's own HTTP/1.1 connections (h1Pool:
+//     written and read on the calling goroutine, dialled with the
+//     manager's Transport's dialer and settings), or, where that pool
+//     cannot be used, on the manager's HTTP client; either way the status
+//     and Retry-After of the answer are recorded as recordingTransport
+//     records them, so errors are classified exactly as on mcp-go's path;
 //   - the answer is read once: application/json → the result object;
 //     text/event-stream → events in order, where notifications (progress,
 //     log messages) go to the connection's notification handler and

@@ -59,7 +59,7 @@ type h1Conn struct {
 // newH1Pool returns the pool for requests to u through t, or nil when the
 // Transport must send them (see h1Pool).
 func newH1Pool(t *http.Transport, u *url.URL) *h1Pool {
-	if t == nil || t.DisableKeepAlives || t.DialTLSContext != nil || t.DialTLS != nil || t.Dial != nil {
+	if t == nil || t.DisableKeepAlives || t.DialTLSContext != nil || legacyDialer(t) {
 		return nil
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.User != nil {
@@ -91,6 +91,13 @@ func newH1Pool(t *http.Transport, u *url.URL) *h1Pool {
 	}
 	p.start = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: Go-http-client/1.1\r\n", u.RequestURI(), u.Host)
 	return p
+}
+
+// legacyDialer reports whether t dials with the deprecated Dial or
+// DialTLS, which the pool cannot use in their place.
+func legacyDialer(t *http.Transport) bool {
+	//lint:ignore SA1019 a Transport set up with the deprecated dialers must keep dialling with them
+	return t.Dial != nil || t.DialTLS != nil
 }
 
 func hostPort(u *url.URL) string {
