@@ -362,6 +362,9 @@ func (m *Meter) run() {
 			if m.walFull() {
 				m.checkpoint()
 			}
+			if m.w != nil {
+				m.w.prefault(walPrefault)
+			}
 		case reply := <-m.flush:
 			if err, wrote := m.drain(); wrote {
 				lastErr = err

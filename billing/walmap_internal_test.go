@@ -374,3 +374,36 @@ func FuzzReadWAL(f *testing.F) {
 		}
 	})
 }
+
+// The writer's prefault creates the segment and makes the mapping ahead
+// of the last line resident without changing a byte: appends before and
+// after it, and a prefault past the mapping's end, read back as written.
+func TestWALPrefault(t *testing.T) {
+	for _, p := range walPaths {
+		t.Run(p.name, func(t *testing.T) {
+			w := newTestWAL(t, p.mapBytes)
+			if p.mapped {
+				w.mapBytes = 64 << 10 // the appends pass the mapping's end: it moves on
+			}
+			w.prefault(walPrefault)
+			w.mu.Lock()
+			created := w.f != nil
+			w.mu.Unlock()
+			if created != (p.mapBytes > 0) {
+				t.Fatalf("segment created by prefault: %v, want %v (only where it is mapped or may be)", created, p.mapBytes > 0)
+			}
+			var want []Event
+			for i := range 4 {
+				evs, _ := appendEvents(t, w, i*200, 200)
+				want = append(want, evs...)
+				w.prefault(walPrefault)
+			}
+			if err := w.close(); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, readAll(t, w.name(w.seq))); d != "" {
+				t.Errorf("events read back (-appended +read):\n%s", d)
+			}
+		})
+	}
+}
