@@ -79,9 +79,11 @@ func newWireVendorWith(t testing.TB, srv *server.MCPServer, setup func(*httptest
 		inner.ServeHTTP(w, r)
 	}))
 	if setup != nil {
-		setup(wv.ts)
+		setup(wv.ts) // which may start it itself (StartTLS)
 	}
-	wv.ts.Start()
+	if wv.ts.URL == "" {
+		wv.ts.Start()
+	}
 	t.Cleanup(func() {
 		wv.ts.CloseClientConnections()
 		wv.ts.Close()

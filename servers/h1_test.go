@@ -301,3 +301,47 @@ func TestH1PoolNotUnderWrappedTransport(t *testing.T) {
 		t.Error("the call did not go through the wrapping RoundTripper")
 	}
 }
+
+// An https:// vendor is called on the pool's own TLS connections, with
+// the Transport's TLS settings (here: the test server's certificate), and
+// a connection is kept for the next call.
+func TestH1PoolTLS(t *testing.T) {
+	ct := &connTracker{}
+	var calls atomic.Int64
+	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
+		trackConns(ct)(ts)
+		inner := ts.Config.Handler
+		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
+				body := new(bytes.Buffer)
+				_, _ = body.ReadFrom(r.Body)
+				r.Body = readCloser{bytes.NewReader(body.Bytes())}
+				if bytes.Contains(body.Bytes(), []byte(`"tools/call"`)) {
+					calls.Add(1)
+					ct.saw(r)
+				}
+			}
+			inner.ServeHTTP(w, r)
+		})
+		ts.StartTLS()
+	})
+	tr := wv.ts.Client().Transport.(*http.Transport).Clone()
+	h := newHarness(t, &Options{HealthInterval: -1, HTTPClient: &http.Client{Transport: tr}})
+	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReady("hv")
+	f := h.fastConn(t)
+	if f.h1 == nil || f.h1.tls == nil {
+		t.Fatal("no TLS pool for an https:// vendor")
+	}
+	for range 3 {
+		if _, err := callEcho(t, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ct.callConns()
+	if len(got) != 3 || got[0] != got[1] || got[1] != got[2] {
+		t.Errorf("three calls went out on connections %v; want one kept TLS connection", got)
+	}
+}
