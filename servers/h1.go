@@ -41,6 +41,7 @@ type h1Pool struct {
 	gzip        bool        // ask for gzip and decompress, as the Transport does
 	maxIdle     int
 	idleTimeout time.Duration
+	maxHead     int64 // bound on an answer's head (MaxResponseHeaderBytes)
 	req         *http.Request // read only: what http.ReadResponse is told was sent
 	start       []byte        // "POST /path HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n"
 
@@ -51,9 +52,36 @@ type h1Pool struct {
 
 type h1Conn struct {
 	nc     net.Conn
-	br     *bufio.Reader
+	br     *bufio.Reader // reads from hr
+	hr     headReader
 	idleAt time.Time
 	reused bool
+}
+
+// headReader bounds what a vendor may send while the pool reads an
+// answer's head, as the Transport's MaxResponseHeaderBytes does: the body
+// is bounded by the call's own limit (limitedBody), the head would not be
+// (http.ReadResponse reads header lines as long as they come).
+type headReader struct {
+	nc   net.Conn
+	left int64 // bytes the head may still take; < 0: no bound (the body)
+}
+
+// errHeadTooLarge is a vendor's answer whose head passes the bound.
+var errHeadTooLarge = errors.New("servers: vendor's response headers are over the size limit")
+
+func (h *headReader) Read(p []byte) (int, error) {
+	if h.left == 0 {
+		return 0, errHeadTooLarge
+	}
+	if h.left > 0 && int64(len(p)) > h.left {
+		p = p[:h.left]
+	}
+	n, err := h.nc.Read(p)
+	if h.left > 0 {
+		h.left -= int64(n)
+	}
+	return n, err
 }
 
 // newH1Pool returns the pool for requests to u through t, or nil when the
@@ -78,6 +106,9 @@ func newH1Pool(t *http.Transport, u *url.URL) *h1Pool {
 	}
 	if p.maxIdle <= 0 {
 		p.maxIdle = http.DefaultMaxIdleConnsPerHost
+	}
+	if p.maxHead = t.MaxResponseHeaderBytes; p.maxHead <= 0 {
+		p.maxHead = 10 << 20 // the Transport's default
 	}
 	if u.Scheme == "https" {
 		p.tls = &tls.Config{}
@@ -186,6 +217,9 @@ func (p *h1Pool) roundTrip(ctx context.Context, c *h1Conn, msg []byte) (resp *ht
 		return fail(err)
 	}
 	sent = true
+	// The head may take maxHead bytes past what the reader holds already
+	// (a kept connection's buffer is empty: see put).
+	c.hr.left = p.maxHead
 	for {
 		resp, err = http.ReadResponse(c.br, p.req)
 		if err != nil {
@@ -198,6 +232,7 @@ func (p *h1Pool) roundTrip(ctx context.Context, c *h1Conn, msg []byte) (resp *ht
 			return fail(errors.New("servers: vendor switched protocols on a tools/call"))
 		}
 	}
+	c.hr.left = -1
 	b := &h1Body{rc: resp.Body, p: p, c: c, stop: stop, keep: !resp.Close}
 	resp.Body = b
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
@@ -245,7 +280,9 @@ func (p *h1Pool) get(ctx context.Context) (*h1Conn, error) {
 		}
 		nc = tc
 	}
-	return &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}, nil
+	c := &h1Conn{nc: nc, hr: headReader{nc: nc, left: -1}}
+	c.br = bufio.NewReaderSize(&c.hr, 16<<10)
+	return c, nil
 }
 
 // put keeps c for the next request, or closes it.

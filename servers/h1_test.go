@@ -345,3 +345,42 @@ func TestH1PoolTLS(t *testing.T) {
 		t.Errorf("three calls went out on connections %v; want one kept TLS connection", got)
 	}
 }
+
+// A vendor that sends header lines without end gets the call failed once
+// the head passes the Transport's MaxResponseHeaderBytes; the pool does
+// not read on (http.ReadResponse alone has no bound).
+func TestH1PoolBoundsHead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var sent atomic.Int64
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4096)
+		_, _ = c.Read(buf) // the request
+		line := []byte("X-Pad: " + string(bytes.Repeat([]byte("a"), 1000)) + "\r\n")
+		if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\n")); err != nil {
+			return
+		}
+		for sent.Load() < 64<<20 {
+			n, err := c.Write(line)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}()
+	u, _ := url.Parse("http://" + ln.Addr().String() + "/mcp")
+	p := newH1Pool(&http.Transport{MaxResponseHeaderBytes: 64 << 10}, u)
+	defer p.close()
+	_, err = p.post(ctxTimeout(t, 10*time.Second), nil, []byte(`{}`))
+	if !errors.Is(err, errHeadTooLarge) {
+		t.Fatalf("endless headers: %v; want %v", err, errHeadTooLarge)
+	}
+}
