@@ -41,7 +41,7 @@ type h1Pool struct {
 	gzip        bool        // ask for gzip and decompress, as the Transport does
 	maxIdle     int
 	idleTimeout time.Duration
-	maxHead     int64 // bound on an answer's head (MaxResponseHeaderBytes)
+	maxHead     int64         // bound on an answer's head (MaxResponseHeaderBytes)
 	req         *http.Request // read only: what http.ReadResponse is told was sent
 	start       []byte        // "POST /path HTTP/1.1\r\nHost: …\r\nUser-Agent: …\r\n"
 
