@@ -46,6 +46,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hopShapes := fs.String("hop-shapes", "shared,pinned", "with --hop: the shapes measured (shared: every process on every CPU; pinned: the hop on the last CPU)")
 	protocol := fs.String("protocol", mcp.ProtocolVersion20250326, "with --hop: the MCP revision the load generator speaks")
 	vendorBin := fs.String("vendor-bin", "", "with --hop: mcp-go's conformance server binary; empty: built from the module cache with go build")
+	rounds := fs.Int("hop-rounds", 3, "with --hop: rounds each phase is split into, taken turn about (direct, proxy, toolhub, …)")
 	sessions := fs.Int("sessions", 1000, "with --hop: MCP sessions held open against toolhub to measure its memory; 0 skips it")
 	limiter := addLimiterFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -57,7 +58,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep, err := benchHop(ctx, hopOptions{Protocol: *protocol, Concurrency: conc, Shapes: strings.Split(*hopShapes, ","),
-			Duration: *dur, VendorBin: *vendorBin, Sessions: *sessions, Progress: stderr})
+			Duration: *dur, Rounds: *rounds, VendorBin: *vendorBin, Sessions: *sessions, Progress: stderr})
 		if err != nil {
 			return err
 		}

@@ -59,6 +59,12 @@ type hopOptions struct {
 	Shapes []string
 	// Duration and Warmup of each phase; default 5s and 1s.
 	Duration, Warmup time.Duration
+	// Rounds splits each phase's Duration into rounds taken turn about
+	// (direct, proxy, hub, direct, proxy, hub, …), each after its own
+	// Warmup, so that a slow spell of the machine (this VM's speed drifts
+	// by tens of percent over a minute) does not fall on one path alone;
+	// default 3.
+	Rounds int
 	// Sessions held open against the hub for its memory; 0 skips that.
 	Sessions int
 	// Progress receives progress lines; nil: none.
@@ -95,6 +101,7 @@ type hopReport struct {
 	Endpoint                               string // the hub's path
 	CPUs                                   int
 	Duration, Warmup                       time.Duration
+	Rounds                                 int
 	Rows                                   []hopRow
 	Memory                                 *hopMemory
 }
@@ -133,6 +140,9 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 	if o.Warmup <= 0 {
 		o.Warmup = time.Second
 	}
+	if o.Rounds <= 0 {
+		o.Rounds = 3
+	}
 	for _, s := range o.Shapes {
 		if s != "shared" && s != "pinned" {
 			return nil, fmt.Errorf("bench: shape %q: want shared or pinned", s)
@@ -144,7 +154,7 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	rep := &hopReport{Protocol: o.Protocol, CPUs: runtime.NumCPU(), Duration: o.Duration, Warmup: o.Warmup,
+	rep := &hopReport{Protocol: o.Protocol, CPUs: runtime.NumCPU(), Duration: o.Duration, Warmup: o.Warmup, Rounds: o.Rounds,
 		Endpoint: "/mcp/vendors/" + hopVendorID}
 	v := hopVendor{name: "mcp-go's conformance server (examples/conformance)", bin: o.VendorBin,
 		tool: "test_simple_text", args: map[string]any{}}
@@ -301,41 +311,55 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 			runtime.GOMAXPROCS(procs)
 		}()
 	}
+	paths := []struct {
+		path, url, tool string
+		proc            *child
+	}{
+		{hopDirect, l.vendorURL, v.tool, nil},
+		{hopProxy, l.proxyURL, v.tool, l.proxy},
+		{hopHub, l.hubURL, l.hubTool, l.hub},
+	}
+	rounds := max(1, o.Rounds)
 	var rows []hopRow
 	for _, c := range o.Concurrency {
-		for _, p := range []struct {
-			path, url, tool string
-			proc            *child
-		}{
-			{hopDirect, l.vendorURL, v.tool, nil},
-			{hopProxy, l.proxyURL, v.tool, l.proxy},
-			{hopHub, l.hubURL, l.hubTool, l.hub},
-		} {
-			row := hopRow{Shape: shape, C: c, Path: p.path}
-			var cpu0, cpu1 time.Duration
-			var cpuErr error
-			lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
-				Duration: o.Duration, Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress}
-			if p.proc != nil {
-				pid := p.proc.pid()
-				lo.MeasureStart = func() { cpu0, cpuErr = processCPU(pid) }
-				lo.MeasureEnd = func() {
-					if cpuErr == nil {
-						cpu1, cpuErr = processCPU(pid)
+		res := make([][]loadgen.Result, len(paths))
+		cpu := make([]time.Duration, len(paths))
+		for r := range rounds {
+			for i, p := range paths {
+				var cpu0, cpu1 time.Duration
+				var cpuErr error
+				lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
+					Duration: o.Duration / time.Duration(rounds), Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress}
+				if p.proc != nil {
+					pid := p.proc.pid()
+					lo.MeasureStart = func() { cpu0, cpuErr = processCPU(pid) }
+					lo.MeasureEnd = func() {
+						if cpuErr == nil {
+							cpu1, cpuErr = processCPU(pid)
+						}
 					}
 				}
+				name := fmt.Sprintf("%s c=%d %s", shape, c, p.path)
+				if rounds > 1 {
+					name += fmt.Sprintf(" (round %d/%d)", r+1, rounds)
+				}
+				rr, err := loadgen.Run(ctx, name, lo)
+				if err != nil {
+					return nil, "", err
+				}
+				if cpuErr != nil {
+					return nil, "", cpuErr
+				}
+				res[i] = append(res[i], rr)
+				cpu[i] += cpu1 - cpu0
 			}
-			res, err := loadgen.Run(ctx, fmt.Sprintf("%s c=%d %s", shape, c, p.path), lo)
-			if err != nil {
-				return nil, "", err
-			}
-			if cpuErr != nil {
-				return nil, "", cpuErr
-			}
-			row.Res = res
+		}
+		for i, p := range paths {
+			row := hopRow{Shape: shape, C: c, Path: p.path, Res: loadgen.Merge(p.path, res[i]...)}
+			row.Res.Latencies = nil
 			if p.proc != nil {
-				row.CPU = cpu1 - cpu0
-				if n := res.Calls + res.Errors; n > 0 {
+				row.CPU = cpu[i]
+				if n := row.Res.Calls + row.Res.Errors; n > 0 {
 					row.PerCall = row.CPU / time.Duration(n)
 				}
 			}
@@ -425,7 +449,12 @@ func (r *hopReport) Markdown(w io.Writer) {
 	if r.Upstream != "" {
 		fmt.Fprintf(w, ", toolhub speaks %s to the vendor", r.Upstream)
 	}
-	fmt.Fprintf(w, ". %v per phase after %v of warm-up; %d CPUs.\n", r.Duration, r.Warmup, r.CPUs)
+	if r.Rounds > 1 {
+		fmt.Fprintf(w, ". %v per phase, measured in %d rounds taken turn about (direct, proxy, toolhub, direct, …), each after %v of warm-up; %d CPUs.\n",
+			r.Duration, r.Rounds, r.Warmup, r.CPUs)
+	} else {
+		fmt.Fprintf(w, ". %v per phase after %v of warm-up; %d CPUs.\n", r.Duration, r.Warmup, r.CPUs)
+	}
 	if r.Note != "" {
 		fmt.Fprintf(w, "\n**Note:** %s\n", r.Note)
 	}

@@ -45,6 +45,30 @@ type Result struct {
 	Elapsed  time.Duration
 	PerSec   float64
 	P50, P99 time.Duration
+	// Latencies are the measured calls' latencies, sorted: what Merge
+	// takes the percentiles of several runs from.
+	Latencies []time.Duration
+}
+
+// Merge is the result of runs of one path taken turn about with others
+// (so that a slow spell of the machine does not fall on one path alone):
+// calls and time added up, percentiles over every run's latencies.
+func Merge(name string, rs ...Result) Result {
+	m := Result{Name: name}
+	for _, r := range rs {
+		m.Calls += r.Calls
+		m.Errors += r.Errors
+		m.Elapsed += r.Elapsed
+		m.Latencies = append(m.Latencies, r.Latencies...)
+	}
+	if m.Elapsed > 0 {
+		m.PerSec = float64(m.Calls) / m.Elapsed.Seconds()
+	}
+	slices.Sort(m.Latencies)
+	if n := len(m.Latencies); n > 0 {
+		m.P50, m.P99 = m.Latencies[n*50/100], m.Latencies[n*99/100]
+	}
+	return m
 }
 
 func (r Result) String() string {
@@ -176,6 +200,7 @@ loop:
 		r.P50 = lat[len(lat)*50/100]
 		r.P99 = lat[len(lat)*99/100]
 	}
+	r.Latencies = lat
 	if r.Calls == 0 {
 		if e, ok := firstErr.Load().(error); ok {
 			return r, fmt.Errorf("%s: no call succeeded: %v", name, e)
