@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -402,6 +403,12 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 		if err != nil {
 			return 0, false, err
 		}
+		// A batch of thousands of events holds the processor for tens of
+		// milliseconds; on a hub with one core, calls would wait that long
+		// (p99 27ms against the bare proxy's 7ms in the pinned hop bench).
+		// Each INSERT of up to maxRows is a few milliseconds: let them in
+		// between.
+		runtime.Gosched()
 		changed, err := res.RowsAffected()
 		if err != nil {
 			return 0, false, err
