@@ -78,12 +78,24 @@ trap 'rm -f "$out" "$out.go"' EXIT
   echo "sessions held open (each initialized, its GET stream open, one call made) cost ≤ 100 MB of hub RSS"
   echo "(VmRSS from /proc/<pid>/status, in a fresh hub, before and after)."
   echo
+  echo "Each phase is measured in three rounds taken turn about (direct, proxy, toolhub, direct, …), so that a slow"
+  echo "spell of the machine does not fall on one path alone: this VM's speed drifts by tens of percent within a"
+  echo "minute, and the c=1 rows move by ±100 µs between runs. The table is measured ${BENCH_HOP_RUNS:-2} times: compare"
+  echo "the ratios within a run, across runs."
+  echo
   vendor_bin=()
   if go build -o bin/conformance-server github.com/mark3labs/mcp-go/examples/conformance >/dev/null 2>&1; then
     vendor_bin=(--vendor-bin bin/conformance-server)
   fi
-  ./bin/toolhub bench --hop ${vendor_bin[@]+"${vendor_bin[@]}"} --duration "${BENCH_DURATION:-5s}" --sessions "${BENCH_SESSIONS:-1000}" 2>/dev/null
-  echo
+  runs=${BENCH_HOP_RUNS:-2}
+  for run in $(seq 1 "$runs"); do
+    sessions=0
+    if [ "$run" = "$runs" ]; then sessions=${BENCH_SESSIONS:-1000}; fi
+    echo "### Run $run of $runs"
+    echo
+    ./bin/toolhub bench --hop ${vendor_bin[@]+"${vendor_bin[@]}"} --duration "${BENCH_DURATION:-5s}" --sessions "$sessions" 2>/dev/null
+    echo
+  done
   echo "## Fault drills (\`toolhub drill\`)"
   echo
   echo "weather-a breaks under load and weather-b takes over: breaker defaults (open on 5 failures in a row"
