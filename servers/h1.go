@@ -237,7 +237,7 @@ func (p *h1Pool) roundTrip(ctx context.Context, c *h1Conn, msg []byte) (resp *ht
 	resp.Body = b
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		resp.Body.Close()
-		return nil, false, errH1Redo
+		return nil, true, errH1Redo // sent: not to be sent again on the pool
 	}
 	if p.gzip && resp.Header.Get("Content-Encoding") == "gzip" {
 		resp.Header.Del("Content-Encoding")

@@ -201,6 +201,7 @@ func TestH1PoolCancel(t *testing.T) {
 func TestH1PoolGzipAndRedirect(t *testing.T) {
 	var mode atomic.Value
 	mode.Store("")
+	var redirected atomic.Int64
 	wv, _, h := h1Vendor(t, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
 		switch mode.Load() {
 		case "gzip":
@@ -214,6 +215,7 @@ func TestH1PoolGzipAndRedirect(t *testing.T) {
 			zw.Close()
 			return true
 		case "redirect":
+			redirected.Add(1)
 			if r.URL.RawQuery == "" {
 				http.Redirect(w, r, r.URL.Path+"?moved=1", http.StatusTemporaryRedirect)
 				return true
@@ -231,6 +233,12 @@ func TestH1PoolGzipAndRedirect(t *testing.T) {
 	res, err = callEcho(t, h)
 	if err != nil || text(res) != "x" {
 		t.Fatalf("redirected call: %v, %v", res, err)
+	}
+	// The pool's request (redirected), then the Transport's: the same
+	// (redirected) and the one it followed. The pool does not send a
+	// redirected request again itself.
+	if n := redirected.Load(); n != 3 {
+		t.Errorf("the vendor got %d tools/call requests for one redirected call; want 3", n)
 	}
 }
 
