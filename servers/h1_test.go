@@ -392,3 +392,51 @@ func TestH1PoolBoundsHead(t *testing.T) {
 		t.Fatalf("endless headers: %v; want %v", err, errHeadTooLarge)
 	}
 }
+
+// A gzip answer that inflates past MaxResponseBytes fails as too large:
+// the bound counts the bytes after decompression, not the few on the
+// wire.
+func TestH1PoolGzipBomb(t *testing.T) {
+	var wire atomic.Int64
+	ct := &connTracker{}
+	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
+		trackConns(ct)(ts)
+		inner := ts.Config.Handler
+		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
+				body := new(bytes.Buffer)
+				_, _ = body.ReadFrom(r.Body)
+				r.Body = readCloser{bytes.NewReader(body.Bytes())}
+				var msg struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				_ = json.Unmarshal(body.Bytes(), &msg)
+				if msg.Method == "tools/call" {
+					var zb bytes.Buffer
+					zw := gzip.NewWriter(&zb)
+					fmt.Fprintf(zw, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, bytes.Repeat([]byte("x"), 16<<20))
+					zw.Close()
+					wire.Store(int64(zb.Len()))
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Content-Encoding", "gzip")
+					_, _ = w.Write(zb.Bytes())
+					return
+				}
+			}
+			inner.ServeHTTP(w, r)
+		})
+	})
+	h := newHarness(t, &Options{HealthInterval: -1, MaxResponseBytes: 64 << 10})
+	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReady("hv")
+	if h.fastConn(t).h1 == nil {
+		t.Fatal("no pool")
+	}
+	_, err := callEcho(t, h)
+	if c := hub.CodeOf(err); c != hub.CodeUpstream || !errors.Is(err, ErrResponseTooLarge) {
+		t.Errorf("16 MiB inflated from %d bytes of gzip: code %q (%v); want upstream_error, ErrResponseTooLarge", wire.Load(), c, err)
+	}
+}
