@@ -15,7 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/toolhub/toolhub/internal/jsonenc"
 )
 
 // OutcomeUnknown is the outcome of a vendor attempt that started (its
@@ -348,11 +349,11 @@ func appendLine(dst []byte, ev *Event) []byte {
 
 func appendEventJSON(b []byte, ev *Event) []byte {
 	b = append(b, `{"key":`...)
-	b = appendJSONString(b, ev.Key)
+	b = jsonenc.AppendString(b, ev.Key, false)
 	b = append(b, `,"call_id":`...)
-	b = appendJSONString(b, ev.CallID)
+	b = jsonenc.AppendString(b, ev.CallID, false)
 	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, string(ev.Kind))
+	b = jsonenc.AppendString(b, string(ev.Kind), false)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(ev.Attempt), 10)
 	b = append(b, `,"time":`...)
@@ -360,18 +361,18 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 	b = append(b, `,"ingested":`...)
 	b = appendJSONTime(b, ev.Ingested)
 	b = append(b, `,"tenant":`...)
-	b = appendJSONString(b, ev.Tenant)
+	b = jsonenc.AppendString(b, ev.Tenant, false)
 	for _, f := range [...]struct{ name, v string }{{`,"vendor":`, ev.Vendor}, {`,"tool":`, ev.Tool}, {`,"capability":`, ev.Capability}} {
 		if f.v != "" {
 			b = append(b, f.name...)
-			b = appendJSONString(b, f.v)
+			b = jsonenc.AppendString(b, f.v, false)
 		}
 	}
 	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, string(ev.Outcome))
+	b = jsonenc.AppendString(b, string(ev.Outcome), false)
 	if ev.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, ev.Reason)
+		b = jsonenc.AppendString(b, ev.Reason, false)
 	}
 	b = append(b, `,"latency_ns":`...)
 	b = strconv.AppendInt(b, int64(ev.Latency), 10)
@@ -386,7 +387,7 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = appendJSONString(b, k)
+			b = jsonenc.AppendString(b, k, false)
 			b = append(b, ':')
 			b = strconv.AppendInt(b, v, 10)
 		}
@@ -401,14 +402,14 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 	b = append(b, `,"vendor_cost":`...)
 	b = appendMicros(b, ev.VendorCost)
 	b = append(b, `,"currency":`...)
-	b = appendJSONString(b, ev.Currency)
+	b = jsonenc.AppendString(b, ev.Currency, false)
 	if ev.PriceVersion != "" {
 		b = append(b, `,"price_version":`...)
-		b = appendJSONString(b, ev.PriceVersion)
+		b = jsonenc.AppendString(b, ev.PriceVersion, false)
 	}
 	if ev.Adjusts != "" {
 		b = append(b, `,"adjusts":`...)
-		b = appendJSONString(b, ev.Adjusts)
+		b = jsonenc.AppendString(b, ev.Adjusts, false)
 	}
 	return append(b, '}')
 }
@@ -435,57 +436,5 @@ func appendMicros(b []byte, m Micros) []byte {
 func appendJSONTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString writes s as a JSON string; invalid UTF-8 becomes U+FFFD
-// as with encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/jsonenc"
 )
 
 // NewJSONHandler returns a [slog.Handler] that writes exactly what
@@ -80,9 +80,9 @@ func (h *jsonHandler) Handle(ctx context.Context, r slog.Record) error {
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
-	b = appendJSONString(b, r.Level.String(), false)
+	b = jsonenc.AppendString(b, r.Level.String(), false)
 	b = append(b, `,"msg":`...)
-	b = appendJSONString(b, r.Message, false)
+	b = jsonenc.AppendString(b, r.Message, false)
 	flat := true
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "" || !flatValue(a.Value) {
@@ -90,7 +90,7 @@ func (h *jsonHandler) Handle(ctx context.Context, r slog.Record) error {
 			return false
 		}
 		b = append(b, ',')
-		b = appendJSONString(b, a.Key, false)
+		b = jsonenc.AppendString(b, a.Key, false)
 		b = append(b, ':')
 		b = appendValue(b, a.Value)
 		return true
@@ -142,7 +142,7 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 func appendValue(b []byte, v slog.Value) []byte {
 	switch v.Kind() {
 	case slog.KindString:
-		return appendJSONString(b, v.String(), false)
+		return jsonenc.AppendString(b, v.String(), false)
 	case slog.KindInt64:
 		return strconv.AppendInt(b, v.Int64(), 10)
 	case slog.KindUint64:
@@ -168,7 +168,7 @@ func appendValue(b []byte, v slog.Value) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, s, true)
+			b = jsonenc.AppendString(b, s, true)
 		}
 		return append(b, ']')
 	case []hub.Attempt:
@@ -190,75 +190,18 @@ func appendValue(b []byte, v slog.Value) []byte {
 // appendAttempt writes a as encoding/json does (hub.Attempt's tags).
 func appendAttempt(b []byte, a *hub.Attempt) []byte {
 	b = append(b, `{"vendor":`...)
-	b = appendJSONString(b, a.Vendor, true)
+	b = jsonenc.AppendString(b, a.Vendor, true)
 	b = append(b, `,"tool":`...)
-	b = appendJSONString(b, a.Tool, true)
+	b = jsonenc.AppendString(b, a.Tool, true)
 	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, string(a.Outcome), true)
+	b = jsonenc.AppendString(b, string(a.Outcome), true)
 	b = append(b, `,"latency_ms":`...)
 	b = appendJSONFloat(b, a.LatencyMS)
 	if a.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, a.Error, true)
+		b = jsonenc.AppendString(b, a.Error, true)
 	}
 	return append(b, '}')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, escaped as log/slog does
-// (encodingJSON false) or as encoding/json does without HTML escaping
-// (encodingJSON true: \b and \f in short form): quotes, backslashes,
-// control characters, U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string, encodingJSON bool) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b' && encodingJSON:
-				b = append(b, '\\', 'b')
-			case c == '\f' && encodingJSON:
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // appendJSONFloat appends a finite f as encoding/json writes a float64.
