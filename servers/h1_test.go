@@ -58,12 +58,11 @@ func (ct *connTracker) callConns() []int64 {
 	return append([]int64(nil), ct.calls...)
 }
 
-// h1Vendor is a wireVendor whose tools/call answers a test controls per
-// call (nil: the MCP server answers), on tracked connections.
-func h1Vendor(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool) (*wireVendor, *connTracker, *harness) {
-	t.Helper()
-	ct := &connTracker{}
-	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
+// toolsCalls has a test vendor number its connections (ct) and show each
+// tools/call, with its request, to answer before the MCP server sees it:
+// answer reports whether it answered (nil: the server answers all).
+func toolsCalls(ct *connTracker, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool) func(*httptest.Server) {
+	return func(ts *httptest.Server) {
 		trackConns(ct)(ts)
 		inner := ts.Config.Handler
 		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,12 +84,32 @@ func h1Vendor(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, 
 			}
 			inner.ServeHTTP(w, r)
 		})
-	})
+	}
+}
+
+// h1Vendor is a wireVendor whose tools/call answers a test controls per
+// call (see toolsCalls), on tracked connections, with a harness on it.
+func h1Vendor(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool) (*wireVendor, *connTracker, *harness) {
+	t.Helper()
+	ct := &connTracker{}
+	wv := newWireVendorWith(t, newMCPServer(), toolsCalls(ct, answer))
 	h := wireHarness(t, wv, true)
 	if h.fastConn(t).h1 == nil {
 		t.Fatal("the fast path has no HTTP/1.1 pool for a plain http:// vendor")
 	}
 	return wv, ct, h
+}
+
+// h1Harness is a manager with opts connected to the vendor at url as "hv".
+func h1Harness(t *testing.T, url string, opts *Options) *harness {
+	t.Helper()
+	opts.HealthInterval = -1
+	h := newHarness(t, opts)
+	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, url)); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReady("hv")
+	return h
 }
 
 type readCloser struct{ *bytes.Reader }
@@ -293,11 +312,7 @@ func TestH1PoolNotUnderWrappedTransport(t *testing.T) {
 		seen.Add(1)
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	h := newHarness(t, &Options{HealthInterval: -1, HTTPClient: hc})
-	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
-		t.Fatal(err)
-	}
-	h.waitReady("hv")
+	h := h1Harness(t, wv.ts.URL, &Options{HTTPClient: hc})
 	if h.fastConn(t).h1 != nil {
 		t.Fatal("a pool under a wrapping RoundTripper")
 	}
@@ -315,30 +330,12 @@ func TestH1PoolNotUnderWrappedTransport(t *testing.T) {
 // a connection is kept for the next call.
 func TestH1PoolTLS(t *testing.T) {
 	ct := &connTracker{}
-	var calls atomic.Int64
 	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
-		trackConns(ct)(ts)
-		inner := ts.Config.Handler
-		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
-				body := new(bytes.Buffer)
-				_, _ = body.ReadFrom(r.Body)
-				r.Body = readCloser{bytes.NewReader(body.Bytes())}
-				if bytes.Contains(body.Bytes(), []byte(`"tools/call"`)) {
-					calls.Add(1)
-					ct.saw(r)
-				}
-			}
-			inner.ServeHTTP(w, r)
-		})
+		toolsCalls(ct, nil)(ts)
 		ts.StartTLS()
 	})
 	tr := wv.ts.Client().Transport.(*http.Transport).Clone()
-	h := newHarness(t, &Options{HealthInterval: -1, HTTPClient: &http.Client{Transport: tr}})
-	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
-		t.Fatal(err)
-	}
-	h.waitReady("hv")
+	h := h1Harness(t, wv.ts.URL, &Options{HTTPClient: &http.Client{Transport: tr}})
 	f := h.fastConn(t)
 	if f.h1 == nil || f.h1.tls == nil {
 		t.Fatal("no TLS pool for an https:// vendor")
@@ -398,40 +395,18 @@ func TestH1PoolBoundsHead(t *testing.T) {
 // wire.
 func TestH1PoolGzipBomb(t *testing.T) {
 	var wire atomic.Int64
-	ct := &connTracker{}
-	wv := newWireVendorWith(t, newMCPServer(), func(ts *httptest.Server) {
-		trackConns(ct)(ts)
-		inner := ts.Config.Handler
-		ts.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
-				body := new(bytes.Buffer)
-				_, _ = body.ReadFrom(r.Body)
-				r.Body = readCloser{bytes.NewReader(body.Bytes())}
-				var msg struct {
-					ID     json.RawMessage `json:"id"`
-					Method string          `json:"method"`
-				}
-				_ = json.Unmarshal(body.Bytes(), &msg)
-				if msg.Method == "tools/call" {
-					var zb bytes.Buffer
-					zw := gzip.NewWriter(&zb)
-					fmt.Fprintf(zw, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, msg.ID, bytes.Repeat([]byte("x"), 16<<20))
-					zw.Close()
-					wire.Store(int64(zb.Len()))
-					w.Header().Set("Content-Type", "application/json")
-					w.Header().Set("Content-Encoding", "gzip")
-					_, _ = w.Write(zb.Bytes())
-					return
-				}
-			}
-			inner.ServeHTTP(w, r)
-		})
-	})
-	h := newHarness(t, &Options{HealthInterval: -1, MaxResponseBytes: 64 << 10})
-	if err := h.m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
-		t.Fatal(err)
-	}
-	h.waitReady("hv")
+	wv := newWireVendorWith(t, newMCPServer(), toolsCalls(&connTracker{}, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
+		var zb bytes.Buffer
+		zw := gzip.NewWriter(&zb)
+		fmt.Fprintf(zw, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"%s"}]}}`, id, bytes.Repeat([]byte("x"), 16<<20))
+		zw.Close()
+		wire.Store(int64(zb.Len()))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(zb.Bytes())
+		return true
+	}))
+	h := h1Harness(t, wv.ts.URL, &Options{MaxResponseBytes: 64 << 10})
 	if h.fastConn(t).h1 == nil {
 		t.Fatal("no pool")
 	}
