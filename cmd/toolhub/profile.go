@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -20,27 +21,27 @@ func startProfiles() (stop func(), err error) {
 			f()
 		}
 	}
-	if p := os.Getenv("TOOLHUB_SERVE_CPUPROFILE"); p != "" {
-		f, err := os.Create(p + "." + strconv.Itoa(os.Getpid()))
+	for _, p := range []struct {
+		env   string
+		start func(io.Writer) error
+		stop  func()
+	}{
+		{"TOOLHUB_SERVE_CPUPROFILE", pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{"TOOLHUB_SERVE_TRACE", trace.Start, trace.Stop},
+	} {
+		path := os.Getenv(p.env)
+		if path == "" {
+			continue
+		}
+		f, err := os.Create(path + "." + strconv.Itoa(os.Getpid()))
 		if err != nil {
 			return stop, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		if err := p.start(f); err != nil {
 			f.Close()
 			return stop, err
 		}
-		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
-	}
-	if p := os.Getenv("TOOLHUB_SERVE_TRACE"); p != "" {
-		f, err := os.Create(p + "." + strconv.Itoa(os.Getpid()))
-		if err != nil {
-			return stop, err
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return stop, err
-		}
-		stops = append(stops, func() { trace.Stop(); f.Close() })
+		stops = append(stops, func() { p.stop(); f.Close() })
 	}
 	return stop, nil
 }
