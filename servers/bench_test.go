@@ -30,18 +30,21 @@ func benchServer(b *testing.B) *httptest.Server {
 
 // BenchmarkInvokeHTTP is one small tool call through the manager's invoker
 // (the fast path, on DefaultProtocolVersion).
-func BenchmarkInvokeHTTP(b *testing.B) { benchInvokeHTTP(b, &Options{}) }
+func BenchmarkInvokeHTTP(b *testing.B) { benchInvokeHTTP(b, benchServer(b).URL+"/mcp", &Options{}) }
 
 // BenchmarkInvokeHTTPNoFastPath is the same call through mcp-go's client.
-func BenchmarkInvokeHTTPNoFastPath(b *testing.B) { benchInvokeHTTP(b, &Options{NoFastPath: true}) }
+func BenchmarkInvokeHTTPNoFastPath(b *testing.B) {
+	benchInvokeHTTP(b, benchServer(b).URL+"/mcp", &Options{NoFastPath: true})
+}
 
-func benchInvokeHTTP(b *testing.B, o *Options) {
-	ts := benchServer(b)
+// benchInvokeHTTP calls the echo tool of the vendor at url through a
+// manager with o, as fast as it answers.
+func benchInvokeHTTP(b *testing.B, url string, o *Options) {
 	cat := registry.NewCatalog()
 	o.Logger, o.HealthInterval = slog.New(slog.DiscardHandler), -1
 	m := NewManager(cat, o)
 	b.Cleanup(func() { m.Close() })
-	if err := m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, ts.URL+"/mcp")); err != nil {
+	if err := m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, url)); err != nil {
 		b.Fatal(err)
 	}
 	// Connecting takes a few milliseconds; it is set-up, not timed.
@@ -125,30 +128,7 @@ func BenchmarkHopHTTP(b *testing.B) {
 				return true
 			}
 			wv.calls = nil
-			cat := registry.NewCatalog()
-			m := NewManager(cat, &Options{Logger: slog.New(slog.DiscardHandler), HealthInterval: -1, NoFastPath: !fast})
-			b.Cleanup(func() { m.Close() })
-			if err := m.Add(context.Background(), httpSpec("hv", registry.TransportHTTP, wv.ts.URL)); err != nil {
-				b.Fatal(err)
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for st := m.Status("hv"); st.State != StateReady; st = m.Status("hv") {
-				if time.Now().After(deadline) {
-					b.Fatalf("vendor not ready: %+v", st)
-				}
-				time.Sleep(time.Millisecond)
-			}
-			tool, _ := cat.VendorTool("hv", "echo")
-			inv, _ := m.Upstream("hv")
-			ctx := context.Background()
-			args := map[string]any{"text": "hello"}
-			b.ReportAllocs()
-			for b.Loop() {
-				r, err := inv.Invoke(ctx, &hub.Call{Tool: tool, Arguments: args})
-				if err != nil || r.IsError {
-					b.Fatal(err)
-				}
-			}
+			benchInvokeHTTP(b, wv.ts.URL, &Options{NoFastPath: !fast})
 		})
 	}
 }
