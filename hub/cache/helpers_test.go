@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,27 +14,14 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/internal/redistest"
 	"github.com/toolhub/toolhub/registry"
+
+	"github.com/toolhub/toolhub/internal/clocktest"
 )
 
-// clock is a fake clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// clock is a settable clock (internal/clocktest).
+type clock = clocktest.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clock { return clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // upstreams is an in-process hub.Upstreams.
 type upstreams map[string]hub.InvokerFunc

@@ -28,27 +28,14 @@ import (
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/registry"
+
+	"github.com/toolhub/toolhub/internal/clocktest"
 )
 
-// clock is a fake clock that moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// clock is a settable clock (internal/clocktest).
+type clock = clocktest.Clock
 
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *clock { return clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers (the log).
 type syncBuffer struct {
