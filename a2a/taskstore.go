@@ -30,6 +30,24 @@ type TaskStoreOptions struct {
 	KeepFinished time.Duration
 }
 
+// Clock is o's Now, or time.Now when o or its Now is nil: the drivers'
+// clock.
+func (o *TaskStoreOptions) Clock() func() time.Time {
+	if o == nil || o.Now == nil {
+		return time.Now
+	}
+	return o.Now
+}
+
+// Keep is o's KeepFinished, or zero (forever) when o is nil or it is
+// negative.
+func (o *TaskStoreOptions) Keep() time.Duration {
+	if o == nil || o.KeepFinished < 0 {
+		return 0
+	}
+	return o.KeepFinished
+}
+
 // jobIDKey is the task metadata key naming the job a queued call became.
 const jobIDKey = taskrow.JobIDKey
 

@@ -45,7 +45,7 @@ type Store struct {
 // New returns a task store on rdb. Closing it does not close
 // rdb.
 func New(rdb redis.UniversalClient, opts *a2a.TaskStoreOptions) *Store {
-	s := &Store{rdb: rdb, p: "toolhub:a2a:", now: nowOf(opts), keep: keepOf(opts)}
+	s := &Store{rdb: rdb, p: "toolhub:a2a:", now: opts.Clock(), keep: opts.Keep()}
 	if opts != nil && opts.Prefix != "" {
 		s.p = opts.Prefix
 	}
@@ -312,17 +312,3 @@ var (
 	_ a2a.TaskStore       = (*Store)(nil)
 	_ a2a.PushConfigStore = (*pushStore)(nil)
 )
-
-func keepOf(o *a2a.TaskStoreOptions) time.Duration {
-	if o == nil || o.KeepFinished < 0 {
-		return 0
-	}
-	return o.KeepFinished
-}
-
-func nowOf(o *a2a.TaskStoreOptions) func() time.Time {
-	if o == nil || o.Now == nil {
-		return time.Now
-	}
-	return o.Now
-}

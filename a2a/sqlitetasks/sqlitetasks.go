@@ -73,7 +73,7 @@ func New(ctx context.Context, db *sql.DB, opts *a2a.TaskStoreOptions) (*Store, e
 	if _, err := db.ExecContext(ctx, sqliteTaskSchema); err != nil {
 		return nil, fmt.Errorf("a2a: task store: sqlite schema: %w", err)
 	}
-	return &Store{db: db, now: nowOf(opts), keep: keepOf(opts)}, nil
+	return &Store{db: db, now: opts.Clock(), keep: opts.Keep()}, nil
 }
 
 // Close does nothing: the database belongs to the job store.
@@ -304,17 +304,3 @@ var (
 	_ a2a.TaskStore       = (*Store)(nil)
 	_ a2a.PushConfigStore = (*pushStore)(nil)
 )
-
-func keepOf(o *a2a.TaskStoreOptions) time.Duration {
-	if o == nil || o.KeepFinished < 0 {
-		return 0
-	}
-	return o.KeepFinished
-}
-
-func nowOf(o *a2a.TaskStoreOptions) func() time.Time {
-	if o == nil || o.Now == nil {
-		return time.Now
-	}
-	return o.Now
-}
