@@ -101,6 +101,16 @@ type Outcome struct {
 	KeepUntil time.Time       // on a final status: purge after
 }
 
+// Check reports an Outcome a Store must refuse to finish job id with: a
+// status a run cannot end in.
+func (o Outcome) Check(id string) error {
+	switch o.Status {
+	case Succeeded, Failed, Queued, Waiting:
+		return nil
+	}
+	return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, o.Status)
+}
+
 // Store keeps jobs and their events durably. Every change of status
 // appends an [Event] in the same atomic step. Implementations:
 // hub/jobs/sqlitejobs (embedded) and hub/jobs/redisjobs (shared by

@@ -398,10 +398,8 @@ func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration
 }
 
 func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) error {
-	switch out.Status {
-	case jobs.Succeeded, jobs.Failed, jobs.Queued, jobs.Waiting:
-	default:
-		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
+	if err := out.Check(id); err != nil {
+		return err
 	}
 	n, err := redisFinish.Run(ctx, s.rdb, nil, s.argv(id, owner, string(out.Status), jobrow.NullJSON(out.Result), out.Error,
 		jobrow.MS(out.NextAt), jobrow.MS(out.KeepUntil), jobrow.MS(s.now()))...).Int()

@@ -252,10 +252,8 @@ func (s *Store) Renew(ctx context.Context, id, owner string, lease time.Duration
 }
 
 func (s *Store) Finish(ctx context.Context, id, owner string, out jobs.Outcome) error {
-	switch out.Status {
-	case jobs.Succeeded, jobs.Failed, jobs.Queued, jobs.Waiting:
-	default:
-		return fmt.Errorf("jobs: finish %s: status %q: want succeeded, failed, queued or waiting", id, out.Status)
+	if err := out.Check(id); err != nil {
+		return err
 	}
 	now := s.now()
 	refund := 0
