@@ -2,21 +2,16 @@ package jobs
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolhub/toolhub/internal/clocktest"
 )
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is a settable clock (internal/clocktest).
+type fakeClock = clocktest.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: time.Now().Truncate(time.Millisecond)} }
-
-func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func newClock() *fakeClock { return clocktest.New(time.Now().Truncate(time.Millisecond)) }
 
 // opener opens a store on the same data each time it is called (to test
 // durability across a close and reopen).

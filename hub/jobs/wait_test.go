@@ -59,9 +59,9 @@ func TestPoolFailsAtItsDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the first try", func() bool { j, _ := q.Get(context.Background(), id); return j.Attempts == 1 && j.Status == Queued })
-		clk.Add(14 * time.Minute) // retried, still before the deadline
+		clk.Advance(14 * time.Minute) // retried, still before the deadline
 		waitFor(t, "the second try", func() bool { j, _ := q.Get(context.Background(), id); return j.Attempts == 2 && j.Status == Queued })
-		clk.Add(2 * time.Minute) // past it
+		clk.Advance(2 * time.Minute) // past it
 		j := waitStatus(t, q, id, Failed)
 		if !strings.Contains(j.LastError, "deadline passed (15m0s after it was queued)") || !strings.Contains(j.LastError, "doubao answered 500") {
 			t.Errorf("last error %q", j.LastError)

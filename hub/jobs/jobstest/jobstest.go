@@ -30,6 +30,8 @@ import (
 
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
+
+	"github.com/toolhub/toolhub/internal/clocktest"
 )
 
 // Opener opens a store on the same data each time it is called (to test
@@ -57,21 +59,12 @@ func Run(t *testing.T, newOpener func(t testing.TB) Opener) {
 	t.Run("WebhookStore", func(t *testing.T) { testWebhookStore(t, newOpener(t)) })
 }
 
-// Clock is a settable clock.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// Clock is a settable clock (internal/clocktest).
+type Clock = clocktest.Clock
 
 // NewClock returns a clock set to now, truncated to milliseconds (what the
 // stores keep).
-func NewClock() *Clock { return &Clock{t: time.Now().Truncate(time.Millisecond)} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// Add moves the clock on by d.
-func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func NewClock() *Clock { return clocktest.New(time.Now().Truncate(time.Millisecond)) }
 
 // NewJob returns a new job of tenant for tool, with arguments and _meta.
 func NewJob(tenant, tool string, st jobs.Status, nextAt time.Time) *jobs.Job {
@@ -266,7 +259,7 @@ func testLeaseExpiryReclaim(t *testing.T, open Opener) {
 		t.Fatalf("claimed %s", c.ID)
 	}
 	MustClaimNone(t, s, "alive")
-	clk.Add(11 * time.Second) // the dead worker's lease runs out
+	clk.Advance(11 * time.Second) // the dead worker's lease runs out
 	c := ClaimWithin(t, s, "alive", 10*time.Second)
 	if c.ID != j.ID || c.Attempts != 2 || c.Owner != "alive" {
 		t.Fatalf("reclaimed %+v", c)
@@ -308,7 +301,7 @@ func testRetryNotBeforeNextAt(t *testing.T, open Opener) {
 		t.Errorf("after retry: %+v", got)
 	}
 	MustClaimNone(t, s, "w")
-	clk.Add(5 * time.Second)
+	clk.Advance(5 * time.Second)
 	c := ClaimWithin(t, s, "w", time.Minute)
 	if c.ID != j.ID || c.Attempts != 2 {
 		t.Errorf("claimed %s attempt %d, want %s attempt 2", c.ID, c.Attempts, j.ID)
@@ -317,7 +310,7 @@ func testRetryNotBeforeNextAt(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	MustClaimNone(t, s, "w")
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	if c := ClaimWithin(t, s, "w", time.Minute); c.ID != later.ID {
 		t.Errorf("claimed %s, want the later job", c.ID)
 	}
@@ -427,7 +420,7 @@ func testPurge(t *testing.T, open Opener) {
 	if n, err := s.Purge(ctx); err != nil || n != 0 {
 		t.Errorf("Purge before the TTL = %d, %v", n, err)
 	}
-	clk.Add(time.Hour)
+	clk.Advance(time.Hour)
 	if n, err := s.Purge(ctx); err != nil || n != 1 {
 		t.Errorf("Purge after the TTL = %d, %v; want 1", n, err)
 	}
@@ -463,7 +456,7 @@ func testReopen(t *testing.T, open Opener) {
 		t.Fatalf("claimed %s, want the queued job", c.ID)
 	}
 	MustClaimNone(t, s2, "new")
-	clk.Add(11 * time.Second)
+	clk.Advance(11 * time.Second)
 	if c := ClaimWithin(t, s2, "new", 10*time.Second); c.ID != running.ID || c.Attempts != 2 {
 		t.Fatalf("claimed %s attempt %d, want the dead worker's job at attempt 2", c.ID, c.Attempts)
 	}
@@ -559,7 +552,7 @@ func testWaitAndWake(t *testing.T, open Opener) {
 		t.Fatal(err)
 	}
 	MustClaimNone(t, s, "w3")
-	clk.Add(time.Minute)
+	clk.Advance(time.Minute)
 	c = ClaimWithin(t, s, "w3", time.Minute)
 	if c.ID != j.ID {
 		t.Errorf("claimed %s, want %s", c.ID, j.ID)

@@ -85,7 +85,7 @@ func TestRedisReclaimsEveryJobOfADeadWorkerAtOnce(t *testing.T) {
 			t.Fatalf("Claim by dead = %v, %v", j, err)
 		}
 	}
-	clk.Add(11 * time.Second) // the dead worker's leases run out
+	clk.Advance(11 * time.Second) // the dead worker's leases run out
 	// Wait until every entry has sat idle long enough to be reclaimed.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		idle := 0
