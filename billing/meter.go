@@ -82,16 +82,14 @@ type Meter struct {
 	bufs  sync.Pool // *[]byte line buffers for the WAL
 	batch []Event   // the writer's
 
-	ch   chan Event
-	full chan struct{} // a batch's worth is queued (wake events), or a Flush: see collect
-	wake int
-	// lingering: the writer holds a batch's first event and waits.
-	lingering atomic.Bool
-	flush     chan chan error
-	quit      chan struct{}
-	done      chan struct{}
-	closed    atomic.Bool
-	once      sync.Once
+	q      queue
+	full   chan struct{} // a batch's worth is queued (wake events), or a Flush: see collect
+	wake   int
+	flush  chan chan error
+	quit   chan struct{}
+	done   chan struct{}
+	closed atomic.Bool
+	once   sync.Once
 
 	recorded, written, spilled, replayed, dropped, corrupt atomic.Int64
 	recovered, unknown                                     atomic.Int64
@@ -144,8 +142,7 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 			return nil, err
 		}
 	}
-	m.batch = make([]Event, 0, m.opts.Batch)
-	m.ch = make(chan Event, m.opts.Buffer)
+	m.q = queue{limit: m.opts.Buffer, ready: make(chan struct{}, 1)}
 	m.full = make(chan struct{}, 1)
 	m.wake = max(1, min(m.opts.Batch, m.opts.Buffer/2))
 	m.flush = make(chan chan error)
@@ -174,21 +171,96 @@ func (m *Meter) Record(ev Event) {
 }
 
 func (m *Meter) enqueue(ev Event) {
-	select {
-	case m.ch <- ev:
-		n := len(m.ch)
-		if m.lingering.Load() {
-			n++ // the batch's first event, which the writer holds
-		}
-		if n >= m.wake {
-			select {
-			case m.full <- struct{}{}: // the writer lingers no longer
-			default:
-			}
-		}
-	default:
+	n, ok := m.q.push(ev)
+	if !ok {
 		m.toSpill([]Event{ev})
+		return
 	}
+	if n >= m.wake {
+		select {
+		case m.full <- struct{}{}: // the writer lingers no longer
+		default:
+		}
+	}
+}
+
+// queue is the buffer between Record and the writer: a slice that grows
+// with what is queued, up to limit events. It is not a buffered channel
+// because a channel allocates all of its slots up front (65536 events are
+// 19 MB), and the garbage collector scans every slot on every cycle,
+// queued or not: on a hub with one core, that mark took up to 18ms at a
+// time, the hub's p99.
+type queue struct {
+	mu    sync.Mutex
+	evs   []Event // queued: evs[head:]
+	head  int
+	limit int
+	// ready holds a token while events are queued; the writer waits on it.
+	ready chan struct{}
+}
+
+// push queues ev; it reports how many events are queued, or false when
+// limit are.
+func (q *queue) push(ev Event) (n int, ok bool) {
+	q.mu.Lock()
+	n = len(q.evs) - q.head
+	if n >= q.limit {
+		q.mu.Unlock()
+		return n, false
+	}
+	if len(q.evs) == cap(q.evs) && q.head > 0 { // reuse the taken front before growing
+		k := copy(q.evs, q.evs[q.head:])
+		clear(q.evs[k:])
+		q.evs, q.head = q.evs[:k], 0
+	}
+	q.evs = append(q.evs, ev)
+	q.mu.Unlock()
+	if n == 0 {
+		q.signal()
+	}
+	return n + 1, true
+}
+
+func (q *queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// len is the number of events queued.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.evs) - q.head
+}
+
+// queueKeep is the most slots an empty queue keeps for the next events; a
+// burst that grew it beyond that gives the memory back once taken.
+const queueKeep = 4096
+
+// take moves up to max queued events to the end of batch. When events are
+// left, the ready token stays, so the writer comes back for them.
+func (q *queue) take(batch []Event, max int) []Event {
+	q.mu.Lock()
+	end := min(q.head+max, len(q.evs))
+	batch = append(batch, q.evs[q.head:end]...)
+	clear(q.evs[q.head:end]) // the writer's batch holds them now
+	q.head = end
+	left := len(q.evs) - q.head
+	if left == 0 {
+		q.head = 0
+		if cap(q.evs) > queueKeep {
+			q.evs = nil
+		} else {
+			q.evs = q.evs[:0]
+		}
+	}
+	q.mu.Unlock()
+	if left > 0 {
+		q.signal()
+	}
+	return batch
 }
 
 // logged appends ev to the WAL and, for an event, queues it while holding
@@ -282,10 +354,7 @@ func (m *Meter) Close() error {
 		<-m.done
 		// A Record racing with Close may have queued after the writer's
 		// last drain: keep those events in the spill (or count them).
-		var late []Event
-		for len(m.ch) > 0 {
-			late = append(late, <-m.ch)
-		}
+		late := m.q.take(nil, m.opts.Buffer)
 		if len(late) > 0 {
 			m.toSpill(late)
 		}
@@ -321,30 +390,18 @@ func (m *Meter) Stats() MeterStats {
 // Record wakes it early only when a batch's worth is queued (or half the
 // buffer, if smaller), Flush and Close at once.
 func (m *Meter) collect(batch []Event) []Event {
-	if m.opts.Linger > 0 {
-		// Set before looking at the queue, so that an event queued after
-		// the look counts what the writer holds (see enqueue).
-		m.lingering.Store(true)
-		if len(m.ch)+len(batch) < m.wake {
-			linger := time.NewTimer(m.opts.Linger)
-			select {
-			case <-linger.C:
-			case <-m.full:
-			case <-m.quit:
-			}
-			linger.Stop()
-		}
-		m.lingering.Store(false)
-	}
-	for len(batch) < cap(batch) {
+	// An event queued after the look below, that makes a batch's worth,
+	// leaves a token in m.full: the wait ends at once.
+	if m.opts.Linger > 0 && m.q.len() < m.wake {
+		linger := time.NewTimer(m.opts.Linger)
 		select {
-		case ev := <-m.ch:
-			batch = append(batch, ev)
-		default:
-			return batch
+		case <-linger.C:
+		case <-m.full:
+		case <-m.quit:
 		}
+		linger.Stop()
 	}
-	return batch
+	return m.q.take(batch, m.opts.Batch)
 }
 
 func (m *Meter) run() {
@@ -355,8 +412,12 @@ func (m *Meter) run() {
 	m.replay() // what an earlier process left
 	for {
 		select {
-		case ev := <-m.ch:
-			batch := m.collect(append(m.batch[:0], ev))
+		case <-m.q.ready:
+			batch := m.collect(m.batch[:0])
+			if len(batch) == 0 {
+				continue // drained by a Flush since the token
+			}
+			m.batch = batch
 			lastErr = m.write(batch)
 			m.syncSpill()
 			if m.walFull() {
@@ -397,21 +458,13 @@ func (m *Meter) run() {
 // last ledger write and whether there was one.
 func (m *Meter) drain() (lastErr error, wrote bool) {
 	for {
-		batch := m.batch[:0]
-	fill:
-		for len(batch) < cap(batch) {
-			select {
-			case ev := <-m.ch:
-				batch = append(batch, ev)
-			default:
-				break fill
-			}
-		}
+		batch := m.q.take(m.batch[:0], m.opts.Batch)
 		if len(batch) == 0 {
 			return lastErr, wrote
 		}
+		m.batch = batch
 		lastErr, wrote = m.write(batch), true
-		if len(batch) < cap(batch) {
+		if len(batch) < m.opts.Batch {
 			return lastErr, true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -373,5 +374,33 @@ func TestMeterLingerEndsEarly(t *testing.T) {
 	}
 	if st := m.Stats(); st.Written != 10 {
 		t.Errorf("after Close: %+v, want 10 written", st)
+	}
+}
+
+// TestMeterBufferCostsWhatItHolds: the buffer's memory follows the events
+// queued, not Buffer. A channel of 65536 events was 19 MB of heap from the
+// start, which the garbage collector scanned on every cycle.
+func TestMeterBufferCostsWhatItHolds(t *testing.T) {
+	l := openLedger(t, t.TempDir())
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	m := newMeter(t, l, &billing.MeterOptions{Linger: time.Hour}) // Buffer: 65536 events
+	for i := range 100 {
+		m.Record(ledgertest.Synthetic(i))
+	}
+	grown := heap()
+	if grown > before && grown-before > 4<<20 {
+		t.Errorf("a meter holding 100 events grew the heap by %d KiB", (grown-before)>>10)
+	}
+	if err := m.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Written != 100 {
+		t.Errorf("%+v, want 100 written", st)
 	}
 }
