@@ -223,6 +223,24 @@ type driverStmt interface {
 // every batch size.
 const maxRows = 256
 
+// oneCoreRows is maxRows on a hub with one P (GOMAXPROCS=1), where the
+// writer pauses after each INSERT (see yieldPause): an INSERT of 256 rows
+// is ~2.5ms that calls wait for; of 64, ~0.6ms.
+const oneCoreRows = 64
+
+// yieldPause: when the process has one P, the writer pauses after each
+// INSERT of a batch until the Go scheduler has polled the network (see
+// pauser), for at least yieldPause. A batch of thousands of events is tens
+// of milliseconds of CPU; meanwhile, calls whose bytes arrive wait for the
+// scheduler to poll the network, which it does only when no goroutine is
+// runnable (or every 10ms, from sysmon). runtime.Gosched does not do it:
+// the writer is runnable again at once; nor does a short time.Sleep when
+// other goroutines (the producer, calls) run longer than the sleep. With
+// more than one P, an idle P polls and the writer does not pause. Pinned
+// hop bench, c=16: p99 9-10ms (bare proxy: 5-7ms) instead of 19-21ms;
+// BenchmarkAppend with one P: 114k events/s (112k without pauses).
+const yieldPause = 20 * time.Microsecond
+
 type stmtKey struct {
 	rollup    bool
 	rows      int
@@ -237,6 +255,8 @@ type writer struct {
 	args  []driver.NamedValue // rollup INSERT arguments
 	vals  []any               // the producer's, then the rollups'
 	bufs  [2][]driver.NamedValue
+	// pauser is made on the first batch written with one P.
+	pauser *pauser
 }
 
 func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt, error) {
@@ -268,10 +288,11 @@ func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt,
 	return s, nil
 }
 
-// chunk is the number of rows of the next INSERT when n are left.
-func chunk(n int) int {
-	if n >= maxRows {
-		return maxRows
+// chunk is the number of rows of the next INSERT when n are left and an
+// INSERT carries at most most.
+func chunk(n, most int) int {
+	if n >= most {
+		return most
 	}
 	c := 1
 	for c*2 <= n {
@@ -295,7 +316,7 @@ type producer struct {
 	quit  chan struct{}
 }
 
-func (w *writer) produce(events []billing.Event) *producer {
+func (w *writer) produce(events []billing.Event, most int) *producer {
 	p := &producer{ready: make(chan chunkArgs, 1), free: make(chan []driver.NamedValue, 2), quit: make(chan struct{})}
 	for i, b := range w.bufs {
 		if cap(b) < maxRows*ledgersql.NumColumns {
@@ -307,7 +328,7 @@ func (w *writer) produce(events []billing.Event) *producer {
 	go func() {
 		defer close(p.ready)
 		for i := 0; i < len(events); {
-			rows := chunk(len(events) - i)
+			rows := chunk(len(events)-i, most)
 			var args []driver.NamedValue
 			select {
 			case args = <-p.free:
@@ -382,8 +403,15 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 		allNew
 		allKnown
 	)
-	state := unknown
-	chunks := w.produce(events)
+	state, sent := unknown, 0
+	most, pause := maxRows, false
+	if runtime.GOMAXPROCS(0) == 1 {
+		most, pause = oneCoreRows, true
+		if w.pauser == nil {
+			w.pauser = newPauser()
+		}
+	}
+	chunks := w.produce(events, most)
 	defer chunks.stop()
 	for ch := range chunks.ready {
 		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning})
@@ -403,12 +431,9 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 		if err != nil {
 			return 0, false, err
 		}
-		// A batch of thousands of events holds the processor for tens of
-		// milliseconds; on a hub with one core, calls would wait that long
-		// (p99 27ms against the bare proxy's 7ms in the pinned hop bench).
-		// Each INSERT of up to maxRows is a few milliseconds: let them in
-		// between.
-		runtime.Gosched()
+		if sent += ch.rows; pause && sent < len(events) {
+			w.pauser.pause()
+		}
 		changed, err := res.RowsAffected()
 		if err != nil {
 			return 0, false, err
@@ -435,7 +460,7 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 	}
 	hours := ledgersql.Aggregate(events, inserted)
 	for i := 0; i < len(hours); {
-		rows := chunk(len(hours) - i)
+		rows := chunk(len(hours)-i, maxRows)
 		s, err := w.stmt(ctx, c, stmtKey{rollup: true, rows: rows})
 		if err != nil {
 			return 0, false, err
@@ -553,6 +578,7 @@ func (l *Ledger) Close() error {
 			return nil
 		})
 		w.conn.Close()
+		w.pauser.close()
 		l.closeErr = l.db.Close()
 	})
 	return l.closeErr
