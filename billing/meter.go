@@ -184,36 +184,48 @@ func (m *Meter) enqueue(ev Event) {
 	}
 }
 
-// queue is the buffer between Record and the writer: a slice that grows
-// with what is queued, up to limit events. It is not a buffered channel
-// because a channel allocates all of its slots up front (65536 events are
-// 19 MB), and the garbage collector scans every slot on every cycle,
-// queued or not: on a hub with one core, that mark took up to 18ms at a
-// time, the hub's p99.
+// queue is the buffer between Record and the writer: blocks of
+// queueBlock events, allocated as events come and dropped as the writer
+// takes them, up to limit events. It is not a buffered channel because a
+// channel allocates all of its slots up front (65536 events are 19 MB),
+// and the garbage collector scans every slot on every cycle, queued or
+// not: on a hub with one core, that mark took up to 18ms at a time, the
+// hub's p99. Nor is it one growing slice: growing copies the whole queue
+// under the lock, and a burst would keep its size for good.
 type queue struct {
-	mu    sync.Mutex
-	evs   []Event // queued: evs[head:]
-	head  int
-	limit int
+	mu     sync.Mutex
+	blocks [][]Event // queued: blocks[0][head:], then the rest whole
+	head   int
+	n      int
+	limit  int
+	spare  []Event // a block taken empty, for the next one needed
 	// ready holds a token while events are queued; the writer waits on it.
 	ready chan struct{}
 }
+
+// queueBlock is the number of events in one block of a queue (~74 KB).
+const queueBlock = 256
 
 // push queues ev; it reports how many events are queued, or false when
 // limit are.
 func (q *queue) push(ev Event) (n int, ok bool) {
 	q.mu.Lock()
-	n = len(q.evs) - q.head
+	n = q.n
 	if n >= q.limit {
 		q.mu.Unlock()
 		return n, false
 	}
-	if len(q.evs) == cap(q.evs) && q.head > 0 { // reuse the taken front before growing
-		k := copy(q.evs, q.evs[q.head:])
-		clear(q.evs[k:])
-		q.evs, q.head = q.evs[:k], 0
+	last := len(q.blocks) - 1
+	if last < 0 || len(q.blocks[last]) == queueBlock {
+		b := q.spare
+		if q.spare = nil; b == nil {
+			b = make([]Event, 0, queueBlock)
+		}
+		q.blocks = append(q.blocks, b)
+		last++
 	}
-	q.evs = append(q.evs, ev)
+	q.blocks[last] = append(q.blocks[last], ev)
+	q.n++
 	q.mu.Unlock()
 	if n == 0 {
 		q.signal()
@@ -232,30 +244,33 @@ func (q *queue) signal() {
 func (q *queue) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.evs) - q.head
+	return q.n
 }
-
-// queueKeep is the most slots an empty queue keeps for the next events; a
-// burst that grew it beyond that gives the memory back once taken.
-const queueKeep = 4096
 
 // take moves up to max queued events to the end of batch. When events are
 // left, the ready token stays, so the writer comes back for them.
 func (q *queue) take(batch []Event, max int) []Event {
 	q.mu.Lock()
-	end := min(q.head+max, len(q.evs))
-	batch = append(batch, q.evs[q.head:end]...)
-	clear(q.evs[q.head:end]) // the writer's batch holds them now
-	q.head = end
-	left := len(q.evs) - q.head
-	if left == 0 {
-		q.head = 0
-		if cap(q.evs) > queueKeep {
-			q.evs = nil
-		} else {
-			q.evs = q.evs[:0]
+	for max > 0 && q.n > 0 {
+		b := q.blocks[0]
+		k := min(max, len(b)-q.head)
+		batch = append(batch, b[q.head:q.head+k]...)
+		clear(b[q.head : q.head+k]) // the writer's batch holds them now
+		q.head += k
+		q.n -= k
+		max -= k
+		if q.head == len(b) {
+			q.head = 0
+			if len(q.blocks) == 1 {
+				q.blocks[0] = b[:0]
+			} else {
+				q.spare = b[:0]
+				q.blocks[0] = nil
+				q.blocks = q.blocks[1:]
+			}
 		}
 	}
+	left := q.n
 	q.mu.Unlock()
 	if left > 0 {
 		q.signal()
