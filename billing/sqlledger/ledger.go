@@ -418,21 +418,21 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 		if err != nil {
 			return 0, false, err
 		}
+		var res driver.Result
 		if returning {
 			err = readKeys(ctx, s, ch.args, inserted)
-			chunks.free <- ch.args
-			if err != nil {
-				return 0, false, err
-			}
-			continue
+		} else {
+			res, err = s.ExecContext(ctx, ch.args)
 		}
-		res, err := s.ExecContext(ctx, ch.args)
 		chunks.free <- ch.args
 		if err != nil {
 			return 0, false, err
 		}
 		if sent += ch.rows; pause && sent < len(events) {
 			w.pauser.pause()
+		}
+		if returning {
+			continue
 		}
 		changed, err := res.RowsAffected()
 		if err != nil {
