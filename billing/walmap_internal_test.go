@@ -278,6 +278,13 @@ func TestWALConcurrentAppends(t *testing.T) {
 				ev := walEvent(g*each + i)
 				line := appendLine(nil, &ev)
 				w.mu.Lock()
+				// A segment twice the rotator's size waits for it, so
+				// rotations happen however the goroutines are scheduled.
+				for w.size >= 40<<10 {
+					w.mu.Unlock()
+					runtime.Gosched()
+					w.mu.Lock()
+				}
 				err := w.appendLocked(line)
 				w.mu.Unlock()
 				if err != nil {
