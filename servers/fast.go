@@ -292,29 +292,13 @@ func (f *fastPath) post(ctx context.Context, t *fastTool, body []byte) (*http.Re
 	if errors.Is(err, errH1Redo) {
 		return f.do(ctx, http.MethodPost, t.header, body, nil)
 	}
-	rec := recordFrom(ctx)
+	recordFrom(ctx).observe(resp, err, f.c.v.m.opts.Now)
 	if err != nil {
-		if rec != nil {
-			rec.mu.Lock()
-			rec.netErr = err
-			rec.mu.Unlock()
-		}
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		if rec != nil {
-			wait := parseRetryAfter(resp.Header.Get("Retry-After"), f.c.v.m.opts.Now())
-			rec.mu.Lock()
-			rec.status, rec.retryAfter = resp.StatusCode, wait
-			rec.mu.Unlock()
-		}
-		if resp.StatusCode == http.StatusNotFound {
-			resp.Body.Close()
-			return nil, transport.ErrSessionTerminated
-		}
-	}
-	if rec != nil && rec.maxBytes > 0 {
-		resp.Body = &limitedBody{rc: resp.Body, left: rec.maxBytes, rec: rec}
+	if resp.StatusCode == http.StatusNotFound {
+		resp.Body.Close()
+		return nil, transport.ErrSessionTerminated
 	}
 	return resp, nil
 }

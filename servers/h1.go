@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -145,13 +146,7 @@ func hostPort(u *url.URL) string {
 // Transport writes them (sorted by key).
 func h1Headers(h http.Header) []byte {
 	var b []byte
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range h {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		for _, v := range h[k] {
 			b = append(append(append(append(b, k...), ": "...), v...), "\r\n"...)
 		}
@@ -250,23 +245,28 @@ func (p *h1Pool) roundTrip(ctx context.Context, c *h1Conn, msg []byte) (resp *ht
 }
 
 // get takes a kept connection the vendor has not closed, or dials one.
+// The peek at a kept connection (a system call) is made outside mu.
 func (p *h1Pool) get(ctx context.Context) (*h1Conn, error) {
-	p.mu.Lock()
-	for len(p.idle) > 0 {
-		c := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
+	for {
+		p.mu.Lock()
+		n := len(p.idle)
+		if n == 0 {
+			closed := p.closed
+			p.mu.Unlock()
+			if closed {
+				return nil, net.ErrClosed
+			}
+			break
+		}
+		c := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
 		if p.idleTimeout > 0 && time.Since(c.idleAt) > p.idleTimeout || !peerOpen(c.nc) {
 			c.nc.Close()
 			continue
 		}
-		p.mu.Unlock()
 		c.reused = true
 		return c, nil
-	}
-	closed := p.closed
-	p.mu.Unlock()
-	if closed {
-		return nil, net.ErrClosed
 	}
 	nc, err := p.dial(ctx, "tcp", p.addr)
 	if err != nil {

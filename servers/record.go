@@ -74,18 +74,25 @@ func (t *recordingTransport) CloseIdleConnections() { closeIdle(t.base) }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	rec := recordFrom(req.Context())
+	recordFrom(req.Context()).observe(resp, err, t.now)
+	return resp, err
+}
+
+// observe records what the wire said of one HTTP exchange, a network
+// error or a non-2xx status and its Retry-After, and bounds the answer's
+// body by maxBytes. A nil record observes nothing.
+func (rec *record) observe(resp *http.Response, err error, now func() time.Time) {
 	if rec == nil {
-		return resp, err
+		return
 	}
 	if err != nil {
 		rec.mu.Lock()
 		rec.netErr = err
 		rec.mu.Unlock()
-		return resp, err
+		return
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		wait := parseRetryAfter(resp.Header.Get("Retry-After"), t.now())
+		wait := parseRetryAfter(resp.Header.Get("Retry-After"), now())
 		rec.mu.Lock()
 		rec.status, rec.retryAfter = resp.StatusCode, wait
 		rec.mu.Unlock()
@@ -93,7 +100,6 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if rec.maxBytes > 0 && resp.Body != nil {
 		resp.Body = &limitedBody{rc: resp.Body, left: rec.maxBytes, rec: rec}
 	}
-	return resp, nil
 }
 
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
