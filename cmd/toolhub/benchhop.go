@@ -319,7 +319,7 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 		{hopProxy, l.proxyURL, v.tool, l.proxy},
 		{hopHub, l.hubURL, l.hubTool, l.hub},
 	}
-	rounds := max(1, o.Rounds)
+	rounds := o.Rounds // ≥ 1: see benchHop
 	var rows []hopRow
 	for _, c := range o.Concurrency {
 		res := make([][]loadgen.Result, len(paths))

@@ -64,11 +64,17 @@ func Merge(name string, rs ...Result) Result {
 	if m.Elapsed > 0 {
 		m.PerSec = float64(m.Calls) / m.Elapsed.Seconds()
 	}
-	slices.Sort(m.Latencies)
-	if n := len(m.Latencies); n > 0 {
-		m.P50, m.P99 = m.Latencies[n*50/100], m.Latencies[n*99/100]
-	}
+	m.setLatencies(m.Latencies)
 	return m
+}
+
+// setLatencies sorts lat and keeps it, with its percentiles.
+func (r *Result) setLatencies(lat []time.Duration) {
+	slices.Sort(lat)
+	r.Latencies = lat
+	if n := len(lat); n > 0 {
+		r.P50, r.P99 = lat[n*50/100], lat[n*99/100]
+	}
 }
 
 func (r Result) String() string {
@@ -195,12 +201,7 @@ loop:
 	}
 	r := Result{Name: name, Calls: calls.Load(), Errors: errs.Load(), Elapsed: elapsed}
 	r.PerSec = float64(r.Calls) / elapsed.Seconds()
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		r.P50 = lat[len(lat)*50/100]
-		r.P99 = lat[len(lat)*99/100]
-	}
-	r.Latencies = lat
+	r.setLatencies(lat)
 	if r.Calls == 0 {
 		if e, ok := firstErr.Load().(error); ok {
 			return r, fmt.Errorf("%s: no call succeeded: %v", name, e)
