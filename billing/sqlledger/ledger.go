@@ -255,8 +255,10 @@ type writer struct {
 	args  []driver.NamedValue // rollup INSERT arguments
 	vals  []any               // the producer's, then the rollups'
 	bufs  [2][]driver.NamedValue
-	// pauser is made on the first batch written with one P.
+	// pauser is made on the first batch written with one P; pauses
+	// counts its pauses (one after each INSERT of a batch but the last).
 	pauser *pauser
+	pauses int
 }
 
 func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt, error) {
@@ -430,6 +432,7 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 		}
 		if sent += ch.rows; pause && sent < len(events) {
 			w.pauser.pause()
+			w.pauses++
 		}
 		if returning {
 			continue

@@ -1,10 +1,15 @@
 package sqlledger
 
 import (
+	"io"
 	"net"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/billing/ledgertest"
 )
 
 // TestPauseLetsTheNetworkIn: with one P and the writer's goroutine always
@@ -46,6 +51,105 @@ func TestPauseLetsTheNetworkIn(t *testing.T) {
 	if missed > rounds/10 {
 		t.Errorf("in %d of %d pauses the reader with data waiting did not run", missed, rounds)
 	}
+}
+
+// TestAppendPausesBetweenInserts: with one P, an Append pauses after each
+// INSERT of its batch but the last; with more, it does not pause.
+func TestAppendPausesBetweenInserts(t *testing.T) {
+	l := openLedger(t)
+	events := synthetic(0, 20000) // 312 INSERTs of 64 rows and one of 32
+	func() {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		if err := l.Append(t.Context(), events); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if got := l.w.pauses; got != 312 {
+		t.Errorf("one P: %d pauses in an Append of 313 INSERTs, want 312", got)
+	}
+	if runtime.GOMAXPROCS(0) > 1 {
+		if err := l.Append(t.Context(), synthetic(20000, 2000)); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.w.pauses; got != 312 {
+			t.Errorf("%d P: %d pauses after the second Append, want still 312", runtime.GOMAXPROCS(0), got)
+		}
+	}
+}
+
+// TestAppendLetsCallsInOnOneCore: with one P, a big Append must not keep
+// the Go scheduler from polling the network until it is done. A ping-pong
+// over loopback TCP runs while 20,000 events are appended; each trip needs
+// the poller twice. When the writer only yielded with runtime.Gosched,
+// the poller ran only when sysmon or an idle thread happened to poll: 7 to
+// 545 trips in ten runs, 7 when nothing else helped. The pauser polls at
+// every INSERT (~400 to 1,000 trips). Counted, not timed: at least one
+// trip per two INSERTs. (That the writer pauses at all is
+// TestAppendPausesBetweenInserts.)
+func TestAppendLetsCallsInOnOneCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	l := openLedger(t)
+	const n, rowsPerInsert = 20000, 64
+	events := synthetic(0, n)
+
+	c, echo := tcpPair(t)
+	go io.Copy(echo, echo)
+	trip := func() error {
+		b := []byte{1}
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		_, err := io.ReadFull(c, b)
+		return err
+	}
+	if err := trip(); err != nil {
+		t.Fatal(err)
+	}
+	var trips atomic.Int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if trip() != nil {
+				return
+			}
+			trips.Add(1)
+		}
+	}()
+	before := trips.Load()
+	if err := l.Append(t.Context(), events); err != nil {
+		t.Fatal(err)
+	}
+	during := trips.Load() - before
+	close(stop)
+	<-done
+	if inserts := int64(n / rowsPerInsert); during < inserts/2 {
+		t.Errorf("%d ping-pongs got through during an Append of %d INSERTs", during, inserts)
+	}
+	t.Logf("%d ping-pongs during the Append", during)
+}
+
+func openLedger(t *testing.T) *Ledger {
+	t.Helper()
+	l, err := Open(t.Context(), filepath.Join(t.TempDir(), "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func synthetic(from, n int) []billing.Event {
+	evs := make([]billing.Event, n)
+	for i := range evs {
+		evs[i] = ledgertest.Synthetic(from + i)
+	}
+	return evs
 }
 
 func tcpPair(t *testing.T) (a, b net.Conn) {
