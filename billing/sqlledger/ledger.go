@@ -237,7 +237,7 @@ const oneCoreRows = 64
 // the writer is runnable again at once; nor does a short time.Sleep when
 // other goroutines (the producer, calls) run longer than the sleep. With
 // more than one P, an idle P polls and the writer does not pause. Pinned
-// hop bench, c=16: p99 9-13ms (bare proxy: 5-9ms) instead of 19-21ms;
+// hop bench, c=16: p99 9-13ms (bare proxy: 5-10ms) instead of 19-21ms;
 // BenchmarkAppend with one P: 114k events/s (112k without pauses).
 const yieldPause = 20 * time.Microsecond
 
