@@ -46,7 +46,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"memory", ":memory:", `sqlstore: open ":memory:": want a file path`},
 		{"missing directory", filepath.Join(dir, "nope", "registry.db"), "sqlstore: open " + filepath.Join(dir, "nope", "registry.db") + ": directory: "},
 		{"parent is a file", filepath.Join(file, "registry.db"), "sqlstore: open " + filepath.Join(file, "registry.db") + ": " + file + " is not a directory"},
-		{"not a database", file + "x", "sqlstore: open " + file + "x: migrate: "},
+		{"not a database", file + "x", "sqlstore: open " + file + "x: file is not a database"},
 	}
 	if err := os.WriteFile(file+"x", []byte(strings.Repeat("not sqlite\n", 200)), 0o600); err != nil {
 		t.Fatal(err)

@@ -9,10 +9,16 @@
 // path holds '?', '#', '%' or a space opens the file it names. Every
 // connection runs
 //
-//	PRAGMA journal_mode(WAL)     -- readers do not block the writer
 //	PRAGMA busy_timeout(10000)   -- a locked file is waited for, not failed ([Options].BusyTimeout)
 //	PRAGMA foreign_keys(1)
 //	PRAGMA synchronous(NORMAL)   -- safe with WAL; a power cut may lose the last commits, never corrupt
+//
+// and [Open] puts the file in WAL mode (readers do not block the writer;
+// the mode is kept in the file). That is not a per-connection pragma:
+// switching a new file to WAL takes its exclusive lock, and SQLite fails
+// that at once, without the busy timeout, when another connection holds
+// a shared lock, so several pools opening one new file at once would see
+// "database is locked". Open retries it within the busy timeout instead.
 //
 // and every read-write transaction begins IMMEDIATE (takes the write lock
 // at BEGIN), so a read-then-write transaction never fails half way to
@@ -21,6 +27,7 @@ package sqlitedb
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -28,7 +35,8 @@ import (
 	"strconv"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultBusyTimeout is how long a connection waits for another's write
@@ -68,7 +76,6 @@ func (o *Options) conns() int {
 // path): a file: URI, its path escaped, with the pragmas above.
 func DSN(abs string, opts *Options) string {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.busy().Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
@@ -78,9 +85,9 @@ func DSN(abs string, opts *Options) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
 }
 
-// Open opens the SQLite file at path, whose directory must exist. The
-// file is created, and the pragmas run, on the first statement (each store
-// creates its tables at once). Errors name the absolute path.
+// Open opens the SQLite file at path, whose directory must exist,
+// creating it if it is missing, and puts it in WAL mode. Errors name the
+// absolute path.
 func Open(path string, opts *Options) (*sql.DB, error) {
 	if path == "" || path == ":memory:" {
 		return nil, fmt.Errorf("open %q: want a file path", path)
@@ -101,5 +108,30 @@ func Open(path string, opts *Options) (*sql.DB, error) {
 	n := opts.conns()
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
+	if err := walMode(db, opts.busy()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", abs, err)
+	}
 	return db, nil
+}
+
+// walMode puts db's file in WAL mode, retrying while another connection
+// holds a lock, for up to busy.
+func walMode(db *sql.DB, busy time.Duration) error {
+	deadline := time.Now().Add(busy)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		var mode string
+		err := db.QueryRow(`PRAGMA journal_mode(WAL)`).Scan(&mode)
+		if err == nil && mode != "wal" {
+			return fmt.Errorf("journal mode: the file stays in %q mode, want wal", mode)
+		}
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY {
+			return err // nil, or "file is not a database (26)"
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("switch to WAL mode: another connection held the file for %v: %w", busy, err)
+		}
+		time.Sleep(wait)
+	}
 }

@@ -1,8 +1,10 @@
 package sqlitedb
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +51,44 @@ func TestOpenRefusesMissingFolderAndMemory(t *testing.T) {
 		if db, err := Open(p, nil); err == nil {
 			db.Close()
 			t.Errorf("Open(%q) succeeded, want an error", p)
+		}
+	}
+}
+
+// Many pools opening one new file at once all get in: the first statement
+// of each connection (which switches the file to WAL) waits for the
+// others' locks instead of failing with SQLITE_BUSY. The busy_timeout
+// pragma must run before journal_mode does; in the other order one open
+// in a few hundred failed with "database is locked".
+func TestConcurrentFirstStatements(t *testing.T) {
+	const files, pools = 40, 8
+	for f := range files {
+		path := filepath.Join(t.TempDir(), "store.db")
+		errs := make([]error, pools)
+		var wg sync.WaitGroup
+		for i := range pools {
+			wg.Go(func() {
+				db, err := Open(path, nil)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer db.Close()
+				tx, err := db.BeginTx(t.Context(), nil)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer tx.Rollback()
+				if _, err = tx.ExecContext(t.Context(), `CREATE TABLE IF NOT EXISTS t (x INTEGER)`); err == nil {
+					err = tx.Commit()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("file %d: %v", f, err)
 		}
 	}
 }
