@@ -234,11 +234,16 @@ func TestServerGoClient(t *testing.T) {
 	}
 	slow := res.(*sdk.Task)
 	subDone := make(chan []sdk.TaskState)
+	attached := make(chan struct{})
 	go func() {
 		var seen []sdk.TaskState
 		for ev, err := range client.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: slow.ID}) {
 			if err != nil {
+				seen = append(seen, sdk.TaskState("error: "+err.Error()))
 				break
+			}
+			if len(seen) == 0 {
+				close(attached)
 			}
 			switch e := ev.(type) {
 			case *sdk.Task:
@@ -249,11 +254,16 @@ func TestServerGoClient(t *testing.T) {
 		}
 		subDone <- seen
 	}()
-	// Wait until the subscription is attached, then cancel.
-	waitFor(t, func() bool {
-		tk, err := client.GetTask(ctx, &sdk.GetTaskRequest{ID: slow.ID})
-		return err == nil && tk.Status.State == sdk.TaskStateWorking
-	})
+	// Cancel once the subscription is attached (its first event, the
+	// task, has arrived): a task canceled before that is terminal, and
+	// subscribing to it is refused.
+	select {
+	case <-attached:
+	case seen := <-subDone:
+		t.Fatalf("subscription ended before its first event: %v", seen)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event from the subscription")
+	}
 	canceled, err := client.CancelTask(ctx, &sdk.CancelTaskRequest{ID: slow.ID})
 	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
 		t.Fatalf("CancelTask = %v, %v", canceled, err)
