@@ -54,3 +54,20 @@ func TestSeriesBucketsAttemptsPerVendor(t *testing.T) {
 		t.Errorf("first bucket %+v", a[0])
 	}
 }
+
+// BenchmarkRecorderKeep is what the dashboard's recorder costs a call: one
+// decision line, as govern logs it, kept in the ring.
+func BenchmarkRecorderKeep(b *testing.B) {
+	rec := NewRecorder(nil, 0)
+	log := slog.New(rec).With("component", "govern")
+	attempts := []hub.Attempt{{Vendor: "weather-a", Tool: "current_weather", Outcome: hub.OutcomeOK, LatencyMS: 0.4}}
+	decisions := []string{"rate weather-a allowed", "breaker weather-a closed"}
+	for b.Loop() {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, DecisionMessage, 0)
+		r.AddAttrs(slog.String("call_id", "01a23dbce03809323343e974830ee470"), slog.String("tenant", "acme"), slog.String("tool", "weather.current"),
+			slog.String("vendor", "weather-a"), slog.String("priority", "normal"), slog.String("outcome", "ok"),
+			slog.Any("attempts", attempts), slog.Any("decisions", decisions), slog.Bool("fallback", false), slog.Bool("cached", false),
+			slog.Bool("stale", false), slog.Bool("queued", false), slog.Float64("latency_ms", 0.512), slog.Int64("decision_us", 41))
+		_ = log.Handler().Handle(context.Background(), r)
+	}
+}

@@ -253,3 +253,23 @@ func TestRecorderConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// countingValue counts how often a handler resolves it.
+type countingValue struct{ n *int }
+
+func (c countingValue) LogValue() slog.Value { *c.n++; return slog.IntValue(*c.n) }
+
+// A decision line is formatted when it is read, not when the call logs
+// it: the call path only keeps the record.
+func TestRecorderFormatsOnRead(t *testing.T) {
+	rec := ui.NewRecorder(nil, 0)
+	n := 0
+	slog.New(rec).Info("call", "v", countingValue{&n})
+	if n != 0 {
+		t.Fatalf("logging a decision resolved its value %d times, want 0 (formatting belongs to the read)", n)
+	}
+	lines := rec.Lines(0)
+	if n != 1 || len(lines) != 1 || !strings.Contains(string(lines[0]), `"v":1`) {
+		t.Errorf("after Lines: resolved %d times, lines %s", n, lines)
+	}
+}
