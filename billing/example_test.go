@@ -47,7 +47,7 @@ func ExampleBudgets_Middleware() {
 		return &hub.Result{Content: []mcp.Content{mcp.NewTextContent("sunny")}}, nil
 	})
 	gw := hub.NewGateway(cat, hub.UpstreamsFunc(func(string) (hub.Invoker, bool) { return vendor, true }),
-		&hub.Options{Call: []hub.Middleware{budgets.Middleware()}})
+		&hub.Options{Now: now, Call: []hub.Middleware{budgets.Middleware()}})
 
 	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
