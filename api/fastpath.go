@@ -366,7 +366,7 @@ func plainID(raw []byte) bool {
 func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastState, q fastRequest, c *hub.Call) {
 	f.fastServed.Add(1)
 	id := q.id
-	out := &fastOut{w: w, sess: q.sess}
+	out := newFastOut(w, q.sess)
 	defer func() {
 		if p := recover(); p != nil {
 			// As mcp-go's recovery middleware answers a panicking handler.
@@ -391,6 +391,7 @@ func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastSta
 	if err == nil {
 		res, err = f.s.gw.Call(ctx, c)
 	}
+	out.q.close(ctx) // the call's notifications go before its result
 	buf := getBuf()
 	defer putBuf(buf)
 	*buf = append(*buf, `{"jsonrpc":"2.0","id":`...)
@@ -437,7 +438,7 @@ func (f *mcpFront) serveList(w http.ResponseWriter, r *http.Request, fs *fastSta
 	if tools == nil {
 		tools = []mcp.Tool{}
 	}
-	out := &fastOut{w: w, sess: sess}
+	out := newFastOut(w, sess)
 	b, err := json.Marshal(mcp.ListToolsResult{Tools: tools})
 	if err != nil {
 		out.finish(rpcResponse(id, nil, err))
@@ -631,13 +632,21 @@ func skipValue(b []byte, i int) int {
 // fastOut writes a fast answer: one application/json body, or — once a
 // notification of the call goes out — a server-sent event stream ending
 // with the response, as mcp-go's streamable HTTP server writes it. It is
-// the call's hub.Peer.
+// the call's hub.Peer; its notifications wait in a queue (callstream.go)
+// so that a slow client does not stall the vendor.
 type fastOut struct {
 	w    http.ResponseWriter
 	sess server.ClientSession // nil for 2026-07-28
+	q    noteQueue
 	mu   sync.Mutex
 	sse  bool // the answer is an event stream
 	done bool // the response is written: later notifications are dropped
+}
+
+func newFastOut(w http.ResponseWriter, sess server.ClientSession) *fastOut {
+	o := &fastOut{w: w, sess: sess}
+	o.q.write = o.writeNote
+	return o
 }
 
 var _ hub.Peer = (*fastOut)(nil)
@@ -679,20 +688,26 @@ func (o *fastOut) Notify(method string, params map[string]any) error {
 	if o.sess != nil && !o.sess.Initialized() {
 		return server.ErrNotificationNotInitialized
 	}
+	if _, ok := o.w.(http.Flusher); !ok {
+		return nil // as mcp-go: a writer that cannot stream drops them
+	}
 	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
 	if err != nil {
 		return err
 	}
+	return o.q.push(b)
+}
+
+// writeNote writes a queued notification, unless the answer is done.
+func (o *fastOut) writeNote(b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	fl, ok := o.w.(http.Flusher)
-	if o.done || !ok {
-		return nil // as mcp-go: a writer that cannot stream drops them
+	if o.done {
+		return
 	}
 	o.event(b)
-	fl.Flush()
-	return nil
+	o.w.(http.Flusher).Flush()
 }
 
 // event writes one server-sent event, upgrading the answer first.
@@ -707,14 +722,13 @@ func (o *fastOut) event(b []byte) {
 	}
 	buf := getBuf()
 	defer putBuf(buf)
-	*buf = append(*buf, "event: message\ndata: "...)
-	*buf = append(*buf, b...)
-	*buf = append(*buf, "\n\n"...)
+	*buf = sseEvent(*buf, b)
 	_, _ = o.w.Write(*buf)
 }
 
 // finish writes the response.
 func (o *fastOut) finish(resp []byte) {
+	o.q.shut()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.done {

@@ -241,9 +241,9 @@ func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 		if srv := server.ServerFromContext(ctx); srv != nil && server.ClientSessionFromContext(ctx) != nil {
 			// The vendor's notifications and requests during the call
 			// come back to this client (relay.go).
-			p := &mcpPeer{srv: srv, ctx: ctx}
+			p := &mcpPeer{srv: srv, ctx: ctx, cs: callStreamFrom(ctx)}
 			ctx = hub.WithPeer(ctx, p)
-			defer p.flush()
+			defer p.end()
 		}
 		if err := f.s.dataLevelOf(c); err != nil {
 			return errorResult(err, ""), nil
@@ -336,7 +336,14 @@ func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
+		if !bytes.Contains(body, methodToolsCall) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		// The call's notifications go on its answer (callstream.go).
+		cs, r := newCallStream(w, r)
+		next.ServeHTTP(cs, r)
+		cs.finish()
 	})
 }
 

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -380,9 +378,9 @@ func eventParams(n mcp.JSONRPCNotification) map[string]any {
 // mcpPeer is an MCP client session of the front door, as the vendor
 // connection of a call sees it ([hub.Peer]).
 type mcpPeer struct {
-	srv  *server.MCPServer
-	ctx  context.Context // the client's request: its session and stream
-	sent atomic.Bool     // a notification went to the request's stream
+	srv *server.MCPServer
+	ctx context.Context // the client's request: its session and stream
+	cs  *callStream     // the request's answer; nil on stdio
 }
 
 var _ hub.Peer = (*mcpPeer)(nil)
@@ -463,10 +461,10 @@ func (p *mcpPeer) abandon(ctx, rctx context.Context, w *sentWait) {
 	if cause := context.Cause(ctx); errors.Is(cause, servers.ErrVendorCancelled) {
 		reason = cause.Error()
 	}
-	// On the call's stream, ahead of its result (flush); and once more to
-	// the session when the call's request ends, as mcp-go may drop a
-	// notification its writer took just before the result. A client
-	// ignores the cancellation of a request it no longer has.
+	// On the call's stream, ahead of its result; and once more to the
+	// session when the call's request ends, in case the call's answer was
+	// already written. A client ignores the cancellation of a request it
+	// no longer has.
 	params := map[string]any{"requestId": id, "reason": reason}
 	_ = p.Notify(string(mcp.MethodNotificationCancelled), params)
 	if s := server.ClientSessionFromContext(p.ctx); s != nil {
@@ -608,35 +606,35 @@ func (w *streamWatcher) Flush() {
 func (w *streamWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (p *mcpPeer) Notify(method string, params map[string]any) error {
+	sess := server.ClientSessionFromContext(p.ctx)
 	if method == string(mcp.MethodNotificationMessage) {
-		if s, ok := server.ClientSessionFromContext(p.ctx).(server.SessionWithLogging); ok {
+		if s, ok := sess.(server.SessionWithLogging); ok {
 			lvl, _ := params["level"].(string)
 			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
 				return nil
 			}
 		}
 	}
-	p.sent.Store(true)
-	return p.srv.SendNotificationToClient(p.ctx, method, params)
+	if p.cs == nil {
+		// Not a POST toolhub wraps (stdio): mcp-go's queue.
+		return p.srv.SendNotificationToClient(p.ctx, method, params)
+	}
+	if sess == nil || !sess.Initialized() {
+		return server.ErrNotificationNotInitialized
+	}
+	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+	if err != nil {
+		return err
+	}
+	upgradeSession(p.ctx)
+	return p.cs.q.push(b)
 }
 
-// flush gives the session's writer a chance to put the notifications of
-// the call on its stream before the result: mcp-go's streamable HTTP
-// server drains the queue before the response, but drops a notification
-// its writer has taken off the queue and not yet written when the
-// response comes (a race that loses a tool's last progress or log
-// notification now and then).
-func (p *mcpPeer) flush() {
-	if !p.sent.Load() {
-		return
+// end runs when the call's handler returns: the notifications queued for
+// the call go out before mcp-go writes the result.
+func (p *mcpPeer) end() {
+	if p.cs != nil {
+		p.cs.end(p.ctx)
 	}
-	s := server.ClientSessionFromContext(p.ctx)
-	if s == nil {
-		return
-	}
-	ch := s.NotificationChannel()
-	for i := 0; i < 1000 && len(ch) > 0; i++ {
-		runtime.Gosched()
-	}
-	runtime.Gosched()
 }
