@@ -80,6 +80,11 @@ type hopRow struct {
 	// CPU is the hop process's user+system time over the measured phase
 	// and PerCall that divided by the calls it answered (0 for direct).
 	CPU, PerCall time.Duration
+	// VendorPerCall and ClientPerCall are the vendor's and the load
+	// generator's CPU time per call over the phase: what a hop costs the
+	// processes it shares CPUs with (the pinned shape's vendor and load
+	// generator share every CPU but the hop's).
+	VendorPerCall, ClientPerCall time.Duration
 }
 
 const (
@@ -323,22 +328,27 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 	var rows []hopRow
 	for _, c := range o.Concurrency {
 		res := make([][]loadgen.Result, len(paths))
-		cpu := make([]time.Duration, len(paths))
+		// CPU time over the measured phases of each path: the hop's, the
+		// vendor's and the load generator's.
+		cpu := make([][3]time.Duration, len(paths))
 		for r := range rounds {
 			for i, p := range paths {
-				var cpu0, cpu1 time.Duration
-				var cpuErr error
-				lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
-					Duration: o.Duration / time.Duration(rounds), Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress}
+				pids := [3]int{0, l.vendor.pid(), os.Getpid()}
 				if p.proc != nil {
-					pid := p.proc.pid()
-					lo.MeasureStart = func() { cpu0, cpuErr = processCPU(pid) }
-					lo.MeasureEnd = func() {
-						if cpuErr == nil {
-							cpu1, cpuErr = processCPU(pid)
+					pids[0] = p.proc.pid()
+				}
+				var cpu0, cpu1 [3]time.Duration
+				var cpuErr error
+				read := func(into *[3]time.Duration) {
+					for k, pid := range pids {
+						if pid != 0 && cpuErr == nil {
+							into[k], cpuErr = processCPU(pid)
 						}
 					}
 				}
+				lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
+					Duration: o.Duration / time.Duration(rounds), Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress,
+					MeasureStart: func() { read(&cpu0) }, MeasureEnd: func() { read(&cpu1) }}
 				name := fmt.Sprintf("%s c=%d %s", shape, c, p.path)
 				if rounds > 1 {
 					name += fmt.Sprintf(" (round %d/%d)", r+1, rounds)
@@ -351,17 +361,20 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 					return nil, "", cpuErr
 				}
 				res[i] = append(res[i], rr)
-				cpu[i] += cpu1 - cpu0
+				for k := range cpu[i] {
+					cpu[i][k] += cpu1[k] - cpu0[k]
+				}
 			}
 		}
 		for i, p := range paths {
 			row := hopRow{Shape: shape, C: c, Path: p.path, Res: loadgen.Merge(p.path, res[i]...)}
 			row.Res.Latencies = nil
-			if p.proc != nil {
-				row.CPU = cpu[i]
-				if n := row.Res.Calls + row.Res.Errors; n > 0 {
-					row.PerCall = row.CPU / time.Duration(n)
+			if n := time.Duration(row.Res.Calls + row.Res.Errors); n > 0 {
+				if p.proc != nil {
+					row.CPU = cpu[i][0]
+					row.PerCall = row.CPU / n
 				}
+				row.VendorPerCall, row.ClientPerCall = cpu[i][1]/n, cpu[i][2]/n
 			}
 			rows = append(rows, row)
 		}
@@ -459,8 +472,8 @@ func (r *hopReport) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "\n**Note:** %s\n", r.Note)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| shape | c | path | calls/s | p50 µs | p99 µs | errors | hop CPU/call µs | calls/s ÷ proxy | p50 − proxy µs | CPU ÷ proxy |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| shape | c | path | calls/s | p50 µs | p99 µs | errors | hop CPU/call µs | vendor CPU/call µs | client CPU/call µs | calls/s ÷ proxy | p50 − proxy µs | CPU ÷ proxy |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, row := range r.Rows {
 		proxy, ok := r.row(row.Shape, row.C, hopProxy)
 		ratio, added, cpu := "—", "—", "—"
@@ -479,9 +492,9 @@ func (r *hopReport) Markdown(w io.Writer) {
 		if path == hopHub {
 			path = "toolhub `" + r.Endpoint + "`"
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.0f | %d | %d | %d | %s | %s | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %s | %.0f | %d | %d | %d | %s | %.0f | %.0f | %s | %s | %s |\n",
 			row.Shape, row.C, path, row.Res.PerSec, row.Res.P50.Microseconds(), row.Res.P99.Microseconds(),
-			row.Res.Errors, perCall, ratio, added, cpu)
+			row.Res.Errors, perCall, micros(row.VendorPerCall), micros(row.ClientPerCall), ratio, added, cpu)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Targets (toolhub against the bare proxy, same shape and c):")
@@ -531,6 +544,8 @@ func (r *hopReport) row(shape string, c int, path string) (hopRow, bool) {
 	}
 	return hopRow{}, false
 }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func verdict(ok bool) string {
 	if ok {

@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 }
 
 // checkHopRows fails unless every shape has the three paths, each with
-// calls, latencies and no errors, and the proxy and the hub a CPU time.
+// calls, latencies and no errors, the vendor and the load generator a
+// CPU time per call, and the proxy and the hub one too.
 func checkHopRows(t *testing.T, rep *hopReport, shapes ...string) {
 	t.Helper()
 	if want := 3 * len(shapes); len(rep.Rows) != want {
@@ -46,6 +47,9 @@ func checkHopRows(t *testing.T, rep *hopReport, shapes ...string) {
 			}
 			if path != hopDirect && (row.CPU <= 0 || row.PerCall <= 0) {
 				t.Errorf("%s c=1 %s: hop CPU %v, per call %v; want both > 0", shape, path, row.CPU, row.PerCall)
+			}
+			if row.VendorPerCall <= 0 || row.ClientPerCall <= 0 {
+				t.Errorf("%s c=1 %s: vendor CPU per call %v, client's %v; want both > 0", shape, path, row.VendorPerCall, row.ClientPerCall)
 			}
 		}
 	}
