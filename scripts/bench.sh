@@ -72,7 +72,9 @@ trap 'rm -f "$out" "$out.go"' EXIT
   echo
   echo "Columns: calls/s and the p50 and p99 latency seen by the load generator with c clients (one session each);"
   echo "errors, calls that failed; hop CPU/call, the proxy's or the hub's user+system CPU time (from /proc/<pid>/stat)"
-  echo "over the measured phase divided by its calls; then toolhub against the proxy in the same shape and c: calls/s"
+  echo "over the measured phase divided by its calls; vendor and client CPU/call, the same for the vendor and for the"
+  echo "load generator (on the pinned shape they share the CPUs the hop does not have, so a hop that makes them work"
+  echo "more lowers its calls/s); then toolhub against the proxy in the same shape and c: calls/s"
   echo "ratio, p50 difference in µs, CPU-per-call ratio. Targets (issue 13): toolhub ≥ 0.9× the proxy's calls/s at"
   echo "c=16 in both shapes; ≤ +50 µs p50 over the proxy at c=1; hub CPU per call ≤ 1.2× the proxy's; 1,000 client"
   echo "sessions held open (each initialized, its GET stream open, one call made) cost ≤ 100 MB of hub RSS"

@@ -27,12 +27,22 @@ func TestMain(m *testing.M) {
 }
 
 // checkHopRows fails unless every shape has the three paths, each with
-// calls, latencies and no errors, the vendor and the load generator a
-// CPU time per call, and the proxy and the hub one too.
+// calls, latencies and no errors, and the proxy and the hub a CPU time;
+// the vendor and the load generator have one over all the rows.
 func checkHopRows(t *testing.T, rep *hopReport, shapes ...string) {
 	t.Helper()
 	if want := 3 * len(shapes); len(rep.Rows) != want {
 		t.Fatalf("%d rows, want %d: %+v", len(rep.Rows), want, rep.Rows)
+	}
+	// /proc counts CPU time in 10 ms ticks: one short phase of a loaded
+	// machine may show none for the vendor, all of them together do not.
+	var vendor, client time.Duration
+	for _, row := range rep.Rows {
+		vendor += row.VendorPerCall
+		client += row.ClientPerCall
+	}
+	if vendor <= 0 || client <= 0 {
+		t.Errorf("vendor CPU per call %v, client's %v, summed over the rows; want both > 0", vendor, client)
 	}
 	for _, shape := range shapes {
 		for _, path := range []string{hopDirect, hopProxy, hopHub} {
@@ -47,9 +57,6 @@ func checkHopRows(t *testing.T, rep *hopReport, shapes ...string) {
 			}
 			if path != hopDirect && (row.CPU <= 0 || row.PerCall <= 0) {
 				t.Errorf("%s c=1 %s: hop CPU %v, per call %v; want both > 0", shape, path, row.CPU, row.PerCall)
-			}
-			if row.VendorPerCall <= 0 || row.ClientPerCall <= 0 {
-				t.Errorf("%s c=1 %s: vendor CPU per call %v, client's %v; want both > 0", shape, path, row.VendorPerCall, row.ClientPerCall)
 			}
 		}
 	}
