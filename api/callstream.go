@@ -3,11 +3,13 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -17,10 +19,11 @@ import (
 // vendor sent them.
 //
 // mcp-go's streamable HTTP server cannot be trusted with that: every POST
-// of a session and its GET stream read one notification channel, and a
-// POST whose request has ended takes a notification off it and drops it
-// (a later call's progress lost, or the last one racing the result: about
-// 1 in 900 calls of TestProgressBeforeResult lost one). So toolhub queues
+// of a session and its GET stream read one notification channel, so a
+// call's notification can go out on another request's answer, and a POST
+// whose request has ended takes one off it and drops it (on that queue
+// most calls of TestProgressBeforeResult, four at a time on one session,
+// lost a progress notification or got another call's). So toolhub queues
 // them per call (noteQueue) and writes them itself: on the fast path's
 // answer (fastOut), or on the answer of a POST mcp-go serves (callStream).
 //
@@ -113,11 +116,49 @@ func (q *noteQueue) close(ctx context.Context) {
 	}
 }
 
-// sseEvent appends b as one server-sent event, as mcp-go writes them.
-func sseEvent(buf, b []byte) []byte {
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, b...)
-	return append(buf, "\n\n"...)
+// notificationJSON is a notification as mcp-go writes it.
+func notificationJSON(method string, params map[string]any) ([]byte, error) {
+	return json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+}
+
+// logFiltered reports a log message the client of sess did not ask for:
+// under the session's level, or for no session (a 2026-07-28 request's
+// stateless session has no level).
+func logFiltered(sess server.ClientSession, method string, params map[string]any) bool {
+	if method != string(mcp.MethodNotificationMessage) {
+		return false
+	}
+	if sess == nil {
+		return true
+	}
+	s, ok := sess.(server.SessionWithLogging)
+	lvl, _ := params["level"].(string)
+	return ok && !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel())
+}
+
+// startEventStream turns the answer w into a server-sent event stream,
+// with the headers mcp-go sends.
+func startEventStream(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// writeEvent writes b on w as one server-sent event, as mcp-go writes
+// them, and flushes it.
+func writeEvent(w http.ResponseWriter, b []byte) {
+	buf := getBuf()
+	defer putBuf(buf)
+	*buf = append(*buf, "event: message\ndata: "...)
+	*buf = append(*buf, b...)
+	*buf = append(*buf, "\n\n"...)
+	_, _ = w.Write(*buf)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
 }
 
 // callStream is the answer of a POST holding a tools/call that mcp-go
@@ -219,23 +260,14 @@ func (cs *callStream) Unwrap() http.ResponseWriter { return cs.w }
 func (cs *callStream) note(b []byte) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	fl, ok := cs.w.(http.Flusher)
-	if cs.done || !ok || cs.theirs && !cs.passSSE {
+	if _, ok := cs.w.(http.Flusher); cs.done || !ok || cs.theirs && !cs.passSSE {
 		return
 	}
 	if !cs.ours && !cs.theirs {
-		h := cs.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Connection", "keep-alive")
-		h.Set("Cache-Control", "no-cache")
-		cs.w.WriteHeader(http.StatusOK)
+		startEventStream(cs.w)
 		cs.ours = true
 	}
-	buf := getBuf()
-	defer putBuf(buf)
-	*buf = sseEvent(*buf, b)
-	_, _ = cs.w.Write(*buf)
-	fl.Flush()
+	writeEvent(cs.w, b)
 }
 
 // end ends the call's notifications, once those queued are written (or
@@ -252,15 +284,8 @@ func (cs *callStream) finish() {
 		return
 	}
 	cs.done = true
-	if len(cs.held) == 0 {
-		return
-	}
-	buf := getBuf()
-	defer putBuf(buf)
-	*buf = sseEvent(*buf, bytes.TrimRight(cs.held, "\n"))
-	_, _ = cs.w.Write(*buf)
-	if fl, ok := cs.w.(http.Flusher); ok {
-		fl.Flush()
+	if len(cs.held) > 0 {
+		writeEvent(cs.w, bytes.TrimRight(cs.held, "\n"))
 	}
 }
 

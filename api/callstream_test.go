@@ -19,27 +19,17 @@ import (
 	"github.com/toolhub/toolhub/registry"
 )
 
-// sseMessages returns the JSON messages of an answer: the data of each
-// event of an event stream, or the body of a JSON answer.
-func sseMessages(t testing.TB, ct string, body []byte) []map[string]any {
+// sseMessages returns the JSON messages of an answer (see answer): the
+// data of each event of an event stream, or the body of a JSON answer.
+func sseMessages(t testing.TB, hdr http.Header, body []byte) []map[string]any {
 	t.Helper()
-	var chunks [][]byte
-	if strings.HasPrefix(ct, "text/event-stream") {
-		for _, line := range bytes.Split(body, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-				chunks = append(chunks, d)
-			}
-		}
-	} else {
-		chunks = append(chunks, body)
-	}
 	var out []map[string]any
-	for _, c := range chunks {
-		var m map[string]any
-		if err := json.Unmarshal(c, &m); err != nil {
-			t.Fatalf("message %.200q is not JSON: %v", c, err)
+	for _, m := range answer(hdr, http.StatusOK, body).Messages {
+		o, ok := m.(map[string]any)
+		if !ok {
+			t.Fatalf("message %.200v is not a JSON object", m)
 		}
-		out = append(out, m)
+		out = append(out, o)
 	}
 	return out
 }
@@ -76,7 +66,7 @@ func TestProgressBeforeResult(t *testing.T) {
 				token := fmt.Sprintf("p%d-%d", w, i)
 				hdr, status, body := post2(t, ts.URL+"/mcp", sid, nil,
 					`{"jsonrpc":"2.0","id":"`+token+`","method":"tools/call","params":{"name":"talk__say","arguments":{},"_meta":{"progressToken":"`+token+`"}}}`)
-				msgs := sseMessages(t, hdr.Get("Content-Type"), body)
+				msgs := sseMessages(t, hdr, body)
 				var got []string
 				for _, m := range msgs {
 					switch {
@@ -107,6 +97,9 @@ func TestProgressBeforeResult(t *testing.T) {
 	if n > 0 {
 		t.Errorf("%d of %d calls did not get their progress before their result", n, workers*calls)
 	}
+	if f := s.mcp.fastServed.Load(); f != 0 {
+		t.Errorf("%d calls answered on the fast path; a progress token leaves them to mcp-go", f)
+	}
 }
 
 // TestSlowClientDoesNotStallVendor: a client that does not read its
@@ -116,9 +109,12 @@ func TestProgressBeforeResult(t *testing.T) {
 // and ends with the result. On the fast path the notifications used to be
 // written on the vendor's reader, which waited for the client.
 func TestSlowClientDoesNotStallVendor(t *testing.T) {
-	for _, path := range []struct{ name, meta string }{
-		{"fast", ``},
-		{"mcp-go", `,"_meta":{"progressToken":"slow"}`}, // a progress token leaves the call to mcp-go
+	for _, path := range []struct {
+		name, meta string
+		fast       int64 // calls the fast path answers
+	}{
+		{"fast", ``, 1},
+		{"mcp-go", `,"_meta":{"progressToken":"slow"}`, 0}, // a progress token leaves the call to mcp-go
 	} {
 		t.Run(path.name, func(t *testing.T) {
 			const notes = 2000
@@ -159,7 +155,7 @@ func TestSlowClientDoesNotStallVendor(t *testing.T) {
 			if _, err := bufio.NewReader(resp.Body).WriteTo(&body); err != nil {
 				t.Fatal(err)
 			}
-			msgs := sseMessages(t, resp.Header.Get("Content-Type"), body.Bytes())
+			msgs := sseMessages(t, resp.Header, body.Bytes())
 			if len(msgs) < 2 {
 				t.Fatalf("got %d messages, want notifications and the result", len(msgs))
 			}
@@ -175,6 +171,9 @@ func TestSlowClientDoesNotStallVendor(t *testing.T) {
 			}
 			if res := msgs[len(msgs)-1]; res["id"] != float64(7) || res["result"] == nil {
 				t.Errorf("last message %.300v, want the result of call 7", res)
+			}
+			if f := s.mcp.fastServed.Load(); f != path.fast {
+				t.Errorf("%d calls answered on the fast path, want %d", f, path.fast)
 			}
 			t.Logf("%d of %d notifications reached the client", len(msgs)-1, notes)
 		})

@@ -672,18 +672,8 @@ func (o *fastOut) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRoo
 // Notify writes a notification of the call to its stream, as mcpPeer and
 // mcp-go's request stream do (the session's log level applies).
 func (o *fastOut) Notify(method string, params map[string]any) error {
-	if method == string(mcp.MethodNotificationMessage) {
-		if o.sess == nil {
-			// 2026-07-28: the request's stateless session has no log
-			// level, so mcpPeer drops log messages too.
-			return nil
-		}
-		if s, ok := o.sess.(server.SessionWithLogging); ok {
-			lvl, _ := params["level"].(string)
-			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
-				return nil
-			}
-		}
+	if logFiltered(o.sess, method, params) {
+		return nil
 	}
 	if o.sess != nil && !o.sess.Initialized() {
 		return server.ErrNotificationNotInitialized
@@ -691,8 +681,7 @@ func (o *fastOut) Notify(method string, params map[string]any) error {
 	if _, ok := o.w.(http.Flusher); !ok {
 		return nil // as mcp-go: a writer that cannot stream drops them
 	}
-	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+	b, err := notificationJSON(method, params)
 	if err != nil {
 		return err
 	}
@@ -703,27 +692,18 @@ func (o *fastOut) Notify(method string, params map[string]any) error {
 func (o *fastOut) writeNote(b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.done {
-		return
+	if !o.done {
+		o.event(b)
 	}
-	o.event(b)
-	o.w.(http.Flusher).Flush()
 }
 
 // event writes one server-sent event, upgrading the answer first.
 func (o *fastOut) event(b []byte) {
 	if !o.sse {
-		h := o.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Connection", "keep-alive")
-		h.Set("Cache-Control", "no-cache")
-		o.w.WriteHeader(http.StatusOK)
+		startEventStream(o.w)
 		o.sse = true
 	}
-	buf := getBuf()
-	defer putBuf(buf)
-	*buf = sseEvent(*buf, b)
-	_, _ = o.w.Write(*buf)
+	writeEvent(o.w, b)
 }
 
 // finish writes the response.
@@ -737,9 +717,6 @@ func (o *fastOut) finish(resp []byte) {
 	o.done = true
 	if o.sse {
 		o.event(resp)
-		if fl, ok := o.w.(http.Flusher); ok {
-			fl.Flush()
-		}
 		return
 	}
 	o.w.Header().Set("Content-Type", "application/json")

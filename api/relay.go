@@ -607,13 +607,8 @@ func (w *streamWatcher) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (p *mcpPeer) Notify(method string, params map[string]any) error {
 	sess := server.ClientSessionFromContext(p.ctx)
-	if method == string(mcp.MethodNotificationMessage) {
-		if s, ok := sess.(server.SessionWithLogging); ok {
-			lvl, _ := params["level"].(string)
-			if !mcp.LoggingLevel(lvl).ShouldSendTo(s.GetLogLevel()) {
-				return nil
-			}
-		}
+	if logFiltered(sess, method, params) {
+		return nil
 	}
 	if p.cs == nil {
 		// Not a POST toolhub wraps (stdio): mcp-go's queue.
@@ -622,8 +617,7 @@ func (p *mcpPeer) Notify(method string, params map[string]any) error {
 	if sess == nil || !sess.Initialized() {
 		return server.ErrNotificationNotInitialized
 	}
-	b, err := json.Marshal(mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}})
+	b, err := notificationJSON(method, params)
 	if err != nil {
 		return err
 	}
