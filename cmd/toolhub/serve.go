@@ -14,6 +14,7 @@ import (
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/gcfloor"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -23,8 +24,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	data := fs.String("data", "", "data folder, overrides the config's data")
 	stdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout instead of HTTP (logs go to stderr)")
 	tenant := fs.String("tenant", api.DefaultTenant, "with --stdio: the tenant the stdio client calls as")
+	gcHeadroom := fs.Int("gc-headroom", 32, "MiB the heap may grow over its live size before a garbage collection, when that is more\nthan GOGC allows (a small live heap); 0: GOGC alone. Ignored when the GOGC environment variable is set")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		defer gcfloor.Start(int64(*gcHeadroom) << 20)()
 	}
 	// load reads the config with the flags' overrides, at start and on SIGHUP.
 	load := func() (*config.Config, error) {
