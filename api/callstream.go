@@ -270,10 +270,6 @@ func (cs *callStream) note(b []byte) {
 	writeEvent(cs.w, b)
 }
 
-// end ends the call's notifications, once those queued are written (or
-// ctx ends): the result comes after them.
-func (cs *callStream) end(ctx context.Context) { cs.q.close(ctx) }
-
 // finish runs once mcp-go is done with the request: a held answer goes
 // out as the stream's last event, and nothing is written after.
 func (cs *callStream) finish() {

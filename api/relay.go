@@ -629,6 +629,6 @@ func (p *mcpPeer) Notify(method string, params map[string]any) error {
 // the call go out before mcp-go writes the result.
 func (p *mcpPeer) end() {
 	if p.cs != nil {
-		p.cs.end(p.ctx)
+		p.cs.q.close(p.ctx)
 	}
 }

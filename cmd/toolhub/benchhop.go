@@ -486,7 +486,7 @@ func (r *hopReport) Markdown(w io.Writer) {
 		}
 		perCall := "—"
 		if row.Path != hopDirect {
-			perCall = fmt.Sprintf("%.0f", float64(row.PerCall)/float64(time.Microsecond))
+			perCall = fmt.Sprintf("%.0f", micros(row.PerCall))
 		}
 		path := row.Path
 		if path == hopHub {
