@@ -288,7 +288,7 @@ func (m *Meter) logged(ev *Event, intent bool) bool {
 	if bp == nil {
 		bp = new([]byte)
 	}
-	line := appendLine((*bp)[:0], ev)
+	line := appendWALLine((*bp)[:0], ev)
 	w := m.w
 	w.mu.Lock()
 	if err := w.appendLocked(line); err != nil {
@@ -439,7 +439,7 @@ func (m *Meter) run() {
 				m.checkpoint()
 			}
 			if m.w != nil {
-				m.w.prefault(walPrefault)
+				m.w.prefaultNext()
 			}
 		case reply := <-m.flush:
 			if err, wrote := m.drain(); wrote {
@@ -457,6 +457,9 @@ func (m *Meter) run() {
 				m.replay()
 			}
 			m.checkpoint()
+			if m.w != nil {
+				m.w.prefaultNext() // the new segment's first lines are still to come
+			}
 		case <-m.quit:
 			m.drain()
 			m.syncSpill()
@@ -542,6 +545,10 @@ func (m *Meter) syncLedger() bool {
 	return true
 }
 
+// unknownReason is the reason of an attempt event made at recovery from
+// an intent.
+const unknownReason = "unknown: toolhub stopped before the vendor answered (recovered from the write-ahead log)"
+
 // recoverWAL hands the WAL segments an earlier process left to the ledger:
 // its spill first, then the events, then — for each attempt intent with no
 // attempt event of the same key — the intent itself, outcome unknown. An
@@ -590,6 +597,9 @@ func (m *Meter) recoverWAL() error {
 		}
 		resolved[ev.Key] = true // an intent carried into a later segment too
 		ev.Ingested = now
+		if ev.Reason == "" {
+			ev.Reason = unknownReason
+		}
 		unknown = append(unknown, ev)
 	}
 	m.appendOrSpill(evs)
@@ -936,8 +946,7 @@ func (m *Meter) intent(c *hub.Call, n int) string {
 	ev := Event{
 		Key: AttemptKey(run, n), CallID: callID, Kind: KindAttempt, Attempt: n, Time: start, Ingested: now,
 		Tenant: c.Tenant, Vendor: c.Tool.Vendor, Tool: c.Tool.Def.Name, Outcome: OutcomeUnknown,
-		Reason: "unknown: toolhub stopped before the vendor answered (recovered from the write-ahead log)",
-		Units:  Units{UnitCalls: 1},
+		Units: Units{UnitCalls: 1}, // the reason, the same for every intent, is set at recovery
 	}
 	if c.Capability != nil {
 		ev.Capability = c.Capability.Name

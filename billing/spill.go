@@ -197,6 +197,9 @@ func decodeSpillLine(line []byte) (Event, bool) {
 	if crc32.Checksum(body, castagnoli) != uint32(want[0])<<24|uint32(want[1])<<16|uint32(want[2])<<8|uint32(want[3]) {
 		return ev, false
 	}
+	if bytes.HasPrefix(body, []byte(compactPrefix)) {
+		return decodeCompact(body)
+	}
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return ev, false
 	}

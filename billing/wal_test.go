@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,6 +117,9 @@ func TestMeterWALSurvivesKill(t *testing.T) {
 	lost, done := got["lost/1"], got["done/1"]
 	if lost.Outcome != billing.OutcomeUnknown || lost.VendorCost != 0 || lost.Currency != "USD" || lost.PriceVersion != "2026-12" || done.Outcome != billing.OutcomeOK {
 		t.Errorf("lost/1 = %+v (want unknown, no payout, priced by 2026-12); done/1 = %q (want ok)", lost, done.Outcome)
+	}
+	if !strings.HasPrefix(lost.Reason, "unknown: toolhub stopped before the vendor answered") || done.Reason != "" {
+		t.Errorf("lost/1 reason %q, done/1 reason %q", lost.Reason, done.Reason)
 	}
 	if _, ok := got["lost/call"]; ok {
 		t.Error("the lost call has a call event: its tenant would be charged for a call that never answered")

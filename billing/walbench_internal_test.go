@@ -24,6 +24,13 @@ func BenchmarkWALLine(b *testing.B) {
 			buf = appendLine(buf[:0], &ev)
 		}
 	})
+	b.Run("encode-compact", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			buf = appendWALLine(buf[:0], &ev)
+		}
+		b.ReportMetric(float64(len(buf)), "bytes")
+	})
 	b.Run("write", func(b *testing.B) {
 		f, err := os.OpenFile(filepath.Join(b.TempDir(), "wal"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 		if err != nil {

@@ -471,3 +471,64 @@ func prefaultWhileAppending(t *testing.T, mapBytes int64) {
 		t.Errorf("events read back (-appended +read):\n%s", d)
 	}
 }
+
+// TestPrefaultSpan: twice the lines of the last batch, within
+// [walPrefaultMin, walPrefault], and not past the end of a segment that is
+// about to be rotated.
+func TestPrefaultSpan(t *testing.T) {
+	const kb = 1 << 10
+	for _, tt := range []struct {
+		size, grown, want int64
+	}{
+		{0, 0, walPrefaultMin},
+		{100 * kb, 10 * kb, walPrefaultMin},
+		{100 * kb, 300 * kb, 600 * kb},
+		{0, 4 << 20, walPrefault},
+		{900 * kb, 300 * kb, walSegmentBytes + 300*kb - 900*kb}, // the segment ends a batch past 1 MiB
+		{walSegmentBytes - 10*kb, 0, walPrefaultMin},
+		{walSegmentBytes, 300 * kb, 600 * kb}, // past its size (a rotation failed): as if no end
+		{3 * walSegmentBytes, 2 << 20, walPrefault},
+	} {
+		if got := prefaultSpan(tt.size, tt.grown); got != tt.want {
+			t.Errorf("prefaultSpan(%d, %d) = %d, want %d", tt.size, tt.grown, got, tt.want)
+		}
+	}
+}
+
+// TestMeterPrefaultsWhatTheRateNeeds: after a batch the writer has written
+// to the pages the next batch's lines need, and not to 2 MiB past them (a
+// segment rotated at 1 MiB threw that away: three pages written to for
+// each one used).
+func TestMeterPrefaultsWhatTheRateNeeds(t *testing.T) {
+	if !walPaths[0].mapped {
+		t.Skip("segments are mapped on Linux only")
+	}
+	m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Linger: -1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const n = 200
+	for i := range n {
+		m.Record(walEvent(i))
+	}
+	// The writer prefaults after the batch it wrote: wait for its pages.
+	var size, ahead int64
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m.w.mu.Lock()
+		size, ahead = m.w.size, m.w.touched-(m.w.size-m.w.mapOff)
+		m.w.mu.Unlock()
+		if m.Stats().Written == n && ahead >= walPrefaultMin-int64(os.Getpagesize()) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // a prefault going past its span would be seen by now
+	m.w.mu.Lock()
+	ahead = m.w.touched - (m.w.size - m.w.mapOff)
+	m.w.mu.Unlock()
+	if most := max(walPrefaultMin, 2*size) + int64(os.Getpagesize()); ahead < walPrefaultMin-int64(os.Getpagesize()) || ahead > most {
+		t.Errorf("after %d bytes of lines the writer wrote to %d bytes past them, want %d to %d", size, ahead, walPrefaultMin, most)
+	}
+}
