@@ -54,6 +54,7 @@ FUZZ_TARGETS := \
 	./api:FuzzFastPathMatchesMCPGo \
 	./registry:FuzzQuickSchema \
 	./billing:FuzzAppendLine \
+	./billing:FuzzAppendWALLine \
 	./billing:FuzzReadWAL \
 	./billing/internal/ledgersql:FuzzUnitsJSON \
 	./orchestrator:FuzzPlanOffline
