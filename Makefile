@@ -52,6 +52,7 @@ FUZZ_TARGETS := \
 	./internal/config:FuzzParse \
 	./servers:FuzzToolsListAnswer \
 	./api:FuzzFastPathMatchesMCPGo \
+	./hub:FuzzProvenanceAppendJSON \
 	./registry:FuzzQuickSchema \
 	./billing:FuzzAppendLine \
 	./billing:FuzzAppendWALLine \

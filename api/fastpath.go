@@ -503,10 +503,7 @@ func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]by
 	if !ok || content == nil || isError != res.IsError {
 		return buf, false
 	}
-	prov, err := json.Marshal(res.Provenance)
-	if err != nil {
-		return buf, false
-	}
+	start := len(buf)
 	buf = append(buf, `{"_meta":{`...)
 	if q.modern {
 		buf = append(buf, `"`+mcp.MetaKeyServerInfo+`":`...)
@@ -514,7 +511,13 @@ func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]by
 		buf = append(buf, ',')
 	}
 	buf = append(buf, `"`+MetaProvenance+`":`...)
-	buf = append(buf, prov...)
+	if buf, ok = res.Provenance.AppendJSON(buf); !ok {
+		prov, err := json.Marshal(res.Provenance)
+		if err != nil {
+			return buf[:start], false
+		}
+		buf = append(buf, prov...)
+	}
 	buf = append(buf, `},"content":`...)
 	buf = append(buf, content...)
 	if isError {
