@@ -423,7 +423,9 @@ func skipZeros(r *bufio.Reader) error {
 // newline. The JSON is what encoding/json makes of an Event (same field
 // names and value encodings), written by hand.
 func appendLine(dst []byte, ev *Event) []byte {
-	return appendFramed(dst, ev, appendEventJSON)
+	start := len(dst)
+	dst = appendEventJSON(append(dst, "00000000 "...), ev)
+	return frame(dst, start)
 }
 
 // appendWALLine appends ev as one write-ahead log line: the spill's
@@ -440,15 +442,18 @@ func appendWALLine(dst []byte, ev *Event) []byte {
 	if !nanoTime(ev.Time) || !nanoTime(ev.Ingested) {
 		return appendLine(dst, ev)
 	}
-	return appendFramed(dst, ev, appendCompactJSON)
+	start := len(dst)
+	dst = appendCompactJSON(append(dst, "00000000 "...), ev)
+	return frame(dst, start)
 }
 
-func appendFramed(dst []byte, ev *Event, enc func([]byte, *Event) []byte) []byte {
-	start := len(dst)
-	dst = append(dst, "00000000 "...)
-	body := len(dst)
-	dst = enc(dst, ev)
-	c := crc32.Checksum(dst[body:], castagnoli)
+// frame completes the line that starts at start in dst: the JSON's
+// checksum in place of the eight zeros the line starts with, and a
+// newline. (The encoders are called directly, not through a function
+// value: an event passed to one would escape, and Record would allocate
+// it.)
+func frame(dst []byte, start int) []byte {
+	c := crc32.Checksum(dst[start+9:], castagnoli)
 	hex.Encode(dst[start:start+8], []byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)})
 	return append(dst, '\n')
 }
