@@ -434,7 +434,7 @@ func appendLine(dst []byte, ev *Event) []byte {
 // written on the call path through a file mapping, and on a virtual
 // machine the first write to each page of a mapping is what costs (see
 // wal.prefault): fewer bytes a call, fewer pages. An event whose times
-// are outside what UnixNano holds (years 1678–2262) gets appendLine's line.
+// are outside years 1679–2261 (UnixNano holds 1678–2262) gets appendLine's line.
 // decodeSpillLine reads both; a toolhub from before the compact lines
 // counts them as corrupt, so one must not be started on a WAL this one
 // left.
@@ -458,7 +458,8 @@ func frame(dst []byte, start int) []byte {
 	return append(dst, '\n')
 }
 
-// nanoTime reports whether t round-trips through UnixNano.
+// nanoTime reports whether t is well inside the years UnixNano holds
+// (1678-09 to 2262-04), so that it round-trips through it.
 func nanoTime(t time.Time) bool {
 	y := t.Year()
 	return y > 1678 && y < 2262
