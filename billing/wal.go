@@ -501,8 +501,8 @@ type compactEvent struct {
 // impliedCallID reports whether key is callID, a slash and a suffix
 // without a slash, so that the call id can be read off the key.
 func impliedCallID(key, callID string) bool {
-	rest, ok := strings.CutPrefix(key, callID+"/")
-	return ok && !strings.Contains(rest, "/")
+	n := len(callID)
+	return len(key) > n && key[n] == '/' && key[:n] == callID && !strings.Contains(key[n+1:], "/")
 }
 
 func appendCompactJSON(b []byte, ev *Event) []byte {
@@ -540,18 +540,7 @@ func appendCompactJSON(b []byte, ev *Event) []byte {
 	b = str(b, `,"r":`, ev.Reason)
 	b = num(b, `,"l":`, int64(ev.Latency))
 	if ev.Units != nil {
-		b = append(b, `,"u":{`...)
-		first := true
-		for k, v := range ev.Units {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = jsonenc.AppendString(b, k, false)
-			b = append(b, ':')
-			b = strconv.AppendInt(b, v, 10)
-		}
-		b = append(b, '}')
+		b = appendUnits(append(b, `,"u":`...), ev.Units)
 	}
 	b = num(b, `,"tp":`, int64(ev.TenantUnitPrice))
 	b = num(b, `,"tc":`, int64(ev.TenantCost))
@@ -624,18 +613,7 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 	if ev.Units == nil {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, '{')
-		first := true
-		for k, v := range ev.Units {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = jsonenc.AppendString(b, k, false)
-			b = append(b, ':')
-			b = strconv.AppendInt(b, v, 10)
-		}
-		b = append(b, '}')
+		b = appendUnits(b, ev.Units)
 	}
 	b = append(b, `,"tenant_unit_price":`...)
 	b = appendMicros(b, ev.TenantUnitPrice)
@@ -654,6 +632,22 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 	if ev.Adjusts != "" {
 		b = append(b, `,"adjusts":`...)
 		b = jsonenc.AppendString(b, ev.Adjusts, false)
+	}
+	return append(b, '}')
+}
+
+// appendUnits writes u as a JSON object (in map order).
+func appendUnits(b []byte, u Units) []byte {
+	b = append(b, '{')
+	first := true
+	for k, v := range u {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = jsonenc.AppendString(b, k, false)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, v, 10)
 	}
 	return append(b, '}')
 }

@@ -53,21 +53,28 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// checkDecodes: line decodes to what encoding/json makes of ev (invalid
+// UTF-8 in its strings becomes U+FFFD).
+func checkDecodes(t *testing.T, line []byte, ev Event) {
+	t.Helper()
+	got, ok := decodeSpillLine(line)
+	if !ok {
+		t.Fatalf("line does not decode: %s", line)
+	}
+	b, _ := json.Marshal(&ev)
+	var want Event
+	json.Unmarshal(b, &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-encoding/json +line):\n%s\nline: %s", diff, line)
+	}
+}
+
 func FuzzAppendLine(f *testing.F) {
 	f.Add("c1/1", "reason", "tool", int64(3))
 	f.Add("\xff", "\u2028\x00\"", "", int64(-1))
 	f.Fuzz(func(t *testing.T, key, reason, tool string, n int64) {
 		ev := Event{Key: key, Reason: reason, Tool: tool, Units: Units{tool: n}, Latency: time.Duration(n)}
-		got, ok := decodeSpillLine(appendLine(nil, &ev))
-		if !ok {
-			t.Fatal("line does not decode")
-		}
-		b, _ := json.Marshal(&ev)
-		var want Event
-		json.Unmarshal(b, &want)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("(-encoding/json +appendLine):\n%s", diff)
-		}
+		checkDecodes(t, appendLine(nil, &ev), ev)
 	})
 }
 
@@ -160,16 +167,6 @@ func FuzzAppendWALLine(f *testing.F) {
 		at := time.Unix(0, ns).UTC()
 		ev := Event{Key: key, CallID: callID, Reason: reason, Tool: tool, Units: Units{tool: n}, Latency: time.Duration(n),
 			Time: at, Ingested: at.Add(time.Duration(n % int64(time.Hour))), TenantCost: Micros(n), Attempt: int(n % 1000)}
-		got, ok := decodeSpillLine(appendWALLine(nil, &ev))
-		if !ok {
-			t.Fatal("line does not decode")
-		}
-		// What encoding/json makes of the strings (invalid UTF-8 becomes U+FFFD).
-		b, _ := json.Marshal(&ev)
-		var want Event
-		json.Unmarshal(b, &want)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("(-encoding/json +appendWALLine):\n%s", diff)
-		}
+		checkDecodes(t, appendWALLine(nil, &ev), ev)
 	})
 }
