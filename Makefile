@@ -48,6 +48,8 @@ FUZZ_TARGETS := \
 	./billing:FuzzDecodeSpillLine \
 	./a2a:FuzzParseCard \
 	./servers:FuzzFastResponse \
+	./internal/jsonscan:FuzzScan \
+	./api:FuzzScanEnvelope \
 	./auth/oauth:FuzzVerify \
 	./internal/config:FuzzParse \
 	./servers:FuzzToolsListAnswer \

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/jsonscan"
 )
 
 // The fast path answers the hot MCP requests — tools/call and tools/list
@@ -143,6 +144,118 @@ func (p *fastParams) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// envelopeKeys and paramsKeys are the members fastEnvelope and
+// fastParams read.
+var (
+	envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	paramsKeys   = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState", "cursor", "requestId"}
+)
+
+// scanEnvelope reads body as json.Unmarshal reads it into a fastEnvelope,
+// in one pass without reflection. It reports false, leaving body to
+// encoding/json, for an invalid message and wherever the two could
+// differ: a key given twice or matching only without regard to case,
+// params that are not an object, a string with escapes. Raw members are
+// body's own bytes.
+func scanEnvelope(body []byte) (fastEnvelope, bool) {
+	var (
+		env  fastEnvelope
+		seen uint8
+	)
+	ok := jsonscan.Object(body, func(key, v []byte) bool {
+		var bit uint8
+		switch string(key) {
+		case "jsonrpc":
+			s, ok := jsonscan.String(v)
+			if !ok {
+				return false
+			}
+			bit, env.JSONRPC = 1, known(s, mcp.JSONRPC_VERSION)
+		case "id":
+			bit, env.ID = 2, v
+		case "method":
+			s, ok := jsonscan.String(v)
+			if !ok {
+				return false
+			}
+			bit, env.Method = 4, known(s, "tools/call", "tools/list", "notifications/cancelled")
+		case "params":
+			bit = 8
+			if !scanParams(v, &env.Params) {
+				return false
+			}
+		case "result":
+			bit, env.Result = 16, v
+		case "error":
+			bit, env.Error = 32, v
+		default:
+			return jsonscan.Plain(key, envelopeKeys...)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	return env, ok
+}
+
+// known returns s as a string, without allocating when it is one of
+// names.
+func known(s []byte, names ...string) string {
+	for _, n := range names {
+		if string(s) == n {
+			return n
+		}
+	}
+	return string(s)
+}
+
+// scanParams reads params as fastParams.UnmarshalJSON does, for
+// scanEnvelope.
+func scanParams(params []byte, p *fastParams) bool {
+	var seen uint8
+	p.seen = true
+	return jsonscan.Object(params, func(key, v []byte) bool {
+		var (
+			bit uint8
+			dst *json.RawMessage
+		)
+		switch string(key) {
+		case "name":
+			s, ok := jsonscan.String(v)
+			if !ok {
+				return false
+			}
+			bit, p.Name = 1, string(s)
+		case "arguments":
+			bit, dst = 2, &p.Arguments
+		case "_meta":
+			bit, dst = 4, &p.Meta
+		case "task":
+			bit, dst = 8, &p.Task
+		case "inputResponses":
+			bit, dst = 16, &p.InputResponses
+		case "requestState":
+			bit, dst = 32, &p.RequestState
+		case "cursor":
+			bit, dst = 64, &p.Cursor
+		case "requestId":
+			bit, dst = 128, &p.RequestID
+		default:
+			return jsonscan.Plain(key, paramsKeys...)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if dst != nil {
+			*dst = v
+		}
+		return true
+	})
+}
+
 var (
 	methodToolsCall = []byte(`tools/call`)
 	methodToolsList = []byte(`tools/list`)
@@ -159,8 +272,8 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 	if !call && !bytes.Contains(body, methodToolsList) && !bytes.Contains(body, methodCancelled) {
 		return false
 	}
-	var env fastEnvelope
-	if json.Unmarshal(body, &env) != nil {
+	env, ok := scanEnvelope(body)
+	if !ok && json.Unmarshal(body, &env) != nil {
 		// Not one decodable message: precheck gives the same answers as
 		// before, mcp-go the rest.
 		if call {
@@ -472,13 +585,16 @@ func rpcResponse(id, result []byte, err error) []byte {
 // Raw is not such an object.
 func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]byte, bool) {
 	raw := res.Raw
-	if !json.Valid(raw) || !utf8.Valid(raw) {
+	if !utf8.Valid(raw) {
 		return buf, false
 	}
 	var content, structured []byte
 	isError := false
-	ok := eachMember(raw, func(key string, v []byte) bool {
-		switch key {
+	ok := jsonscan.Object(raw, func(key, v []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		switch string(key) {
 		case "content":
 			if v[0] != '[' {
 				return false
@@ -531,105 +647,6 @@ func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]by
 		buf = append(buf, structured...)
 	}
 	return append(buf, '}'), true
-}
-
-// eachMember calls fn with each member of the JSON object obj (valid
-// JSON), its key unescaped only when it needs no unescaping; it stops and
-// reports false when obj is not an object, a key has escapes, or fn
-// returns false.
-func eachMember(obj []byte, fn func(key string, v []byte) bool) bool {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipSpace(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return true
-	}
-	for i < len(obj) {
-		if obj[i] != '"' {
-			return false
-		}
-		end := bytes.IndexByte(obj[i+1:], '"')
-		if end < 0 {
-			return false
-		}
-		key := obj[i+1 : i+1+end]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = skipSpace(obj, i+end+2)
-		if i >= len(obj) || obj[i] != ':' {
-			return false
-		}
-		i = skipSpace(obj, i+1)
-		j := skipValue(obj, i)
-		if j < 0 || !fn(string(key), obj[i:j]) {
-			return false
-		}
-		i = skipSpace(obj, j)
-		if i >= len(obj) {
-			return false
-		}
-		if obj[i] == '}' {
-			return true
-		}
-		if obj[i] != ',' {
-			return false
-		}
-		i = skipSpace(obj, i+1)
-	}
-	return false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the JSON value starting at b[i] (b is
-// valid JSON), or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	depth := 0
-	for ; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(b) {
-				return -1
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth < 0 {
-				return -1
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r', ':':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	if depth == 0 {
-		return i
-	}
-	return -1
 }
 
 // fastOut writes a fast answer: one application/json body, or — once a

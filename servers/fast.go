@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/jsonscan"
 )
 
 // The fast path sends tools/call to a streamable HTTP vendor itself, on
@@ -424,9 +425,71 @@ type wireMessage struct {
 	err    *mcp.JSONRPCErrorDetails
 }
 
-// parseMessage decodes a JSON-RPC message with one typed pass; the result
-// stays raw.
+// parseMessage decodes a JSON-RPC message; the result stays raw. A
+// message of the usual shape is read in one pass without reflection
+// (scanMessage); anything else in one typed pass of encoding/json.
 func parseMessage(data []byte) (wireMessage, error) {
+	if m, ok := scanMessage(data); ok {
+		return m, nil
+	}
+	return decodeMessage(data)
+}
+
+// messageKeys are the members of a JSON-RPC message parseMessage reads.
+var messageKeys = []string{"id", "method", "result", "error"}
+
+// scanMessage reads data as decodeMessage would, with jsonscan: it
+// reports false, leaving data to decodeMessage, for an invalid message
+// and for one where the two could differ (a key given twice or matching
+// only without regard to case, a method that is not a plain string, an
+// error that does not decode). id and result are data's own bytes.
+func scanMessage(data []byte) (wireMessage, bool) {
+	var (
+		m      wireMessage
+		errRaw []byte
+		seen   uint8
+	)
+	ok := jsonscan.Object(data, func(key, v []byte) bool {
+		var bit uint8
+		switch string(key) {
+		case "id":
+			bit, m.id = 1, v
+		case "method":
+			s, ok := jsonscan.String(v)
+			if !ok {
+				return false
+			}
+			bit, m.method = 2, string(s)
+		case "result":
+			bit, m.result = 4, v
+		case "error":
+			bit, errRaw = 8, v
+		default:
+			return jsonscan.Plain(key, messageKeys...)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	if !ok {
+		return wireMessage{}, false
+	}
+	if len(errRaw) > 0 && string(errRaw) != "null" {
+		m.err = new(mcp.JSONRPCErrorDetails)
+		if json.Unmarshal(errRaw, m.err) != nil {
+			return wireMessage{}, false
+		}
+	}
+	if string(m.id) == "null" {
+		m.id = nil
+	}
+	return m, true
+}
+
+// decodeMessage decodes a JSON-RPC message with one typed pass.
+func decodeMessage(data []byte) (wireMessage, error) {
 	var m struct {
 		ID     json.RawMessage          `json:"id"`
 		Method string                   `json:"method"`
@@ -704,6 +767,14 @@ type wireContent struct {
 // ParseCallToolResult, which also gives the error of a result it cannot
 // take — the same error mcp-go's path gives.
 func decodeResult(raw []byte) (*hub.Result, error) {
+	if r, ok := scanResult(raw); ok {
+		return r, nil
+	}
+	return decodeResultTyped(raw)
+}
+
+// decodeResultTyped is decodeResult with encoding/json.
+func decodeResultTyped(raw []byte) (*hub.Result, error) {
 	var w wireResult
 	if err := json.Unmarshal(raw, &w); err == nil && w.Content != nil && w.ResultType == "" {
 		if content, ok := simpleContent(*w.Content); ok {
@@ -716,6 +787,127 @@ func decodeResult(raw []byte) (*hub.Result, error) {
 		return nil, err
 	}
 	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta), Raw: ownMeta(raw, res.Meta)}, nil
+}
+
+// resultKeys and contentKeys are the members of a result and of a content
+// block decodeResult reads.
+var (
+	resultKeys  = []string{"_meta", "resultType", "content", "structuredContent", "isError"}
+	contentKeys = []string{"type", "text", "data", "mimeType", "annotations", "_meta"}
+)
+
+// scanResult is decodeResult's typed pass for the usual result, read
+// without reflection: content of text, image and audio blocks without
+// annotations or _meta, isError, structuredContent, and no _meta or
+// resultType. It reports false, leaving raw to the typed pass, for
+// anything else, and wherever the two could differ (a key given twice or
+// matching only without regard to case, a value of another type).
+func scanResult(raw []byte) (*hub.Result, bool) {
+	var (
+		ws         []wireContent
+		content    bool
+		structured any
+		isError    bool
+		seen       uint8
+	)
+	ok := jsonscan.Object(raw, func(key, v []byte) bool {
+		var bit uint8
+		switch string(key) {
+		case "content":
+			bit, content = 1, true
+			if !jsonscan.Array(v, func(elem []byte) bool {
+				w, ok := scanContent(elem)
+				ws = append(ws, w)
+				return ok
+			}) {
+				return false
+			}
+		case "isError":
+			bit = 2
+			switch string(v) {
+			case "true":
+				isError = true
+			case "false":
+				isError = false
+			default:
+				return false
+			}
+		case "structuredContent":
+			bit = 4
+			if string(v) != "null" {
+				var ok bool
+				if structured, ok = decodeAs[any](v); !ok {
+					return false
+				}
+			}
+		case "_meta", "resultType":
+			return false
+		default:
+			return jsonscan.Plain(key, resultKeys...)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	if !ok || !content {
+		return nil, false
+	}
+	blocks, ok := simpleContent(ws)
+	if !ok {
+		return nil, false
+	}
+	return &hub.Result{Content: blocks, Structured: structured, IsError: isError, Raw: raw}, true
+}
+
+// scanContent reads a content block for scanResult.
+func scanContent(elem []byte) (wireContent, bool) {
+	var (
+		w    wireContent
+		seen uint8
+	)
+	ok := jsonscan.Object(elem, func(key, v []byte) bool {
+		var (
+			bit uint8
+			dst *string
+		)
+		switch string(key) {
+		case "type":
+			bit, dst = 1, &w.Type
+		case "text":
+			bit, dst = 2, &w.Text
+		case "data":
+			bit, dst = 4, &w.Data
+		case "mimeType":
+			bit, dst = 8, &w.MIMEType
+		case "annotations", "_meta":
+			return false
+		default:
+			return jsonscan.Plain(key, contentKeys...)
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if s, ok := jsonscan.String(v); ok {
+			*dst = string(s)
+			return true
+		}
+		// Escapes or invalid UTF-8: encoding/json's own decoding.
+		var ok bool
+		*dst, ok = decodeAs[string](v)
+		return ok && v[0] == '"'
+	})
+	return w, ok
+}
+
+// decodeAs decodes v with encoding/json; apart, so that only its own T
+// goes to the heap.
+func decodeAs[T any](v []byte) (T, bool) {
+	var t T
+	err := json.Unmarshal(v, &t)
+	return t, err == nil
 }
 
 // markedFinal reports whether a tool error's _meta marks it final

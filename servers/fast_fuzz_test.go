@@ -17,7 +17,7 @@ import (
 // (same error, or the same Content, Structured and IsError), and Raw never
 // keeps a _meta key that is toolhub's own.
 func FuzzFastResponse(f *testing.F) {
-	for _, s := range decodeSeeds {
+	for _, s := range append(append([]string{}, decodeSeeds...), scanSeeds...) {
 		f.Add(false, []byte(`{"jsonrpc":"2.0","id":1,"result":`+s+`}`))
 		f.Add(true, []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"+s+"}\n\n"))
 	}
@@ -33,6 +33,7 @@ func FuzzFastResponse(f *testing.F) {
 		f.Add(strings.HasPrefix(s, "data") || strings.HasPrefix(s, "id"), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, sse bool, body []byte) {
+		checkScanMessage(t, body)
 		fp := fuzzFastPath()
 		resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(body))}
 		resp.Header.Set("Content-Type", "application/json")
@@ -44,6 +45,7 @@ func FuzzFastResponse(f *testing.F) {
 			return
 		}
 		checkDecode(t, raw)
+		checkScanResult(t, raw)
 	})
 }
 
