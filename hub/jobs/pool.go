@@ -140,6 +140,27 @@ func (p *Pool) Start(ctx context.Context) error {
 	runCtx, kill := context.WithCancel(ctx)
 	claimCtx, stop := context.WithCancel(runCtx)
 	p.stop, p.kill = stop, kill
+	// Subscribed to other instances' wakes before the workers first look
+	// for work: a wake made after that look is heard.
+	if w, ok := p.Store.(Waker); ok {
+		subscribed := make(chan struct{})
+		var once sync.Once
+		ready := func() { once.Do(func() { close(subscribed) }) }
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer ready()
+			w.Wakes(claimCtx, ready, p.wakeWorkers)
+		}()
+		t := time.NewTimer(subscribeWait)
+		select {
+		case <-subscribed:
+		case <-t.C:
+			p.Logger.Warn("jobs: not yet subscribed to other instances' wakes; until then waiting jobs are looked at every poll", "waited", subscribeWait, "poll", p.Poll)
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
 	for i := range p.Concurrency {
 		p.wg.Add(1)
 		go p.worker(claimCtx, runCtx, fmt.Sprintf("%s/%d", p.Owner, i))
@@ -151,13 +172,6 @@ func (p *Pool) Start(ctx context.Context) error {
 	if q, ok := p.Store.(*Queue); ok {
 		p.wg.Add(1)
 		go p.listen(claimCtx, q)
-	}
-	if w, ok := p.Store.(Waker); ok {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			w.Wakes(claimCtx, p.wakeWorkers)
-		}()
 	}
 	return nil
 }

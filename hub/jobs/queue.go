@@ -209,17 +209,25 @@ func (q *Queue) Wake(ctx context.Context) (int, error) {
 
 // Waker is implemented by stores shared by instances that tell each other
 // of a [Store.Wake] (hub/jobs/redisjobs, over pub/sub): Wakes calls fn on every wake,
-// made here or elsewhere, until ctx is done.
+// made here or elsewhere, until ctx is done. It calls ready once the wakes
+// made from then on reach fn (or once it gave up trying: a [Pool] then
+// relies on its poll until they do).
 type Waker interface {
-	Wakes(ctx context.Context, fn func())
+	Wakes(ctx context.Context, ready, fn func())
 }
 
-// Wakes passes [Waker] through for the store under the queue; it returns
-// at once when the store is not shared.
-func (q *Queue) Wakes(ctx context.Context, fn func()) {
+// subscribeWait bounds how long [Pool.Start] waits for a [Waker] to be
+// ready.
+const subscribeWait = 10 * time.Second
+
+// Wakes passes [Waker] through for the store under the queue; when the
+// store is not shared it calls ready and returns.
+func (q *Queue) Wakes(ctx context.Context, ready, fn func()) {
 	if w, ok := q.store.(Waker); ok {
-		w.Wakes(ctx, fn)
+		w.Wakes(ctx, ready, fn)
+		return
 	}
+	ready()
 }
 
 func (q *Queue) Transition(ctx context.Context, id string, from, to Status, reason string, keepUntil time.Time) (*Job, error) {

@@ -422,11 +422,16 @@ func (s *Store) Wake(ctx context.Context) (int, error) {
 
 // Wakes calls fn whenever any instance sharing the queue woke its waiting
 // jobs ([Store.Wake] publishes on prefix+"wake"), until ctx is done: a
-// [jobs.Pool] then claims at once instead of at its next poll. It implements
-// [jobs.Waker].
-func (s *Store) Wakes(ctx context.Context, fn func()) {
+// [jobs.Pool] then claims at once instead of at its next poll. It calls
+// ready once Redis has confirmed the subscription (or failed to: the
+// subscription is then retried). It implements [jobs.Waker].
+func (s *Store) Wakes(ctx context.Context, ready, fn func()) {
 	sub := s.rdb.Subscribe(ctx, s.p+"wake")
 	defer sub.Close()
+	// The first answer on a new subscription is its confirmation; wakes
+	// published after it wait on the connection for the channel below.
+	_, _ = sub.Receive(ctx)
+	ready()
 	ch := sub.Channel()
 	for {
 		select {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -180,4 +182,86 @@ func TestRedisWakeReachesEveryInstance(t *testing.T) {
 		t.Fatalf("Wake = %d, %v", n, err)
 	}
 	jobstest.WaitStatus(t, qb, id, jobs.Succeeded)
+}
+
+// TestWakeRightAfterStart: a pool that has started hears every wake made
+// after Start returned: Start returns once the pool is subscribed. Before,
+// the subscription was made later on its own goroutine, and a wake in
+// between waited for the pool's next poll. A subscription's connection
+// slow to open (1 s to dial here; the pool's other connections are open
+// already) shows it every time; a busy machine showed it now and then in
+// TestRedisWakeReachesEveryInstance.
+func TestWakeRightAfterStart(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Client(t)
+	prefix := redistest.Prefix(t, c)
+	qa := jobs.NewQueue(must(New(ctx, c, &Options{Prefix: prefix})), nil)
+
+	slow := redis.NewClient(&redis.Options{Addr: redistest.Addr(), PoolSize: 16})
+	t.Cleanup(func() { slow.Close() })
+	var wg sync.WaitGroup
+	for range 16 { // open every pooled connection now
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := slow.Do(ctx, "BLPOP", prefix+"nothing", 0.2).Err(); err != nil && err != redis.Nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	var slowDial atomic.Bool
+	slow.AddHook(dialDelay{on: &slowDial, d: time.Second})
+	slowDial.Store(true)
+	qb := jobs.NewQueue(must(New(ctx, slow, &Options{Prefix: prefix})), nil)
+
+	var down atomic.Bool
+	down.Store(true)
+	run := func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		if down.Load() {
+			return nil, breakerOpen(time.Hour)
+		}
+		return textResult("a fox"), nil
+	}
+	// Instance b polls once an hour: only a wake can make it claim soon.
+	pb := &jobs.Pool{Store: qb, Run: run, Poll: time.Hour, Concurrency: 2}
+	startPool(t, pb)
+	id, err := qb.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "image.generate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobstest.WaitStatus(t, qb, id, jobs.Waiting)
+	down.Store(false)
+	if n, err := qa.Wake(ctx); err != nil || n != 1 { // instance a saw the vendor come back
+		t.Fatalf("Wake = %d, %v", n, err)
+	}
+	jobstest.WaitStatus(t, qb, id, jobs.Succeeded)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// dialDelay makes new connections slow to open once on is set.
+type dialDelay struct {
+	on *atomic.Bool
+	d  time.Duration
+}
+
+func (h dialDelay) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if h.on.Load() {
+			time.Sleep(h.d) // a slow network, injected
+		}
+		return next(ctx, network, addr)
+	}
+}
+
+func (dialDelay) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (dialDelay) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
