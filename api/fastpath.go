@@ -144,57 +144,60 @@ func (p *fastParams) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// envelopeKeys and paramsKeys are the members fastEnvelope and
-// fastParams read.
-var (
-	envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
-	paramsKeys   = []string{"name", "arguments", "_meta", "task", "inputResponses", "requestState", "cursor", "requestId"}
+// The members of fastEnvelope and fastParams that scanEnvelope reads.
+const (
+	envJSONRPC = iota
+	envID
+	envMethod
+	envParams
+	envResult
+	envError
 )
+
+var envelopeFields = []string{envJSONRPC: "jsonrpc", envID: "id", envMethod: "method", envParams: "params", envResult: "result", envError: "error"}
+
+const (
+	parName = iota
+	parArguments
+	parMeta
+	parTask
+	parInputResponses
+	parRequestState
+	parCursor
+	parRequestID
+)
+
+var paramsFields = []string{parName: "name", parArguments: "arguments", parMeta: "_meta", parTask: "task",
+	parInputResponses: "inputResponses", parRequestState: "requestState", parCursor: "cursor", parRequestID: "requestId"}
 
 // scanEnvelope reads body as json.Unmarshal reads it into a fastEnvelope,
 // in one pass without reflection. It reports false, leaving body to
 // encoding/json, for an invalid message and wherever the two could
-// differ: a key given twice or matching only without regard to case,
-// params that are not an object, a string with escapes. Raw members are
-// body's own bytes.
+// differ (see jsonscan.Fields; also params that are not an object, a
+// string with escapes). Raw members are body's own bytes.
 func scanEnvelope(body []byte) (fastEnvelope, bool) {
-	var (
-		env  fastEnvelope
-		seen uint8
-	)
-	ok := jsonscan.Object(body, func(key, v []byte) bool {
-		var bit uint8
-		switch string(key) {
-		case "jsonrpc":
+	var env fastEnvelope
+	ok := jsonscan.Fields(body, envelopeFields, func(field int, v []byte) bool {
+		switch field {
+		case envJSONRPC, envMethod:
 			s, ok := jsonscan.String(v)
 			if !ok {
 				return false
 			}
-			bit, env.JSONRPC = 1, known(s, mcp.JSONRPC_VERSION)
-		case "id":
-			bit, env.ID = 2, v
-		case "method":
-			s, ok := jsonscan.String(v)
-			if !ok {
-				return false
+			if field == envJSONRPC {
+				env.JSONRPC = known(s, mcp.JSONRPC_VERSION)
+			} else {
+				env.Method = known(s, "tools/call", "tools/list", "notifications/cancelled")
 			}
-			bit, env.Method = 4, known(s, "tools/call", "tools/list", "notifications/cancelled")
-		case "params":
-			bit = 8
-			if !scanParams(v, &env.Params) {
-				return false
-			}
-		case "result":
-			bit, env.Result = 16, v
-		case "error":
-			bit, env.Error = 32, v
-		default:
-			return jsonscan.Plain(key, envelopeKeys...)
+		case envID:
+			env.ID = v
+		case envParams:
+			return scanParams(v, &env.Params)
+		case envResult:
+			env.Result = v
+		case envError:
+			env.Error = v
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
 		return true
 	})
 	return env, ok
@@ -214,45 +217,17 @@ func known(s []byte, names ...string) string {
 // scanParams reads params as fastParams.UnmarshalJSON does, for
 // scanEnvelope.
 func scanParams(params []byte, p *fastParams) bool {
-	var seen uint8
 	p.seen = true
-	return jsonscan.Object(params, func(key, v []byte) bool {
-		var (
-			bit uint8
-			dst *json.RawMessage
-		)
-		switch string(key) {
-		case "name":
-			s, ok := jsonscan.String(v)
-			if !ok {
-				return false
-			}
-			bit, p.Name = 1, string(s)
-		case "arguments":
-			bit, dst = 2, &p.Arguments
-		case "_meta":
-			bit, dst = 4, &p.Meta
-		case "task":
-			bit, dst = 8, &p.Task
-		case "inputResponses":
-			bit, dst = 16, &p.InputResponses
-		case "requestState":
-			bit, dst = 32, &p.RequestState
-		case "cursor":
-			bit, dst = 64, &p.Cursor
-		case "requestId":
-			bit, dst = 128, &p.RequestID
-		default:
-			return jsonscan.Plain(key, paramsKeys...)
+	raw := [...]*json.RawMessage{parArguments: &p.Arguments, parMeta: &p.Meta, parTask: &p.Task,
+		parInputResponses: &p.InputResponses, parRequestState: &p.RequestState, parCursor: &p.Cursor, parRequestID: &p.RequestID}
+	return jsonscan.Fields(params, paramsFields, func(field int, v []byte) bool {
+		if field != parName {
+			*raw[field] = v
+			return true
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if dst != nil {
-			*dst = v
-		}
-		return true
+		s, ok := jsonscan.String(v)
+		p.Name = string(s)
+		return ok
 	})
 }
 
@@ -605,12 +580,8 @@ func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]by
 				structured = v
 			}
 		case "isError":
-			switch string(v) {
-			case "true":
-				isError = true
-			case "false":
-				isError = false
-			default:
+			var ok bool
+			if isError, ok = jsonscan.Bool(v); !ok {
 				return false
 			}
 		}

@@ -435,42 +435,39 @@ func parseMessage(data []byte) (wireMessage, error) {
 	return decodeMessage(data)
 }
 
-// messageKeys are the members of a JSON-RPC message parseMessage reads.
-var messageKeys = []string{"id", "method", "result", "error"}
+// The members of a JSON-RPC message parseMessage reads.
+const (
+	msgID = iota
+	msgMethod
+	msgResult
+	msgError
+)
+
+var messageFields = []string{msgID: "id", msgMethod: "method", msgResult: "result", msgError: "error"}
 
 // scanMessage reads data as decodeMessage would, with jsonscan: it
 // reports false, leaving data to decodeMessage, for an invalid message
-// and for one where the two could differ (a key given twice or matching
-// only without regard to case, a method that is not a plain string, an
-// error that does not decode). id and result are data's own bytes.
+// and where the two could differ (see jsonscan.Fields; also a method that
+// is not a plain string, an error that does not decode). id and result
+// are data's own bytes.
 func scanMessage(data []byte) (wireMessage, bool) {
 	var (
 		m      wireMessage
 		errRaw []byte
-		seen   uint8
 	)
-	ok := jsonscan.Object(data, func(key, v []byte) bool {
-		var bit uint8
-		switch string(key) {
-		case "id":
-			bit, m.id = 1, v
-		case "method":
+	ok := jsonscan.Fields(data, messageFields, func(field int, v []byte) bool {
+		switch field {
+		case msgID:
+			m.id = v
+		case msgMethod:
 			s, ok := jsonscan.String(v)
-			if !ok {
-				return false
-			}
-			bit, m.method = 2, string(s)
-		case "result":
-			bit, m.result = 4, v
-		case "error":
-			bit, errRaw = 8, v
-		default:
-			return jsonscan.Plain(key, messageKeys...)
+			m.method = string(s)
+			return ok
+		case msgResult:
+			m.result = v
+		case msgError:
+			errRaw = v
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
 		return true
 	})
 	if !ok {
@@ -789,67 +786,64 @@ func decodeResultTyped(raw []byte) (*hub.Result, error) {
 	return &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta), Raw: ownMeta(raw, res.Meta)}, nil
 }
 
-// resultKeys and contentKeys are the members of a result and of a content
-// block decodeResult reads.
-var (
-	resultKeys  = []string{"_meta", "resultType", "content", "structuredContent", "isError"}
-	contentKeys = []string{"type", "text", "data", "mimeType", "annotations", "_meta"}
+// The members of a result and of a content block scanResult reads; a
+// result's _meta and resultType and a block's annotations and _meta are
+// left to the typed pass.
+const (
+	resContent = iota
+	resIsError
+	resStructured
+	resMeta
+	resResultType
 )
+
+var resultFields = []string{resContent: "content", resIsError: "isError", resStructured: "structuredContent", resMeta: "_meta", resResultType: "resultType"}
+
+const (
+	blockType = iota
+	blockText
+	blockData
+	blockMIMEType
+	blockAnnotations
+	blockMeta
+)
+
+var blockFields = []string{blockType: "type", blockText: "text", blockData: "data", blockMIMEType: "mimeType", blockAnnotations: "annotations", blockMeta: "_meta"}
 
 // scanResult is decodeResult's typed pass for the usual result, read
 // without reflection: content of text, image and audio blocks without
 // annotations or _meta, isError, structuredContent, and no _meta or
 // resultType. It reports false, leaving raw to the typed pass, for
-// anything else, and wherever the two could differ (a key given twice or
-// matching only without regard to case, a value of another type).
+// anything else, and wherever the two could differ (see jsonscan.Fields;
+// also a value of another type).
 func scanResult(raw []byte) (*hub.Result, bool) {
 	var (
 		ws         []wireContent
 		content    bool
 		structured any
 		isError    bool
-		seen       uint8
 	)
-	ok := jsonscan.Object(raw, func(key, v []byte) bool {
-		var bit uint8
-		switch string(key) {
-		case "content":
-			bit, content = 1, true
-			if !jsonscan.Array(v, func(elem []byte) bool {
+	ok := jsonscan.Fields(raw, resultFields, func(field int, v []byte) bool {
+		var ok bool
+		switch field {
+		case resContent:
+			content = true
+			return jsonscan.Array(v, func(elem []byte) bool {
 				w, ok := scanContent(elem)
 				ws = append(ws, w)
 				return ok
-			}) {
-				return false
+			})
+		case resIsError:
+			isError, ok = jsonscan.Bool(v)
+			return ok
+		case resStructured:
+			if string(v) == "null" {
+				return true
 			}
-		case "isError":
-			bit = 2
-			switch string(v) {
-			case "true":
-				isError = true
-			case "false":
-				isError = false
-			default:
-				return false
-			}
-		case "structuredContent":
-			bit = 4
-			if string(v) != "null" {
-				var ok bool
-				if structured, ok = decodeAs[any](v); !ok {
-					return false
-				}
-			}
-		case "_meta", "resultType":
-			return false
-		default:
-			return jsonscan.Plain(key, resultKeys...)
+			structured, ok = decodeAs[any](v)
+			return ok
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
+		return false // _meta, resultType
 	})
 	if !ok || !content {
 		return nil, false
@@ -863,33 +857,21 @@ func scanResult(raw []byte) (*hub.Result, bool) {
 
 // scanContent reads a content block for scanResult.
 func scanContent(elem []byte) (wireContent, bool) {
-	var (
-		w    wireContent
-		seen uint8
-	)
-	ok := jsonscan.Object(elem, func(key, v []byte) bool {
-		var (
-			bit uint8
-			dst *string
-		)
-		switch string(key) {
-		case "type":
-			bit, dst = 1, &w.Type
-		case "text":
-			bit, dst = 2, &w.Text
-		case "data":
-			bit, dst = 4, &w.Data
-		case "mimeType":
-			bit, dst = 8, &w.MIMEType
-		case "annotations", "_meta":
-			return false
+	var w wireContent
+	ok := jsonscan.Fields(elem, blockFields, func(field int, v []byte) bool {
+		var dst *string
+		switch field {
+		case blockType:
+			dst = &w.Type
+		case blockText:
+			dst = &w.Text
+		case blockData:
+			dst = &w.Data
+		case blockMIMEType:
+			dst = &w.MIMEType
 		default:
-			return jsonscan.Plain(key, contentKeys...)
+			return false // annotations, _meta
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
 		if s, ok := jsonscan.String(v); ok {
 			*dst = string(s)
 			return true

@@ -101,6 +101,41 @@ func Array(b []byte, fn func(elem []byte) bool) bool {
 	}
 }
 
+// Fields walks the JSON object b as encoding/json walks it into a struct
+// whose fields are named names: it calls fn with the index in names of
+// each member whose key is one of them, and the member's value; other
+// members are skipped, as encoding/json skips them. It reports false, for
+// the caller to leave b to encoding/json, when b is not a valid object,
+// when fn returns false, when a name comes twice (encoding/json would
+// decode into the field again), or when a key is not [Plain]. names holds
+// at most 64 names.
+func Fields(b []byte, names []string, fn func(field int, value []byte) bool) bool {
+	var seen uint64
+	return Object(b, func(key, v []byte) bool {
+		for i, n := range names {
+			if string(key) == n {
+				if seen&(1<<i) != 0 {
+					return false
+				}
+				seen |= 1 << i
+				return fn(i, v)
+			}
+		}
+		return Plain(key, names...)
+	})
+}
+
+// Bool returns the JSON boolean v.
+func Bool(v []byte) (value, ok bool) {
+	switch string(v) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
 // String returns the contents of v, a valid JSON string with its quotes,
 // when they are what encoding/json decodes it to: no escapes and valid
 // UTF-8 (encoding/json turns invalid UTF-8 into U+FFFD). The bytes are

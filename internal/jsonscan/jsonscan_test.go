@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -209,4 +210,45 @@ func BenchmarkValid(b *testing.B) {
 			Valid(doc)
 		}
 	})
+}
+
+func TestFields(t *testing.T) {
+	names := []string{"id", "method"}
+	for _, tc := range []struct {
+		doc  string
+		want []string // "field=value" as fn saw them
+		ok   bool
+	}{
+		{`{"id":1,"method":"m","other":[1]}`, []string{"id=1", `method="m"`}, true},
+		{`{"other":{"id":2}}`, nil, true},
+		{`{"id":1,"id":2}`, []string{"id=1"}, false},      // twice: encoding/json decodes into the field again
+		{`{"ID":1}`, nil, false},                          // matches only without regard to case
+		{`{"\u0069d":1}`, nil, false},                     // escaped
+		{`{"id":1,"méthode":2}`, []string{"id=1"}, false}, // not ASCII: Unicode folding is encoding/json's
+		{`{"id":1`, []string{"id=1"}, false},
+		{`[1]`, nil, false},
+	} {
+		var got []string
+		ok := Fields([]byte(tc.doc), names, func(field int, v []byte) bool {
+			got = append(got, names[field]+"="+string(v))
+			return true
+		})
+		if ok != tc.ok || !slices.Equal(got, tc.want) {
+			t.Errorf("Fields(%s) = %q, %v; want %q, %v", tc.doc, got, ok, tc.want, tc.ok)
+		}
+	}
+	if Fields([]byte(`{"id":1}`), names, func(int, []byte) bool { return false }) {
+		t.Error("Fields went on after fn said stop")
+	}
+}
+
+func TestBool(t *testing.T) {
+	for _, tc := range []struct {
+		in        string
+		value, ok bool
+	}{{"true", true, true}, {"false", false, true}, {"null", false, false}, {`"true"`, false, false}, {"1", false, false}} {
+		if v, ok := Bool([]byte(tc.in)); v != tc.value || ok != tc.ok {
+			t.Errorf("Bool(%s) = %v, %v; want %v, %v", tc.in, v, ok, tc.value, tc.ok)
+		}
+	}
 }

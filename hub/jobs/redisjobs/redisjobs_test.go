@@ -1,11 +1,11 @@
 package redisjobs
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -184,58 +184,28 @@ func TestRedisWakeReachesEveryInstance(t *testing.T) {
 	jobstest.WaitStatus(t, qb, id, jobs.Succeeded)
 }
 
-// TestWakeRightAfterStart: a pool that has started hears every wake made
-// after Start returned: Start returns once the pool is subscribed. Before,
-// the subscription was made later on its own goroutine, and a wake in
-// between waited for the pool's next poll. A subscription's connection
-// slow to open (1 s to dial here; the pool's other connections are open
-// already) shows it every time; a busy machine showed it now and then in
-// TestRedisWakeReachesEveryInstance.
+// TestWakeRightAfterStart: once Start has returned, the pool is
+// subscribed to other instances' wakes, so a wake made after Start is
+// heard. Before, the subscription was made later on its own goroutine,
+// and a wake in between waited for the pool's next poll (a busy machine
+// showed it now and then in TestRedisWakeReachesEveryInstance). Here the
+// subscription takes 1 s to reach Redis.
 func TestWakeRightAfterStart(t *testing.T) {
 	ctx := context.Background()
 	c := redistest.Client(t)
 	prefix := redistest.Prefix(t, c)
-	qa := jobs.NewQueue(must(New(ctx, c, &Options{Prefix: prefix})), nil)
-
-	slow := redis.NewClient(&redis.Options{Addr: redistest.Addr(), PoolSize: 16})
+	slow := redis.NewClient(&redis.Options{Addr: redistest.Addr()})
 	t.Cleanup(func() { slow.Close() })
-	var wg sync.WaitGroup
-	for range 16 { // open every pooled connection now
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := slow.Do(ctx, "BLPOP", prefix+"nothing", 0.2).Err(); err != nil && err != redis.Nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	var slowDial atomic.Bool
-	slow.AddHook(dialDelay{on: &slowDial, d: time.Second})
-	slowDial.Store(true)
-	qb := jobs.NewQueue(must(New(ctx, slow, &Options{Prefix: prefix})), nil)
-
-	var down atomic.Bool
-	down.Store(true)
-	run := func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
-		if down.Load() {
-			return nil, breakerOpen(time.Hour)
-		}
-		return textResult("a fox"), nil
-	}
-	// Instance b polls once an hour: only a wake can make it claim soon.
-	pb := &jobs.Pool{Store: qb, Run: run, Poll: time.Hour, Concurrency: 2}
-	startPool(t, pb)
-	id, err := qb.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "image.generate"})
+	slow.AddHook(slowSubscribe(time.Second))
+	run := func(ctx context.Context, c *hub.Call) (*hub.Result, error) { return textResult("a fox"), nil }
+	startPool(t, &jobs.Pool{Store: jobs.NewQueue(must(New(ctx, slow, &Options{Prefix: prefix})), nil), Run: run, Poll: time.Hour})
+	subs, err := c.PubSubNumSub(ctx, prefix+"wake").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobstest.WaitStatus(t, qb, id, jobs.Waiting)
-	down.Store(false)
-	if n, err := qa.Wake(ctx); err != nil || n != 1 { // instance a saw the vendor come back
-		t.Fatalf("Wake = %d, %v", n, err)
+	if subs[prefix+"wake"] != 1 {
+		t.Fatalf("Start returned with %d subscribers to %swake; want the pool's one", subs[prefix+"wake"], prefix)
 	}
-	jobstest.WaitStatus(t, qb, id, jobs.Succeeded)
 }
 
 func must[T any](v T, err error) T {
@@ -245,23 +215,30 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// dialDelay makes new connections slow to open once on is set.
-type dialDelay struct {
-	on *atomic.Bool
-	d  time.Duration
-}
+// slowSubscribe delays each SUBSCRIBE on its way to Redis.
+type slowSubscribe time.Duration
 
-func (h dialDelay) DialHook(next redis.DialHook) redis.DialHook {
+func (d slowSubscribe) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if h.on.Load() {
-			time.Sleep(h.d) // a slow network, injected
-		}
-		return next(ctx, network, addr)
+		nc, err := next(ctx, network, addr)
+		return slowSubscribeConn{nc, time.Duration(d)}, err
 	}
 }
 
-func (dialDelay) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+type slowSubscribeConn struct {
+	net.Conn
+	d time.Duration
+}
 
-func (dialDelay) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (c slowSubscribeConn) Write(b []byte) (int, error) {
+	if bytes.Contains(bytes.ToLower(b), []byte("subscribe")) {
+		time.Sleep(c.d) // a slow network, injected
+	}
+	return c.Conn.Write(b)
+}
+
+func (slowSubscribe) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (slowSubscribe) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
