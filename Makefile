@@ -60,7 +60,9 @@ FUZZ_TARGETS := \
 	./billing:FuzzAppendWALLine \
 	./billing:FuzzReadWAL \
 	./billing/internal/ledgersql:FuzzUnitsJSON \
-	./orchestrator:FuzzPlanOffline
+	./orchestrator:FuzzPlanOffline \
+	./internal/jsonscan:FuzzRepeatedKey \
+	./servers:FuzzResultValidatedIsSent
 
 fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

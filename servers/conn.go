@@ -459,6 +459,9 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	if out == nil {
 		return nil, &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id, Message: fmt.Sprintf("vendor %q returned no result", c.v.id)}
 	}
+	if err := repeatedKeys(c.v.id, call.Tool.Def.Name, out.Raw); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -375,7 +375,12 @@ func (f *fastPath) read(ctx context.Context, resp *http.Response, id int64) ([]b
 			if r.ID.IsNil() {
 				return nil, transport.NewError(fmt.Errorf("response should contain RPC id: %v", r))
 			}
+			if r.ID.String() != mcp.NewRequestId(id).String() && !(r.Error != nil && r.ID.IsNil()) {
+				return nil, otherRequest(id, r.ID.Value())
+			}
 			msg = wireMessage{id: json.RawMessage("0"), result: r.Result, err: r.Error}
+		} else if !answers(msg, id) {
+			return nil, otherRequest(id, rawID(msg.id))
 		}
 		return f.answer(ctx, msg)
 	case "text/event-stream":
@@ -383,6 +388,29 @@ func (f *fastPath) read(ctx context.Context, resp *http.Response, id int64) ([]b
 	default:
 		return nil, transport.NewError(fmt.Errorf("unexpected content type: %s", resp.Header.Get("Content-Type")))
 	}
+}
+
+// answers reports whether the response msg answers request id: it
+// carries that id (as mcp-go compares ids: 7 and 7.0 are one), or it is
+// an error without an id (the vendor could not read the request).
+func answers(msg wireMessage, id int64) bool {
+	if msg.id == nil {
+		return msg.err != nil
+	}
+	var num [20]byte
+	if string(msg.id) == string(strconv.AppendInt(num[:0], id, 10)) {
+		return true
+	}
+	var got mcp.RequestId
+	return json.Unmarshal(msg.id, &got) == nil && got.String() == mcp.NewRequestId(id).String()
+}
+
+// rawID is a response's id for an error message.
+func rawID(id json.RawMessage) any {
+	if id == nil {
+		return nil
+	}
+	return json.RawMessage(id)
 }
 
 // answer turns the response message into the result bytes or the JSON-RPC
@@ -623,7 +651,11 @@ func (f *fastPath) readStream(ctx context.Context, body io.ReadCloser, id int64)
 				return true
 			}
 		}
-		out, outErr = f.answer(ctx, msg)
+		if answers(msg, id) {
+			out, outErr = f.answer(ctx, msg)
+		} else {
+			outErr = otherRequest(id, rawID(msg.id))
+		}
 		done = true
 		return false
 	}
@@ -978,4 +1010,75 @@ func needsInput(raw []byte) bool {
 		ResultType mcp.ResultType `json:"resultType"`
 	}
 	return json.Unmarshal(raw, &r) == nil && r.ResultType == mcp.ResultTypeInputRequired
+}
+
+// repeatedKeys refuses a tools/call result whose bytes (raw, the result as
+// the vendor sent it) have an object with a key that repeats, or that
+// differs from another only in case. Readers disagree on such a document:
+// encoding/json, which output validation and REST read the result with,
+// takes the last of two equal keys and matches struct fields without
+// regard to case; the fast path's splice picks members by exact name; a
+// client may take the first. Refused, what toolhub validated is what every
+// client receives. A result without its bytes (nil raw) goes out encoded
+// from what was decoded, so it is the same on every path already.
+func repeatedKeys(vendor, tool string, raw []byte) error {
+	if raw == nil {
+		return nil
+	}
+	if key, ok := jsonscan.RepeatedKey(raw); ok {
+		return &hub.Error{Code: hub.CodeInvalidOutput, Vendor: vendor,
+			Message: fmt.Sprintf("vendor %q: tool %q: the result has an object whose key %q repeats another key or differs from it only in case; clients would read different values, so the result is refused (the vendor must send each key once)", vendor, tool, key)}
+	}
+	if key, want, ok := caseVariant(raw); ok {
+		return &hub.Error{Code: hub.CodeInvalidOutput, Vendor: vendor,
+			Message: fmt.Sprintf("vendor %q: tool %q: the result has the key %q where the protocol's member is %q; a key that differs from a member's name only in case reads as that member to some clients and not to others (a repeat of it, as it were), so the result is refused", vendor, tool, key, want)}
+	}
+	return nil
+}
+
+// The members of a result and of a content block, as the protocol spells
+// them: a key equal to one but for case is read as the member by
+// encoding/json's struct decoding, and not by readers that match names
+// exactly.
+var (
+	resultMembers = []string{"content", "structuredContent", "isError", "_meta", "resultType"}
+	blockMembers  = []string{"type", "text", "data", "mimeType", "annotations", "_meta", "resource", "uri", "name", "title", "description", "size", "icons", "blob"}
+)
+
+// caseVariant reports a key of the result object raw, or of one of its
+// content blocks, that equals a member's name (want) but for case.
+func caseVariant(raw []byte) (key, want string, found bool) {
+	check := func(k []byte, names []string) bool {
+		name := unquoteKey(k)
+		for _, n := range names {
+			if name != n && strings.EqualFold(name, n) {
+				key, want, found = name, n, true
+				return false
+			}
+		}
+		return true
+	}
+	jsonscan.Object(raw, func(k, v []byte) bool {
+		if !check(k, resultMembers) {
+			return false
+		}
+		if unquoteKey(k) == "content" {
+			jsonscan.Array(v, func(elem []byte) bool {
+				jsonscan.Object(elem, func(k, _ []byte) bool { return check(k, blockMembers) })
+				return !found
+			})
+		}
+		return !found
+	})
+	return key, want, found
+}
+
+// unquoteKey is a key as jsonscan.Object gives it, with escapes decoded.
+func unquoteKey(k []byte) string {
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k)
+	}
+	var s string
+	_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &s)
+	return s
 }

@@ -204,6 +204,11 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 		}
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)
+	if err == nil && resp != nil && !(resp.ID.IsNil() && resp.Error != nil) && resp.ID.String() != req.ID.String() {
+		// mcp-go's streamable HTTP transport takes the first response on
+		// a request's stream, whatever its id.
+		return nil, otherRequest(req.ID.Value(), resp.ID.Value())
+	}
 	if rec := recordFrom(ctx); rec != nil && resp != nil {
 		rec.mu.Lock()
 		if resp.Error != nil {
@@ -255,3 +260,18 @@ var (
 	_ transport.BidirectionalInterface = (*tap)(nil)
 	_ transport.HTTPConnection         = (*httpTap)(nil)
 )
+
+// otherRequest is the error of an answer to request id that carries
+// another request's id: the call fails rather than take another answer
+// as its own.
+func otherRequest(id, got any) error {
+	return fmt.Errorf("the answer to request %v carries the id of another request (%s); an answer must carry its request's id", id, idString(got))
+}
+
+func idString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 64 {
+		return "an unreadable id"
+	}
+	return string(b)
+}
