@@ -308,6 +308,9 @@ func (c *Config) Validate() error {
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
 	}
+	if p := c.Planner; p.MaxGoalBytes < 0 || p.MaxGoalClauses < 0 || p.MaxAnswerBytes < 0 || p.MaxConcurrentPerTenant < 0 {
+		errs = append(errs, errors.New("planner: max_goal_bytes, max_goal_clauses, max_answer_bytes and max_concurrent_per_tenant must not be negative (0 means the default)"))
+	}
 	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 || c.Jobs.Deadline < 0 {
 		errs = append(errs, errors.New("jobs: workers, max_attempts, result_ttl and deadline must not be negative"))
 	}

@@ -352,6 +352,13 @@ tenants:
 // an operator and finance.
 func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 	t.Helper()
+	return tenantHubWith(t, "")
+}
+
+// tenantHubWith is tenantHub with extra top-level config keys appended to
+// authConfig.
+func tenantHubWith(t *testing.T, extra string) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
+	t.Helper()
 	g := &drill.Gate{Cancelable: true}
 	vs, addr, closeVendors, err := vendors.ServeVendors(map[string]*vendors.Options{
 		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: time.Microsecond}, Sleep: g.Sleep},
@@ -361,7 +368,7 @@ func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Open(); closeVendors() })
-	h := serve(t, authConfig, addr)
+	h := serve(t, authConfig+extra, addr)
 	h.issue(map[string]auth.Key{
 		"operator": {Role: auth.RoleOperator},
 		"finance":  {Role: auth.RoleFinance},
