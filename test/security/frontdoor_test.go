@@ -86,6 +86,13 @@ func (h *hub) issue(keys map[string]auth.Key) {
 // and the body.
 func (h *hub) req(key, method, path, body string, hdr map[string]string) (int, string) {
 	h.t.Helper()
+	st, b, _ := h.reqHeader(key, method, path, body, hdr)
+	return st, b
+}
+
+// reqHeader is req that also returns the answer's headers.
+func (h *hub) reqHeader(key, method, path, body string, hdr map[string]string) (int, string, http.Header) {
+	h.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -115,7 +122,7 @@ func (h *hub) req(key, method, path, body string, hdr map[string]string) (int, s
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 // waitReady polls GET /v1/vendors (as key) until every vendor named is ready.

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhub/toolhub/orchestrator"
 )
@@ -24,5 +25,20 @@ planner: {max_goal_bytes: 4096, max_goal_clauses: 8, max_answer_bytes: 65536, ma
 	}
 	if _, err := Parse([]byte(`planner: {max_goal_clauses: -1}`)); err == nil || !strings.Contains(err.Error(), "must not be negative") {
 		t.Errorf("negative max_goal_clauses: %v", err)
+	}
+}
+
+// TestMCPSessionsConfig: the MCP session bounds (issue 32, item 4) are read
+// under mcp:, and negative values are refused.
+func TestMCPSessionsConfig(t *testing.T) {
+	c, err := Parse([]byte(`mcp: {max_sessions_per_key: 50, max_sessions: 500, session_idle_timeout: 90s}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.MCP; m.MaxSessionsPerKey != 50 || m.MaxSessions != 500 || m.SessionIdleTimeout.D() != 90*time.Second {
+		t.Errorf("mcp %+v", m)
+	}
+	if _, err := Parse([]byte(`mcp: {session_idle_timeout: -1s}`)); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("negative session_idle_timeout: %v", err)
 	}
 }
