@@ -75,8 +75,9 @@ type sessionTable struct {
 	lru      *list.List               // least recently used first
 	perKey   map[string]int           // open and reserved sessions of a key
 	reserved int                      // initialize requests running
-	// expired remembers the ids of the last MaxTotal sessions ended for
-	// being idle, to answer them 404.
+	// expired remembers the ids of the last sessions ended for being idle
+	// (MaxTotal, at most DefaultMaxSessions), to answer them 404; an older
+	// one is served as an unknown id is (mcp-go, without a session).
 	expired     map[string]bool
 	expiredRing []string
 	expiredNext int
@@ -108,7 +109,7 @@ func newSessionTable(o SessionOptions) *sessionTable {
 		o.Now = time.Now
 	}
 	return &sessionTable{opts: o, byID: map[string]*list.Element{}, lru: list.New(), perKey: map[string]int{},
-		expired: map[string]bool{}, expiredRing: make([]string, o.MaxTotal)}
+		expired: map[string]bool{}, expiredRing: make([]string, min(o.MaxTotal, DefaultMaxSessions))}
 }
 
 // start sweeps idle sessions every half idle timeout (at least every
