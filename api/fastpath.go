@@ -56,9 +56,10 @@ import (
 // tools/call answer.
 //
 // Whoever changes the MCP servers keeps this in step: mcp-go hooks and
-// tool middleware for tools/call or tools/list (none are registered), a
-// session idle TTL (the fast path does not touch sessions) or pagination
-// would not be seen here.
+// tool middleware for tools/call or tools/list (none are registered),
+// mcp-go's session idle TTL (the fast path does not touch mcp-go's
+// sessions; toolhub's own idle expiry, sessions.go, runs in guard before
+// it) or pagination would not be seen here.
 
 // fastState is what the fast path knows of one MCP server: the sessions
 // mcp-go registered on it, its tool filter and its calls in flight.

@@ -44,6 +44,8 @@ type mcpFront struct {
 
 	subs subscriptions // clients' resource subscriptions (relay.go)
 
+	sessions *sessionTable // MCP sessions: caps and idle expiry (sessions.go)
+
 	changes  chan frontMsg
 	stop     func()
 	stopRel  func()
@@ -54,7 +56,8 @@ type mcpFront struct {
 func newMCPFront(s *Server) *mcpFront {
 	f := &mcpFront{s: s, servers: map[frontKey]*frontServer{}, https: map[*server.MCPServer]http.Handler{},
 		fasts:   map[*server.MCPServer]*fastState{},
-		changes: make(chan frontMsg, 64), done: make(chan struct{})}
+		changes: make(chan frontMsg, 64), done: make(chan struct{}), sessions: newSessionTable(s.opts.Sessions)}
+	f.sessions.start()
 	f.stopRel = func() {}
 	if s.opts.Relay != nil {
 		f.stopRel = s.opts.Relay.OnEvent(f.onEvent)
@@ -108,6 +111,7 @@ func (f *mcpFront) close() {
 	f.stopRel()
 	f.changes <- frontMsg{end: true}
 	<-f.done
+	f.sessions.close()
 }
 
 // newServer makes the MCP server of vendor ("" for the whole catalog),
@@ -135,6 +139,7 @@ func (f *mcpFront) newServer(vendor, name string) *server.MCPServer {
 	fs := &fastState{srv: srv, vendor: vendor, filter: filter, impl: mcp.Implementation{Name: name, Version: f.s.opts.Version}}
 	fs.serverInfo, _ = json.Marshal(fs.impl)
 	fs.track(srv)
+	f.sessions.sessionHooks(srv)
 	f.fasts[srv] = fs
 	return srv
 }
@@ -312,6 +317,15 @@ func errorResult(err error, callID string) *mcp.CallToolResult {
 func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
 	vendor := fs.vendor
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A session in use is not idle; one ended for idleness is 404.
+		if sid := r.Header.Get(server.HeaderKeySessionID); sid != "" && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			leave, expired := f.sessions.enter(sid)
+			if expired {
+				expiredSession(w, f.sessions.opts.IdleTimeout)
+				return
+			}
+			defer leave()
+		}
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(watchStream(w, r), r) // relay.go
 			return
@@ -326,6 +340,17 @@ func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
 			w.WriteHeader(status)
 			_, _ = w.Write(rpcError(nil, rpcInvalidRequest, err))
 			return
+		}
+		// An initialize makes a session (whatever Mcp-Session-Id it
+		// carries): it needs room under the caps.
+		if id, ok := initializeID(body); ok {
+			res, err := f.sessions.reserve(sessionKey(r.Context()), next)
+			if err != nil {
+				refuseSession(w, id, err)
+				return
+			}
+			defer res.done()
+			r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, res))
 		}
 		if !f.s.opts.DisableFastPath {
 			if f.fast(w, r, fs, body) {

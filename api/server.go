@@ -64,6 +64,9 @@ type Options struct {
 	// Challenge returns the WWW-Authenticate header of a 401; nil or ""
 	// means `Bearer realm="toolhub"`.
 	Challenge func() string
+	// Sessions bound the MCP sessions of /mcp and /mcp/vendors/{vendor}
+	// (sessions.go).
+	Sessions SessionOptions
 	// DisableFastPath sends every MCP message through mcp-go's server;
 	// false answers tools/call and tools/list on the fast path where it
 	// can (fastpath.go). Tests compare the two.

@@ -27,7 +27,9 @@ type Handler struct {
 	// Tenant names the caller of a request (api.TenantFrom); nil means
 	// "default"; "" answers 403.
 	Tenant func(*http.Request) string
-	// MaxBody bounds the request body; zero means 64 KiB.
+	// MaxBody bounds the request body; zero means 64 KiB. The body is also
+	// held to what a goal of the planner's MaxGoalBytes can take as JSON
+	// (every byte escaped, six times), so a long goal is never read whole.
 	MaxBody int64
 	// Heartbeat is the interval of SSE keep-alive comments while a run is
 	// quiet (a model thinking); zero means 15s.
@@ -44,13 +46,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if limit <= 0 {
 		limit = 64 << 10
 	}
+	why := ""
+	if h.Planner != nil {
+		if err := h.Planner.init(); err != nil {
+			httperr.Write(w, r, err, "")
+			return
+		}
+		if g := int64(6*h.Planner.MaxGoalBytes + 4<<10); g < limit {
+			limit = g
+			why = fmt.Sprintf(" (a goal may have at most %d bytes, planner.max_goal_bytes; shorten it, or split it into several plans)", h.Planner.MaxGoalBytes)
+		}
+	}
 	var req Request
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeError(w, r, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes", limit))
+			writeError(w, r, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes%s", limit, why))
 			return
 		}
 		writeError(w, r, hub.CodeInvalidRequest, "body must be JSON {\"goal\", \"mode\", \"max_steps\"}: "+err.Error())
@@ -63,8 +76,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Refusals (a goal over the bounds, the tenant's runs all taken) are
+	// answered with their status, before a stream starts.
+	release, err := h.Planner.admit(tenant, req)
+	if err != nil {
+		httperr.Write(w, r, err, "")
+		return
+	}
+	defer release()
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		out, err := h.Planner.Run(r.Context(), tenant, req, nil)
+		out, err := h.Planner.run(r.Context(), tenant, req, nil)
 		status := http.StatusOK
 		if err != nil {
 			if out == nil {
@@ -116,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	out, err := h.Planner.Run(r.Context(), tenant, req, func(e Event) { send("progress", publicEvent(e)) })
+	out, err := h.Planner.run(r.Context(), tenant, req, func(e Event) { send("progress", publicEvent(e)) })
 	close(stop)
 	<-beating
 	if out == nil {

@@ -25,6 +25,7 @@ const (
 	ReasonNotVisible = "not_visible"       // tools that fit exist, but the tenant may not use them
 	ReasonMissing    = "missing_arguments" // a tool fits, but the goal does not say a required argument
 	ReasonInvalid    = "invalid_arguments" // a tool fits, but the arguments read from the goal break its schema
+	ReasonTooLarge   = "too_large"         // the goal has more clauses than the planner reads (Planner.MaxGoalClauses)
 )
 
 // Unplanned is a clause of a goal the offline planner did not turn into a
@@ -82,7 +83,7 @@ func (p *Planner) PlanOffline(tenant, goal string) (*Plan, []Unplanned) {
 	for i, e := range ix.entries {
 		vis[i] = v == nil || v.Visible(tenant, e.e)
 	}
-	return ix.plan(goal, vis)
+	return ix.plan(goal, vis, orDefault(p.MaxGoalClauses, DefaultMaxGoalClauses))
 }
 
 // clause is a part of a goal that asks for one thing.
@@ -111,24 +112,30 @@ func (pl places) any() string {
 	return pl.origin
 }
 
-func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
-	toks := tokenize(goal, ix.dict)
-	clauses := ix.clauses(goal, toks, vis)
+// plan plans goal for the entries vis marks visible. A goal of more than
+// maxClauses clauses is not planned: its one Unplanned says so.
+func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int) (*Plan, []Unplanned) {
 	plan := &Plan{Goal: goal}
+	clauses := splitClauses(tokenize(goal, ix.dict))
+	if len(clauses) > maxClauses {
+		return plan, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
+	}
+	ix.rankClauses(clauses, vis)
 	var unplanned []Unplanned
 	var ids []string
 	seen := map[string]bool{}
+	taken := map[string]bool{IntegrateTool: true}
 	// The place a clause without its own refers to: the last one named
-	// before it, or else the first one named after it.
+	// before it, or else the first one named after it (later[i+1]: the
+	// first named after clause i).
 	var ctx places
-	next := func(i int) string {
-		for _, c := range clauses[i+1:] {
-			if p := c.places.any(); p != "" {
-				return p
-			}
+	later := make([]string, len(clauses)+1)
+	for i := len(clauses) - 1; i >= 0; i-- {
+		if later[i] = clauses[i].places.any(); later[i] == "" {
+			later[i] = later[i+1]
 		}
-		return ""
 	}
+	next := func(i int) string { return later[i+1] }
 	for i := range clauses {
 		c := &clauses[i]
 		text := strings.TrimSpace(goal[c.start:c.end])
@@ -147,7 +154,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool) (*Plan, []Unplanned) {
 				sig := oe.e.Name + fmt.Sprint(args)
 				if !seen[sig] {
 					seen[sig] = true
-					id := stepID(oe.e.Name, plan.Steps)
+					id := stepID(oe.e.Name, taken)
 					plan.Steps = append(plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
 					ids = append(ids, id)
 				}
@@ -193,26 +200,31 @@ func example(oe *offEntry, missing []string) string {
 	return "the value in quotes"
 }
 
-func stepID(name string, steps []Step) string {
+// stepID returns a step id for a step of tool name that taken does not
+// hold, and adds it to taken.
+func stepID(name string, taken map[string]bool) string {
 	id := name
 	if len(id) > 60 {
 		id = id[:60]
 	}
-	for n := 2; ; n++ {
-		taken := id == IntegrateTool
-		for _, s := range steps {
-			taken = taken || s.ID == id
-		}
-		if !taken {
-			return id
-		}
+	for n := 2; taken[id]; n++ {
 		id = fmt.Sprintf("%s_%d", name[:min(len(name), 60)], n)
 	}
+	taken[id] = true
+	return id
 }
 
-// clauses splits the tokens into clauses, ranks the catalog for each and
-// folds clauses that only carry arguments ("add 3 and 5") into a neighbour.
-func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause {
+// clauses splits the tokens into clauses (splitClauses) and ranks the
+// catalog for each (rankClauses).
+func (ix *offlineIndex) clauses(toks []token, vis []bool) []clause {
+	out := splitClauses(toks)
+	ix.rankClauses(out, vis)
+	return out
+}
+
+// splitClauses splits the tokens into clauses and folds clauses that only
+// carry arguments ("add 3 and 5") into a neighbour.
+func splitClauses(toks []token) []clause {
 	type part struct {
 		toks  []token
 		after string // the separator after it, lower-case ("" at the end)
@@ -233,7 +245,7 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 			cut(t.text)
 			continue
 		}
-		if n := ix.conjPhrase(toks, i); t.kind == tWord && n > 0 {
+		if n := conjPhrase(toks, i); t.kind == tWord && n > 0 {
 			cut(t.text)
 			i += n - 1
 			continue
@@ -273,6 +285,12 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 			out = append(out, clause{toks: pending, start: pending[0].start, end: pending[len(pending)-1].end})
 		}
 	}
+	return out
+}
+
+// rankClauses reads each clause's places and ranks the catalog for it,
+// choosing the best visible entry that fits.
+func (ix *offlineIndex) rankClauses(out []clause, vis []bool) {
 	for i := range out {
 		c := &out[i]
 		c.places, c.placeToks = readPlaces(c.toks, ix)
@@ -294,7 +312,6 @@ func (ix *offlineIndex) clauses(goal string, toks []token, vis []bool) []clause 
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
 		}
 	}
-	return out
 }
 
 // hasAction says whether a clause has a word besides places and function
@@ -398,7 +415,7 @@ func (ix *offlineIndex) preferFillable(goal string, c *clause, vis []bool, ctx p
 
 // conjPhrase returns the length of a conjunction phrase ("and then", "as
 // well as") starting at toks[i], or 0.
-func (ix *offlineIndex) conjPhrase(toks []token, i int) int {
+func conjPhrase(toks []token, i int) int {
 	for _, ph := range englishConjPhrases {
 		if i+len(ph) > len(toks) {
 			continue
@@ -698,10 +715,10 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 			args[p.name] = v
 		}
 	}
-	var nums []token
-	for _, t := range c.toks {
+	var nums []int // indexes into c.toks
+	for i, t := range c.toks {
 		if t.kind == tNum {
-			nums = append(nums, t)
+			nums = append(nums, i)
 		}
 	}
 	// Links and addresses go to parameters of their format (or named like
@@ -758,7 +775,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 		}
 		for ni, n := range nums {
 			if !usedNum[ni] && numberHinted(c.toks, n, p) {
-				args[p.name] = numberFor(p, n.val)
+				args[p.name] = numberFor(p, c.toks[n].val)
 				usedNum[ni] = true
 				break
 			}
@@ -774,7 +791,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 			}
 			for ni, n := range nums {
 				if !usedNum[ni] {
-					args[p.name] = numberFor(p, n.val)
+					args[p.name] = numberFor(p, c.toks[n].val)
 					usedNum[ni] = true
 					break
 				}
@@ -928,17 +945,12 @@ func enumValue(enum []any, v string) (any, bool) {
 	return nil, false
 }
 
-// numberHinted says whether a word next to the number (two tokens either
-// side) names the parameter: "5 seconds" for "duration … in seconds".
-func numberHinted(toks []token, n token, p param) bool {
-	for i, t := range toks {
-		if t.start != n.start {
-			continue
-		}
-		for j := max(0, i-2); j <= min(len(toks)-1, i+2); j++ {
-			if j != i && toks[j].kind == tWord && !toks[j].stop && p.words[toks[j].norm] {
-				return true
-			}
+// numberHinted says whether a word next to the number toks[i] (two tokens
+// either side) names the parameter: "5 seconds" for "duration … in seconds".
+func numberHinted(toks []token, i int, p param) bool {
+	for j := max(0, i-2); j <= min(len(toks)-1, i+2); j++ {
+		if j != i && toks[j].kind == tWord && !toks[j].stop && p.words[toks[j].norm] {
+			return true
 		}
 	}
 	return false
@@ -1054,7 +1066,7 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 			order = append(order, i)
 		}
 	}
-	clauses := ix.clauses(goal, tokenize(goal, ix.dict), vis)
+	clauses := ix.clauses(tokenize(goal, ix.dict), vis)
 	var all []match
 	for _, c := range clauses {
 		if c.best >= 0 {

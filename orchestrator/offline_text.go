@@ -49,11 +49,15 @@ func urlOrEmail(s string) int {
 	if m := urlRe.FindString(s); m != "" {
 		return len(strings.TrimRight(m, ".,;:!?)"))
 	}
-	if m := emailRe.FindString(s); m != "" {
+	// An address is at most 254 bytes (RFC 5321): looking further would
+	// read a long run of letters and dashes again at each of its words.
+	if m := emailRe.FindString(s[:min(len(s), maxEmail+1)]); m != "" && len(m) <= maxEmail {
 		return len(m)
 	}
 	return 0
 }
+
+const maxEmail = 254
 
 func valueFormat(s string) string {
 	if strings.Contains(s, "://") {
@@ -156,6 +160,9 @@ func isHardSep(r rune) bool {
 // tokenize reads goal into tokens; dict may be nil.
 func tokenize(goal string, dict *hanDict) []token {
 	var out []token
+	// Closers not found after some point are not found after any later
+	// one: an opener without one does not search the rest of the goal again.
+	unclosed := map[rune]bool{}
 	i := 0
 	for i < len(goal) {
 		r, size := utf8.DecodeRuneInString(goal[i:])
@@ -165,7 +172,13 @@ func tokenize(goal string, dict *hanDict) []token {
 			if r == '\'' {
 				closer = '\''
 			}
-			if j := strings.IndexRune(goal[i+size:], closer); j >= 0 && strings.TrimSpace(goal[i+size:i+size+j]) != "" {
+			j := -1
+			if !unclosed[closer] {
+				if j = strings.IndexRune(goal[i+size:], closer); j < 0 {
+					unclosed[closer] = true
+				}
+			}
+			if j >= 0 && strings.TrimSpace(goal[i+size:i+size+j]) != "" {
 				inner := goal[i+size : i+size+j]
 				end := i + size + j + utf8.RuneLen(closer)
 				out = append(out, token{kind: tQuote, text: inner, norm: strings.ToLower(inner), start: i, end: end})

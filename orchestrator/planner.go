@@ -43,8 +43,11 @@ type Outcome struct {
 	// turn into steps, and why (with the closest tools as suggestions).
 	Unplanned []Unplanned `json:"unplanned,omitempty"`
 	// Note says why the mode that ran is not the one asked for (the model
-	// failed and the offline planner answered).
+	// failed and the offline planner answered), or why the outcome was cut.
 	Note string `json:"note,omitempty"`
+	// Truncated says step results and the answer were cut to keep the
+	// outcome within [Planner].MaxAnswerBytes.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Statuses of an [Outcome] besides the step statuses.
@@ -82,10 +85,43 @@ type Planner struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// MaxGoalBytes bounds a goal's length in bytes (UTF-8: a Chinese
+	// character is 3); zero means 8192. A longer goal is refused with
+	// too_large before anything is planned.
+	MaxGoalBytes int
+	// MaxGoalClauses bounds the clauses of a goal (the things it asks for,
+	// split at "and", "then", commas, "然后" …); zero means 16. A goal with
+	// more is refused with too_large.
+	MaxGoalClauses int
+	// MaxAnswerBytes bounds an outcome's JSON: over it, step results and
+	// the answer are cut and Outcome.Truncated is set; zero means 1 MiB.
+	MaxAnswerBytes int
+	// MaxConcurrentPerTenant bounds the runs of one tenant at once; zero
+	// means 4. One more is refused with rate_limited.
+	MaxConcurrentPerTenant int
+
 	once    sync.Once
 	initErr error
 	rules   *compiledRules
 	off     offline
+
+	runMu   sync.Mutex
+	running map[string]int // tenant → runs in progress (no entry for none)
+}
+
+// Defaults of the planner's bounds.
+const (
+	DefaultMaxGoalBytes           = 8 << 10
+	DefaultMaxGoalClauses         = 16
+	DefaultMaxAnswerBytes         = 1 << 20
+	DefaultMaxConcurrentPerTenant = 4
+)
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Init checks the configuration and fills in defaults. [New] calls it; Run
@@ -109,6 +145,10 @@ func (p *Planner) Init() error {
 	if p.Parallel <= 0 {
 		p.Parallel = 8
 	}
+	p.MaxGoalBytes = orDefault(p.MaxGoalBytes, DefaultMaxGoalBytes)
+	p.MaxGoalClauses = orDefault(p.MaxGoalClauses, DefaultMaxGoalClauses)
+	p.MaxAnswerBytes = orDefault(p.MaxAnswerBytes, DefaultMaxAnswerBytes)
+	p.MaxConcurrentPerTenant = orDefault(p.MaxConcurrentPerTenant, DefaultMaxConcurrentPerTenant)
 	return nil
 }
 
@@ -127,16 +167,74 @@ func (p *Planner) executor() *Executor {
 }
 
 // Run reaches req.Goal for tenant, reporting progress to events (may be
-// nil). The outcome is returned even with an error, saying what ran.
+// nil). The outcome is returned even with an error, saying what ran. A
+// request over the planner's bounds (MaxGoalBytes, MaxGoalClauses,
+// MaxConcurrentPerTenant) is refused with a nil outcome and a
+// [*hub.Error] (too_large, rate_limited) before anything runs.
 func (p *Planner) Run(ctx context.Context, tenant string, req Request, events EventFunc) (*Outcome, error) {
+	release, err := p.admit(tenant, req)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return p.run(ctx, tenant, req, events)
+}
+
+func (p *Planner) init() error {
 	p.once.Do(func() {
 		if p.rules == nil {
 			p.initErr = p.Init()
 		}
 	})
-	if p.initErr != nil {
-		return nil, p.initErr
+	return p.initErr
+}
+
+// admit checks req against the planner's bounds and takes one of tenant's
+// run slots; release gives it back.
+func (p *Planner) admit(tenant string, req Request) (release func(), err error) {
+	if err := p.init(); err != nil {
+		return nil, err
 	}
+	if n := len(req.Goal); n > p.MaxGoalBytes {
+		return nil, hub.Errorf(hub.CodeTooLarge, "the goal is %d bytes, over planner.max_goal_bytes (%d); shorten it, or split it into several plans", n, p.MaxGoalBytes)
+	}
+	if n := p.countClauses(req.Goal); n > p.MaxGoalClauses {
+		return nil, tooManyClauses(n, p.MaxGoalClauses)
+	}
+	p.runMu.Lock()
+	defer p.runMu.Unlock()
+	if p.running == nil {
+		p.running = map[string]int{}
+	}
+	if n := p.running[tenant]; n >= p.MaxConcurrentPerTenant {
+		return nil, &hub.Error{Code: hub.CodeRateLimited, RetryAfter: time.Second,
+			Message: fmt.Sprintf("tenant %q already runs %d plans, the most planner.max_concurrent_per_tenant allows; wait for one to finish, then retry", tenant, n)}
+	}
+	p.running[tenant]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.runMu.Lock()
+			defer p.runMu.Unlock()
+			if p.running[tenant]--; p.running[tenant] <= 0 {
+				delete(p.running, tenant)
+			}
+		})
+	}, nil
+}
+
+func tooManyClauses(n, max int) *hub.Error {
+	return hub.Errorf(hub.CodeTooLarge, "the goal asks for %d things (clauses split at \"and\", \"then\", commas …), over planner.max_goal_clauses (%d); split it into several plans", n, max)
+}
+
+// run is Run once admitted.
+func (p *Planner) run(ctx context.Context, tenant string, req Request, events EventFunc) (*Outcome, error) {
+	out, err := p.runUnbounded(ctx, tenant, req, events)
+	p.bound(out)
+	return out, err
+}
+
+func (p *Planner) runUnbounded(ctx context.Context, tenant string, req Request, events EventFunc) (*Outcome, error) {
 	out := &Outcome{PlanID: hub.NewCallID(), Goal: req.Goal, Mode: req.Mode, Steps: []StepResult{}}
 	if strings.TrimSpace(req.Goal) == "" {
 		return out, fail(out, hub.Errorf(hub.CodeInvalidRequest, "goal is empty; say what you want, e.g. \"weather in Paris\""))

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/internal/loadgen"
 )
 
@@ -268,8 +269,10 @@ func startHopLab(ctx context.Context, o hopOptions, v hopVendor, dir string, pin
 	if err != nil {
 		return nil, err
 	}
-	cfg := fmt.Sprintf("addr: %s\ndata: %s\nlog_level: warn\noutbound: {allow: [%q]}\nvendors:\n  - id: %s\n    mcp: {transport: http, url: %s}\n",
-		haddr, filepath.Join(hubDir, "data"), vaddr, hopVendorID, l.vendorURL)
+	// The sessions held open for the memory row are one key's (auth off).
+	caps := max(o.Sessions+16, api.DefaultMaxSessions)
+	cfg := fmt.Sprintf("addr: %s\ndata: %s\nlog_level: warn\noutbound: {allow: [%q]}\nmcp: {max_sessions_per_key: %d, max_sessions: %d}\nvendors:\n  - id: %s\n    mcp: {transport: http, url: %s}\n",
+		haddr, filepath.Join(hubDir, "data"), vaddr, caps, caps, hopVendorID, l.vendorURL)
 	cfgFile := filepath.Join(hubDir, "toolhub.yaml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return nil, err

@@ -197,10 +197,12 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Timeouts:     httpTimeouts(cfg.HTTP),
-		Logger:       a.log,
-		DataLevel:    a.tenantDataLevel,
-		Relay:        a.Manager,
-		Vendors:      func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
+		Sessions: api.SessionOptions{MaxPerKey: cfg.MCP.MaxSessionsPerKey, MaxTotal: cfg.MCP.MaxSessions,
+			IdleTimeout: cfg.MCP.SessionIdleTimeout.D()},
+		Logger:    a.log,
+		DataLevel: a.tenantDataLevel,
+		Relay:     a.Manager,
+		Vendors:   func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
 		Routes: func(mux *http.ServeMux) {
 			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
 			mux.Handle("GET /v1/capabilities", a.capabilitiesHandler()) // only those the caller may see
@@ -235,6 +237,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	}
 	a.API = api.NewServer(a.Gateway, apiOpts)
 	a.cleanups.Add(a.API.Close)
+	a.sessionMetrics()
 	if err := a.apply(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -545,4 +548,25 @@ func (g goalRunner) RunGoal(ctx context.Context, tenant, goal string, progress f
 		return "", nil, err
 	}
 	return out.Answer, out, nil
+}
+
+// sessionMetrics counts the MCP front door's sessions in /metrics.
+func (a *App) sessionMetrics() {
+	stat := func(f func(api.SessionStats) float64) func() float64 {
+		return func() float64 { return f(a.API.SessionStats()) }
+	}
+	const refused = "toolhub_mcp_sessions_refused_total"
+	const refusedHelp = "MCP initialize requests refused: reason per_key (mcp.max_sessions_per_key) or total (mcp.max_sessions)."
+	a.metrics.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolhub_mcp_sessions_open", Help: "MCP sessions open on this instance."},
+			stat(func(s api.SessionStats) float64 { return float64(s.Open) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: refused, Help: refusedHelp, ConstLabels: prometheus.Labels{"reason": "per_key"}},
+			stat(func(s api.SessionStats) float64 { return float64(s.RefusedPerKey) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: refused, Help: refusedHelp, ConstLabels: prometheus.Labels{"reason": "total"}},
+			stat(func(s api.SessionStats) float64 { return float64(s.RefusedTotal) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhub_mcp_sessions_expired_total", Help: "MCP sessions ended for being idle longer than mcp.session_idle_timeout."},
+			stat(func(s api.SessionStats) float64 { return float64(s.Expired) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhub_mcp_sessions_closed_total", Help: "MCP sessions their client ended (DELETE)."},
+			stat(func(s api.SessionStats) float64 { return float64(s.ClientsEnded) })),
+	)
 }

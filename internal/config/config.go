@@ -58,6 +58,7 @@ type Config struct {
 	Outbound     Outbound            `yaml:"outbound"`
 	Privacy      Privacy             `yaml:"privacy"`
 	HTTP         HTTP                `yaml:"http"`      // timeouts of the front door (docs/security.md)
+	MCP          MCP                 `yaml:"mcp"`       // MCP sessions of the front door (docs/security.md)
 	Admin        Admin               `yaml:"admin"`     // what the admin API may do
 	Telemetry    telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
 
@@ -103,6 +104,16 @@ type HTTP struct {
 	ReadTimeout       registry.Duration `yaml:"read_timeout"`        // the whole request body; default 30s
 	WriteTimeout      registry.Duration `yaml:"write_timeout"`       // the whole answer (streams exempt); default 5m
 	IdleTimeout       registry.Duration `yaml:"idle_timeout"`        // a keep-alive connection between requests; default 2m
+}
+
+// MCP bounds the sessions of the MCP front door (/mcp, /mcp/vendors/{id}):
+// a client on a protocol revision before 2026-07-28 keeps one from
+// initialize until it ends it or it is idle too long. Zero fields mean the
+// defaults; changes need a restart.
+type MCP struct {
+	MaxSessionsPerKey  int               `yaml:"max_sessions_per_key"` // open sessions of one key; default 1000; one more initialize: 429
+	MaxSessions        int               `yaml:"max_sessions"`         // open sessions of this instance; default 10000; one more: 503
+	SessionIdleTimeout registry.Duration `yaml:"session_idle_timeout"` // a session no request used this long ends (then 404); default 10m
 }
 
 // Admin bounds what the admin API (vendor self-service, operator keys)
@@ -307,6 +318,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
 		errs = append(errs, err)
+	}
+	if m := c.MCP; m.MaxSessionsPerKey < 0 || m.MaxSessions < 0 || m.SessionIdleTimeout < 0 {
+		errs = append(errs, errors.New("mcp: max_sessions_per_key, max_sessions and session_idle_timeout must not be negative (0 means the default)"))
+	}
+	if p := c.Planner; p.MaxGoalBytes < 0 || p.MaxGoalClauses < 0 || p.MaxAnswerBytes < 0 || p.MaxConcurrentPerTenant < 0 {
+		errs = append(errs, errors.New("planner: max_goal_bytes, max_goal_clauses, max_answer_bytes and max_concurrent_per_tenant must not be negative (0 means the default)"))
 	}
 	if c.Jobs.Workers < 0 || c.Jobs.MaxAttempts < 0 || c.Jobs.ResultTTL < 0 || c.Jobs.Deadline < 0 {
 		errs = append(errs, errors.New("jobs: workers, max_attempts, result_ttl and deadline must not be negative"))

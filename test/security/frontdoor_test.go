@@ -86,6 +86,13 @@ func (h *hub) issue(keys map[string]auth.Key) {
 // and the body.
 func (h *hub) req(key, method, path, body string, hdr map[string]string) (int, string) {
 	h.t.Helper()
+	st, b, _ := h.reqHeader(key, method, path, body, hdr)
+	return st, b
+}
+
+// reqHeader is req that also returns the answer's headers.
+func (h *hub) reqHeader(key, method, path, body string, hdr map[string]string) (int, string, http.Header) {
+	h.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -115,7 +122,7 @@ func (h *hub) req(key, method, path, body string, hdr map[string]string) (int, s
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
 
 // waitReady polls GET /v1/vendors (as key) until every vendor named is ready.
@@ -352,6 +359,13 @@ tenants:
 // an operator and finance.
 func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 	t.Helper()
+	return tenantHubWith(t, "")
+}
+
+// tenantHubWith is tenantHub with extra top-level config keys appended to
+// authConfig.
+func tenantHubWith(t *testing.T, extra string) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
+	t.Helper()
 	g := &drill.Gate{Cancelable: true}
 	vs, addr, closeVendors, err := vendors.ServeVendors(map[string]*vendors.Options{
 		vendors.WeatherA: {Knobs: vendors.Knobs{Latency: time.Microsecond}, Sleep: g.Sleep},
@@ -361,7 +375,7 @@ func tenantHub(t *testing.T) (*hub, map[string]*vendors.Vendor, *drill.Gate) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { g.Open(); closeVendors() })
-	h := serve(t, authConfig, addr)
+	h := serve(t, authConfig+extra, addr)
 	h.issue(map[string]auth.Key{
 		"operator": {Role: auth.RoleOperator},
 		"finance":  {Role: auth.RoleFinance},
