@@ -107,8 +107,8 @@ func (f *mcpFront) aggregateOptions() []server.ServerOption {
 	}
 }
 
-// refreshAggregate puts every vendor's resources, templates and prompts
-// on every tenant's /mcp server under their scoped names.
+// refreshAggregate puts the resources, templates and prompts of every
+// vendor a tenant can see on its /mcp server under their scoped names.
 func (f *mcpFront) refreshAggregate() {
 	for _, k := range f.keys("") {
 		f.fillAggregate(k)
@@ -130,7 +130,10 @@ func (f *mcpFront) fillAggregate(k frontKey) {
 	)
 	for _, v := range vendors {
 		s, ok := f.s.opts.Relay.Surface(v)
-		if !ok {
+		if !ok || !f.s.gw.VendorVisible(k.tenant, v) {
+			// A vendor the tenant cannot see is not on its server at all,
+			// so that reading its URIs answers exactly as reading a
+			// vendor's that does not exist (issue 32, item 6).
 			continue
 		}
 		read := f.readScoped(v)

@@ -190,7 +190,11 @@ func (f *mcpFront) fillSurface(k frontKey) {
 func (f *mcpFront) readResource(vendor string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		req.Params.Arguments = nil // mcp-go's template match, not the client's
-		res, err := f.s.gw.Relay(ctx, vendor, &hub.Call{Tenant: TenantFrom(ctx), Method: string(mcp.MethodResourcesRead), Params: req})
+		c, err := f.s.relayedCall(ctx, string(mcp.MethodResourcesRead), req, req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		res, err := f.s.gw.Relay(ctx, vendor, c)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +209,11 @@ func (f *mcpFront) readResource(vendor string) server.ResourceHandlerFunc {
 // getPrompt relays prompts/get through the gateway.
 func (f *mcpFront) getPrompt(vendor string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		res, err := f.s.gw.Relay(ctx, vendor, &hub.Call{Tenant: TenantFrom(ctx), Method: string(mcp.MethodPromptsGet), Params: req})
+		c, err := f.s.relayedCall(ctx, string(mcp.MethodPromptsGet), req, req.Params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		res, err := f.s.gw.Relay(ctx, vendor, c)
 		if err != nil {
 			return nil, err
 		}
@@ -231,11 +239,36 @@ func (c *relayCompletion) complete(ctx context.Context, ref any, arg mcp.Complet
 	req.Params.Ref = ref
 	req.Params.Argument = arg
 	req.Params.Context = cc
-	res, err := c.f.s.opts.Relay.Complete(ctx, c.vendor, req)
+	// Through the gateway, as prompts/get is: the privacy gate, the
+	// vendor's redact rules, limits, breaker, metering.
+	call, err := c.f.s.relayedCall(ctx, string(mcp.MethodCompletionComplete), req, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &res.Completion, nil
+	res, err := c.f.s.gw.Relay(ctx, c.vendor, call)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := res.Relayed.(*mcp.CompleteResult)
+	if r == nil {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	return &r.Completion, nil
+}
+
+// relayedCall is the gateway call of a relayed request: the caller's
+// tenant, and the privacy level of its data, as declared in the request's
+// _meta (toolhub/data_level) or the tenant's, exactly as for tools/call.
+func (s *Server) relayedCall(ctx context.Context, method string, params any, meta *mcp.Meta) (*hub.Call, error) {
+	c := &hub.Call{Tenant: TenantFrom(ctx), Method: method, Params: params}
+	if meta != nil {
+		c.Meta = hub.ClientMeta(meta.AdditionalFields)
+	}
+	if err := s.dataLevelOf(c); err != nil {
+		return nil, err
+	}
+	c.Meta = nil
+	return c, nil
 }
 
 func (c *relayCompletion) CompletePromptArgument(ctx context.Context, name string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {

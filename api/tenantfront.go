@@ -23,6 +23,9 @@ type frontServer struct {
 	sig  string
 }
 
+// unsetSig is the signature of a server not filled yet.
+const unsetSig = "\x00unset"
+
 // server returns the MCP server of vendor ("" for the whole catalog) for
 // tenant, made (and filled) at its first use. Each tenant has its own, so
 // that notifications/tools/list_changed, which mcp-go sends to every
@@ -36,7 +39,7 @@ func (f *mcpFront) server(vendor, tenant string) *server.MCPServer {
 		if vendor != "" {
 			name = "toolhub/" + vendor
 		}
-		fs = &frontServer{srv: f.newServer(vendor, name), sig: "\x00unset"}
+		fs = &frontServer{srv: f.newServer(vendor, name), sig: unsetSig}
 		f.servers[k] = fs
 	}
 	f.mu.Unlock()
@@ -110,7 +113,13 @@ func (f *mcpFront) refresh(k frontKey) {
 	if fs.sig == sig.String() {
 		return
 	}
+	first := fs.sig == unsetSig
 	fs.sig = sig.String()
+	if k.vendor == "" && !first {
+		// The vendors the tenant sees may have changed with its tools:
+		// their resources and prompts are on its server, no others.
+		defer f.fillAggregate(k)
+	}
 	tools := make([]server.ServerTool, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name

@@ -1,10 +1,13 @@
 package hub
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/toolhub/toolhub/registry"
@@ -243,6 +246,15 @@ func (g *Gateway) privacy(next Invoker) Invoker {
 		if g.opts.Redact != nil {
 			rc := *c
 			rc.Arguments = g.opts.Redact(c.Tool.Vendor, c.Arguments)
+			if c.Method != "" && c.Params != nil {
+				// A relayed request: prompts/get arguments, a resources/read
+				// URI, a completion's value.
+				p, err := redactParams(c.Params, func(m map[string]any) map[string]any { return g.opts.Redact(c.Tool.Vendor, m) })
+				if err != nil {
+					return nil, &Error{Code: CodeInternal, Vendor: c.Tool.Vendor, Message: fmt.Sprintf("%s: the request could not be checked for redaction: %v", c.Method, err)}
+				}
+				rc.Params = p
+			}
 			return next.Invoke(ctx, &rc)
 		}
 		return next.Invoke(ctx, c)
@@ -339,4 +351,32 @@ func checkOutput(t *registry.Tool, r *Result) error {
 		return e
 	}
 	return nil
+}
+
+// redactParams applies redact to every string of a relayed request's
+// params, by a round trip through JSON into a new value of params' own
+// type. params comes back as it was when redact changes nothing.
+func redactParams(params any, redact func(map[string]any) map[string]any) (any, error) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(redact(m))
+	if err != nil {
+		return nil, err
+	}
+	var same map[string]any
+	_ = json.Unmarshal(b, &same)
+	if again, _ := json.Marshal(same); bytes.Equal(again, out) {
+		return params, nil
+	}
+	p := reflect.New(reflect.TypeOf(params))
+	if err := json.Unmarshal(out, p.Interface()); err != nil {
+		return nil, err
+	}
+	return p.Elem().Interface(), nil
 }

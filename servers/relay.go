@@ -208,6 +208,14 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
 			return c.client.ReadResource(ctx, req)
 		})
+	case string(mcp.MethodCompletionComplete):
+		req, ok := call.Params.(mcp.CompleteRequest)
+		if !ok {
+			break
+		}
+		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.CompleteResult, error) {
+			return c.client.Complete(ctx, req)
+		})
 	case string(mcp.MethodPromptsGet):
 		req, ok := call.Params.(mcp.GetPromptRequest)
 		if !ok {
