@@ -22,10 +22,13 @@ calls/s of image.generate, half new prompts, half repeats of cached ones), then
 restore them. Reports the answers within 1s during the outage (stale or queued),
 the jobs completed after recovery, the time from recovery to completion (median,
 p99), and pushes and charges per job. Runs a hub and the example vendors in
-process (config: internal/drill.ImageOutageConfig).`, stderr)
+process (config: internal/drill.ImageOutageConfig: probes every 500ms, 250ms
+ramp steps; with --defaults, ImageOutageDefaultsConfig: no probes, the default
+cool-down and ramp, as users run it).`, stderr)
 	duration := fs.Duration("duration", 60*time.Second, "how long both vendors are down")
 	rate := fs.Float64("rate", 20, "offered calls/s")
 	fault := fs.String("fault", "http500", "how the vendors are down: fail, slow, hang, garbage, http500, http429")
+	defaults := fs.Bool("defaults", false, "run on the default probes, cool-down and ramp (no business probes)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the drain (recovery until every job is final) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,7 +41,11 @@ process (config: internal/drill.ImageOutageConfig).`, stderr)
 		return fmt.Errorf("--fault %q: want fail, slow, hang, garbage, http500 or http429", *fault)
 	}
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.ImageOutageConfig, Vendors: drillvendors.Server})
+	cfg := drill.ImageOutageConfig
+	if *defaults {
+		cfg = drill.ImageOutageDefaultsConfig
+	}
+	l, err := drill.NewLab(ctx, drill.LabOptions{Config: cfg, Vendors: drillvendors.Server})
 	if err != nil {
 		return err
 	}

@@ -181,6 +181,7 @@ type Breaker struct {
 	trips           int
 	trialsInFlight  int
 	trialsSucceeded int
+	lastTrialAt     time.Time // the last TrialEvery that turned the circuit half-open
 }
 
 type bucket struct {
@@ -412,6 +413,27 @@ func (b *Breaker) TrialNow() bool {
 	b.mu.Unlock()
 	b.notify(changes)
 	return s == Open
+}
+
+// TrialEvery is [Breaker.TrialNow] at most once every interval: an open
+// circuit turns half-open when it has been open, and its last such trial
+// was, at least every ago. For a caller that can wait and whose own call is
+// the trial (a queued job), so that an upstream's recovery is found within
+// every, whatever the cool-down and whether it is probed or not. It
+// reports whether the circuit turned half-open.
+func (b *Breaker) TrialEvery(every time.Duration) bool {
+	b.mu.Lock()
+	now := b.o.Now()
+	changes := b.advanceLocked(now, nil)
+	_, s := b.loadLocked()
+	ok := s == Open && now.Sub(b.openedAt) >= every && now.Sub(b.lastTrialAt) >= every
+	if ok {
+		b.lastTrialAt = now
+		changes = b.setLocked(now, HalfOpen, changes)
+	}
+	b.mu.Unlock()
+	b.notify(changes)
+	return ok
 }
 
 // Reset closes the circuit and forgets its history (an operator's switch).

@@ -72,6 +72,7 @@ type Health struct {
 	ejectedAt   time.Time
 	lastProbe   time.Time
 	lastErr     error
+	lastTrialAt time.Time // the last TrialEvery that let a call through
 }
 
 // NewHealth returns a tracker for key, admitted, with a finished ramp.
@@ -152,6 +153,23 @@ func (h *Health) readmitLocked(now time.Time, manual bool) *HealthChange {
 	h.ejected, h.manual, h.consecutive = false, false, 0
 	h.ramp.Start()
 	return &HealthChange{Key: h.key, Ejected: false, Manual: manual, At: now}
+}
+
+// TrialEvery reports whether a call may go to an upstream ejected by its
+// probes as a trial, at most once every interval (and not before it has
+// been ejected that long): for a caller that can wait (a queued job). A
+// trial that succeeds is reported with Record(nil), as a good probe, and
+// re-admits the upstream. An operator's ejection ([Health.Eject]) admits
+// no trial.
+func (h *Health) TrialEvery(every time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if !h.ejected || h.manual || now.Sub(h.ejectedAt) < every || now.Sub(h.lastTrialAt) < every {
+		return false
+	}
+	h.lastTrialAt = now
+	return true
 }
 
 // Ejected reports whether the upstream is out of service.

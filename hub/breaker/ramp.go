@@ -16,6 +16,12 @@ type RampOptions struct {
 	// Interval is how long each step must run without a failure before the
 	// next. Zero means 30s.
 	Interval time.Duration
+	// Floor, when positive, admits a call whenever none was admitted for
+	// Floor, whatever the step's share: a share of little traffic is
+	// next to none, and a lone caller that can wait (a queued job) would
+	// be starved for a whole step. Zero means no floor: admission is the
+	// share alone.
+	Floor time.Duration
 	// Now returns the current time. Nil means [time.Now].
 	Now func() time.Time
 }
@@ -33,6 +39,7 @@ type RampOptions struct {
 type Ramp struct {
 	steps    []int64 // fractions in parts per million
 	interval time.Duration
+	floor    time.Duration
 	now      func() time.Time
 
 	done atomic.Bool // fast path: finished, admit all
@@ -41,6 +48,7 @@ type Ramp struct {
 	step  int
 	since time.Time // current step began
 	calls int64     // Admit calls during the step
+	last  time.Time // the last call admitted (for the floor)
 }
 
 const ppm = 1_000_000
@@ -60,6 +68,7 @@ func NewRamp(opts *RampOptions) *Ramp {
 		if opts.Now != nil {
 			r.now = opts.Now
 		}
+		r.floor = opts.Floor
 	}
 	if len(steps) == 0 {
 		panic("breaker: NewRamp: no steps")
@@ -104,11 +113,16 @@ func (r *Ramp) Admit() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.advanceLocked(r.now())
+	now := r.now()
+	r.advanceLocked(now)
 	f := r.steps[r.step]
 	k := r.calls
 	r.calls++
-	return ceilDiv((k+1)*f, ppm) > ceilDiv(k*f, ppm)
+	ok := ceilDiv((k+1)*f, ppm) > ceilDiv(k*f, ppm) || r.floor > 0 && now.Sub(r.last) >= r.floor
+	if ok {
+		r.last = now
+	}
+	return ok
 }
 
 // RampStep describes a ramp for the status API.

@@ -72,6 +72,12 @@ type Options struct {
 	// A tool that fails alone then stops without taking its vendor's other
 	// tools down with it.
 	ToolBreaker func(t *registry.Tool) bool
+	// JobTrialEvery is how often a queued job's call (one with
+	// Meta[hub.MetaJobID]) may go through its vendor's open breaker, or past
+	// an ejection by probes, as the trial that finds the vendor's recovery:
+	// jobs can wait, and the call they make is a better probe than a ping.
+	// Zero means [DefaultJobTrialEvery] (1s); negative, never.
+	JobTrialEvery time.Duration
 	// Health configures the trackers made by [Governor.StartProbes]. Nil
 	// means breaker's defaults (eject after 3 failed probes). Now defaults
 	// to [Options.Now]; OnChange is chained after the governor's own.

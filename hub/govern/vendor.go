@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"syscall"
@@ -61,13 +62,17 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 
 	// 1. Active health.
 	h := vs.health.Load()
+	trial := false // a job's call let past its vendor's ejection
 	if h != nil {
-		if h.Ejected() {
+		if h.Ejected() && g.jobTrials(c) && h.TrialEvery(g.jobTrialEvery()) {
+			c.Trace.Decide("health " + v + " ejected: a job's call is the trial")
+			trial = true
+		} else if h.Ejected() {
 			c.Trace.Decide("health " + v + " ejected")
 			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused, Details: map[string]any{"reason": "ejected"},
 				Message: fmt.Sprintf("vendor %q ejected by health probe; calls resume when a probe succeeds", v)}
 		}
-		if !h.Ramp().Admit() {
+		if !trial && !h.Ramp().Admit() {
 			return nil, g.skip(c, v, h.Ramp())
 		}
 	}
@@ -78,6 +83,13 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	}
 	// 3. The breaker.
 	ticket, err := b.Admit()
+	if oe, ok := err.(*breaker.OpenError); ok && oe.State == breaker.Open && g.jobTrials(c) && b.TrialEvery(g.jobTrialEvery()) {
+		// A queued job may wait: its call is the half-open circuit's trial,
+		// so the job finds the vendor's recovery by itself.
+		c.Trace.Decide("breaker " + v + " open: a job's call is the trial")
+		trial = true
+		ticket, err = b.Admit()
+	}
 	if err != nil {
 		return nil, openError(c, v, "vendor "+strconv.Quote(v), err)
 	}
@@ -142,8 +154,24 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	if o == breaker.Failure && h != nil {
 		h.Ramp().Failure()
 	}
+	if trial && o == breaker.Success {
+		h.Record(nil) // as a good probe: re-admits the vendor
+	}
 	if err != nil {
 		if he, ok := errors.AsType[*hub.Error](err); ok {
+			if trial {
+				// The vendor is still down: the job waits for it as for an
+				// open breaker (jobs.DefaultVendorsDown), spending no attempt.
+				te := *he
+				d, _ := he.Details.(map[string]any)
+				d = maps.Clone(d)
+				if d == nil {
+					d = map[string]any{}
+				}
+				d["reason"] = "trial"
+				te.Details = d
+				return nil, &te
+			}
 			return nil, he // drop retry's ErrAttemptTimeout wrapping
 		}
 		return nil, err
@@ -327,3 +355,25 @@ type waitError struct{ e *hub.Error }
 func (w waitError) Error() string             { return w.e.Error() }
 func (w waitError) Unwrap() error             { return w.e }
 func (w waitError) RetryAfter() time.Duration { return w.e.RetryAfter }
+
+// jobTrials reports whether c is a queued job's call that may be the trial
+// of its vendor's open breaker or ejection ([Options.JobTrialEvery]).
+func (g *Governor) jobTrials(c *hub.Call) bool {
+	if g.o.JobTrialEvery < 0 {
+		return false
+	}
+	_, job := c.Meta[hub.MetaJobID]
+	return job
+}
+
+func (g *Governor) jobTrialEvery() time.Duration {
+	if g.o.JobTrialEvery > 0 {
+		return g.o.JobTrialEvery
+	}
+	return DefaultJobTrialEvery
+}
+
+// DefaultJobTrialEvery is how often, by default, a queued job's call may go
+// to a vendor whose breaker is open or that its probes ejected, as the
+// trial that finds its recovery.
+const DefaultJobTrialEvery = time.Second

@@ -59,7 +59,9 @@ type Pool struct {
 	// [Pool.Wake] or that time. Nil means [DefaultVendorsDown].
 	VendorsDown func(error) (wait time.Duration, down bool)
 	// MaxWait bounds how long a waiting job sleeps before it looks again
-	// by itself, in case a wake was missed; zero means 15s.
+	// by itself (its call may then be its vendor's breaker trial: see
+	// govern's JobTrialEvery), in case no wake comes; zero means
+	// [DefaultMaxWait], 2s.
 	MaxWait time.Duration
 	// Lease is how long a claim lasts without renewal; zero means 30s.
 	// Workers renew at a third of it.
@@ -107,7 +109,7 @@ func (p *Pool) Start(ctx context.Context) error {
 		p.Concurrency = 4
 	}
 	if p.MaxWait <= 0 {
-		p.MaxWait = 15 * time.Second
+		p.MaxWait = DefaultMaxWait
 	}
 	if p.VendorsDown == nil {
 		p.VendorsDown = DefaultVendorsDown
@@ -382,7 +384,9 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 			// missed this job (it was running), so it looks again soon.
 			wait = min(wait, RampWait)
 		}
-		wait += time.Duration(rand.Float64() * float64(wait) / 10) // spread the jobs waiting on one breaker
+		// Spread the jobs waiting on one breaker over [wait/2, wait]: their
+		// retries, which may be its trials, come one by one.
+		wait = wait/2 + time.Duration(rand.Float64()*float64(wait)/2)
 		next := now.Add(wait)
 		if next.After(deadline) {
 			next = deadline
@@ -427,13 +431,19 @@ func deadlineError(life time.Duration, last string) string {
 	return fmt.Sprintf("the job's deadline passed (%v after it was queued); last error: %s", life, last)
 }
 
+// DefaultMaxWait is the longest a waiting job sleeps before it looks
+// again by itself: a vendor's recovery is found within it even when no
+// probe or breaker change wakes the job.
+const DefaultMaxWait = 2 * time.Second
+
 // RampWait is how long a job waits when recovering vendors' ramps skipped
 // its call (they take a share of the calls, growing step by step).
 const RampWait = 200 * time.Millisecond
 
 // DefaultVendorsDown says that no vendor can take a call now when its
 // error is an open breaker's refusal (circuit_open), an ejection by health
-// probes, or a recovery ramp's skip, or a capability's error whose every
+// probes, a recovery ramp's skip, the failure of a trial the job's call
+// was (reason "trial"), or a capability's error whose every
 // vendor error is one of those. wait is the shortest of their waits: an
 // open breaker's Retry-After (when it lets a trial call through), zero
 // for an ejection (until woken), [RampWait] for a ramp's skip.
@@ -443,6 +453,11 @@ func DefaultVendorsDown(err error) (time.Duration, bool) {
 		return 0, false
 	}
 	switch {
+	case reasonOf(e) == "trial":
+		// The job's call was the trial of its vendor's open breaker or
+		// ejection, and the vendor is still down: wait (the next trial is
+		// govern.DefaultJobTrialEvery away).
+		return 0, true
 	case e.Code == hub.CodeCircuitOpen && reasonOf(e) == "ramp":
 		// A recovering vendor takes a share of the calls: try again soon
 		// (without spending an attempt), at the pace of the ramp.

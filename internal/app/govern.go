@@ -19,7 +19,10 @@ import (
 
 func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options {
 	g := cfg.Governance
-	ramp := &breaker.RampOptions{Interval: g.RampInterval.D()}
+	ramp := &breaker.RampOptions{Interval: g.RampInterval.D(), Floor: g.RampFloor.D()}
+	if g.RampFloor == 0 {
+		ramp.Floor = 10 * time.Millisecond
+	}
 	return &govern.Options{
 		Limiter:      l,
 		Logger:       slog.New(a.Decisions), // the decision log, also kept for /ui

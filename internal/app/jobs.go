@@ -29,8 +29,8 @@ func (a *App) jobDeadline(tool string) time.Duration {
 }
 
 // vendorBack is called on every breaker change and health change: when a
-// vendor can take traffic again (a half-open trial, a closed breaker, a
-// re-admission by a probe), the jobs waiting for a vendor are woken, here
+// vendor can take traffic again (a closed breaker, a re-admission by a
+// probe), the jobs waiting for a vendor are woken, here
 // and on every instance sharing the queue. It never blocks the breaker.
 func (a *App) vendorBack(halfOpenOrClosed bool) {
 	if !halfOpenOrClosed {
@@ -42,7 +42,11 @@ func (a *App) vendorBack(halfOpenOrClosed bool) {
 	}
 }
 
-func (a *App) breakerChanged(c breaker.Change) { a.vendorBack(c.To != breaker.Open) }
+// breakerChanged wakes the waiting jobs when a breaker closes. A
+// half-open breaker does not wake them: its few trial calls are taken by
+// whoever comes (a waiting job's own retry among them), and a wake of every
+// job at each trial would have them all retry at once, then all sleep.
+func (a *App) breakerChanged(c breaker.Change) { a.vendorBack(c.To == breaker.Closed) }
 
 func (a *App) healthChanged(c breaker.HealthChange) { a.vendorBack(!c.Ejected) }
 
@@ -58,7 +62,7 @@ func (a *App) wakeLoop() {
 			continue
 		}
 		if n, err := a.pool.Wake(a.ctx); err != nil && a.ctx.Err() == nil {
-			a.log.Warn("jobs: waking the jobs that wait for a vendor failed; they look again by themselves within 15s", "err", err)
+			a.log.Warn("jobs: waking the jobs that wait for a vendor failed; they look again by themselves within 2s", "err", err)
 		} else if n > 0 {
 			a.log.Info("jobs: a vendor can take traffic again; woke the jobs waiting for one", "jobs", n)
 		}

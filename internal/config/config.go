@@ -172,6 +172,7 @@ type Governance struct {
 		Trials              int               `yaml:"trials"`               // 3 half-open trial calls
 	} `yaml:"breaker"`
 	RampInterval registry.Duration `yaml:"ramp_interval"` // 30s per step of 5% → 25% → 50% → 100%
+	RampFloor    registry.Duration `yaml:"ramp_floor"`    // 10ms: during a ramp, at least one call that often, whatever the share; negative: none
 	EjectAfter   int               `yaml:"eject_after"`   // 3 failed probes in a row
 	Retry        struct {
 		Max  int               `yaml:"max"`  // 3 retries

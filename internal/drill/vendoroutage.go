@@ -62,6 +62,18 @@ billing:
         - {vendor: sd, tool: "*", tenant: {per_call: "0.01"}, payout: {per_call: "0.005"}}
 `
 
+// ImageOutageDefaultsConfig is [ImageOutageConfig] as users run it: no
+// business probes (each vendor gets the default MCP ping, every 10s), the
+// default breaker cool-down (30s) and recovery ramp (30s a step). Waiting
+// jobs find the recovery by themselves: their calls are the open
+// breakers' trials (at most one a second) and a ramp admits a call at
+// least every 10ms (governance.ramp_floor).
+var ImageOutageDefaultsConfig = strings.NewReplacer(
+	"    probe: {tool: generate_image, args: {prompt: probe}, interval: 500ms}\n", "",
+	"    probe: {tool: txt2img, args: {text: probe}, interval: 500ms}\n", "",
+	"governance:\n  ramp_interval: 250ms\n", "",
+).Replace(ImageOutageConfig)
+
 // ImageOutageOptions configure [ImageOutage]. Zero fields mean the defaults.
 type ImageOutageOptions struct {
 	// Duration is how long both image vendors are down; zero means 60s.
