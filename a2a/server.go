@@ -173,9 +173,19 @@ func NewServer(gw *hub.Gateway, cat *registry.Catalog, opts *ServerOptions) *Ser
 		}
 		hopts = append(hopts, a2asrv.WithPushNotifications(s.push, s.sender))
 	}
+	if len(s.opts.SecuritySchemes) > 0 {
+		// The public card lists what an anonymous caller may use; a caller
+		// with a key asks for its own (the authenticated extended card).
+		hopts = append(hopts, a2asrv.WithExtendedAgentCardProducer(a2asrv.ExtendedAgentCardProducerFn(
+			func(ctx context.Context, _ *sdk.GetExtendedAgentCardRequest) (*sdk.AgentCard, error) {
+				base, _ := ctx.Value(baseKey{}).(string)
+				return s.Card(ctx, base), nil
+			})))
+	}
 	s.handler = jobHandler{a2asrv.NewHandler(&executor{s: s}, hopts...), s}
 	v1, v0 := a2asrv.NewJSONRPCHandler(s.handler), a2av0.NewJSONRPCHandler(s.handler)
 	s.rpc = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), baseKey{}, s.base(r)))
 		// A request without A2A-Version is 0.3 (A2A 1.0, "service parameters").
 		if v := r.Header.Get(sdk.SvcParamVersion); v == "" || strings.HasPrefix(v, "0.") {
 			v0.ServeHTTP(w, r)
@@ -201,7 +211,12 @@ func (s *Server) CardHandler() http.Handler { return http.HandlerFunc(s.serveCar
 // request that says A2A-Version 0.3 or none.
 func (s *Server) Handler() http.Handler { return s.rpc }
 
-func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+// baseKey carries toolhub's base URL, as a request reached it, to the
+// extended card's producer.
+type baseKey struct{}
+
+// base is toolhub's public base URL: Options.URL, else the request's.
+func (s *Server) base(r *http.Request) string {
 	base := strings.TrimSuffix(s.opts.URL, "/")
 	if base == "" {
 		scheme := "http"
@@ -210,7 +225,11 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
 		}
 		base = scheme + "://" + r.Host
 	}
-	card := s.Card(r.Context(), base)
+	return base
+}
+
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	card := s.Card(r.Context(), s.base(r))
 	var b []byte
 	var err error
 	if v := r.Header.Get(sdk.SvcParamVersion); strings.HasPrefix(v, "0.") {
@@ -249,8 +268,11 @@ func v1CardWith03Fields(card *sdk.AgentCard) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// Card returns the agent card as the request's tenant sees the catalog;
-// base is toolhub's public base URL.
+// Card returns the agent card as the request's tenant sees the catalog
+// (every capability it may call is a skill); base is toolhub's public base
+// URL. With security schemes the card says it has an authenticated
+// extended card: the caller's own, served by the JSON-RPC endpoint
+// (GetExtendedAgentCard; 0.3: agent/getAuthenticatedExtendedCard).
 func (s *Server) Card(ctx context.Context, base string) *sdk.AgentCard {
 	tenant := s.opts.Tenant(ctx)
 	card := &sdk.AgentCard{
@@ -262,7 +284,7 @@ func (s *Server) Card(ctx context.Context, base string) *sdk.AgentCard {
 			sdk.NewAgentInterface(base+RPCPath, sdk.TransportProtocolJSONRPC),
 			{URL: base + RPCPath, ProtocolBinding: sdk.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
 		},
-		Capabilities:         sdk.AgentCapabilities{Streaming: true, PushNotifications: s.opts.PushNotifications},
+		Capabilities:         sdk.AgentCapabilities{Streaming: true, PushNotifications: s.opts.PushNotifications, ExtendedAgentCard: len(s.opts.SecuritySchemes) > 0},
 		DefaultInputModes:    []string{"application/json", "text/plain"},
 		DefaultOutputModes:   []string{"application/json", "text/plain"},
 		SecuritySchemes:      s.opts.SecuritySchemes,

@@ -150,6 +150,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.refuse(w, r, hub.CodeInvalidRequest, r.URL.Path+" takes no request body")
 			return
 		}
+		if s.opts.Authenticate == nil {
+			// Without authentication every caller is the default tenant:
+			// the agent card lists what it may call.
+			r = r.WithContext(WithPrincipal(r.Context(), auth.Principal{Role: auth.RoleOperator, Tenant: DefaultTenant}))
+		}
 		s.mux.ServeHTTP(w, r)
 		return
 	}
