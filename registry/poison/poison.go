@@ -183,6 +183,9 @@ func ScanText(field, text string) []Finding {
 			for start < end && (text[start] == ' ' || text[start] == '\t' || text[start] == '\n' || text[start] == '\r') {
 				start++
 			}
+			for end > start && (text[end-1] == '.' || text[end-1] == ',') {
+				end-- // "read ~/.ssh/id_rsa." names ~/.ssh/id_rsa
+			}
 			if start == end || r.reject != nil && r.reject(text, start, end) {
 				continue
 			}
@@ -210,12 +213,16 @@ func ruleIndex(r string) int {
 	return len(Rules)
 }
 
-// dedupe drops a finding whose rule and offset an earlier one has.
+// dedupe drops a finding inside an earlier one of the same rule ("prior
+// instructions" inside "ignore prior instructions").
 func dedupe(fs []Finding) []Finding {
 	out := fs[:0]
-	for i, f := range fs {
-		if i > 0 && f.Offset == fs[i-1].Offset && f.Rule == fs[i-1].Rule {
-			continue
+next:
+	for _, f := range fs {
+		for _, k := range out {
+			if k.Rule == f.Rule && k.Offset <= f.Offset && f.Offset+len(f.Span) <= k.Offset+len(k.Span) {
+				continue next
+			}
 		}
 		out = append(out, f)
 	}
