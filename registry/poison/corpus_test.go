@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/poison"
 )
@@ -89,5 +91,25 @@ func TestCorpus(t *testing.T) {
 	}
 	if all.precision() < 0.95 || all.recall() < 0.95 {
 		t.Errorf("precision %.3f, recall %.3f on the whole corpus, want both ≥ 0.95", all.precision(), all.recall())
+	}
+}
+
+// A long text is scanned in windows around anchors: every finding of a
+// corpus text is found, at the same place, with 6 KiB of clean text on
+// each side of it.
+func TestLongTextWindows(t *testing.T) {
+	pad := strings.Repeat("Sunny, 21°C, humidity 40%. 明天多云。 ", 6<<10/40)
+	for _, name := range []string{"tuning.jsonl", "heldout.jsonl"} {
+		for _, e := range loadCorpus(t, name) {
+			text := e.Tool.Description
+			want := poison.ScanText("d", text)
+			got := poison.ScanText("d", pad+text+" "+pad)
+			for i := range want {
+				want[i].Offset += len(pad)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %q (-whole +windows):\n%s", name, e.Tool.Name, diff)
+			}
+		}
 	}
 }
