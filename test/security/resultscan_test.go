@@ -97,6 +97,32 @@ tenants:
 	}
 	check("REST", rest.Content[0].Text, rest.Findings)
 
+	// A2A: the result artifact's metadata, beside its provenance.
+	st, body = h.req("acme", "POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{
+		"message":{"kind":"message","messageId":"m-scan-1","role":"user","parts":[{"kind":"data","data":{}}],
+		"metadata":{"skill":"raw__count"}},"configuration":{"blocking":true}}}`, nil)
+	var task struct {
+		Result struct {
+			Artifacts []struct {
+				Metadata map[string]json.RawMessage `json:"metadata"`
+				Parts    []struct{ Text string }    `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &task); st != 200 || err != nil || len(task.Result.Artifacts) != 1 {
+		t.Fatalf("A2A: %d %s", st, body)
+	}
+	art := task.Result.Artifacts[0]
+	fs = nil
+	if err := json.Unmarshal(art.Metadata["toolhub/findings"], &fs); err != nil || art.Metadata["toolhub/provenance"] == nil {
+		t.Fatalf("A2A artifact has no toolhub/findings beside its provenance: %s", body)
+	}
+	text := ""
+	for _, p := range art.Parts {
+		text += p.Text
+	}
+	check("A2A", text, fs)
+
 	// A vendor without result_scan: the same text, not marked.
 	if got := call("tools/call", `{"name":"plain__count","arguments":{}}`); strings.Contains(got, "toolhub/findings") || !strings.Contains(got, "toolhub/provenance") {
 		t.Errorf("a vendor without result_scan was marked: %s", got)
@@ -106,14 +132,14 @@ tenants:
 	}
 
 	// The decision log line of each marked call carries the findings.
-	drilltest.WaitFor(t, 30*time.Second, "two decision log lines with findings", func() bool {
+	drilltest.WaitFor(t, 30*time.Second, "three decision log lines with findings", func() bool {
 		n := 0
 		for _, line := range strings.Split(h.p.Logs(), "\n") {
 			if strings.Contains(line, `"msg":"call"`) && strings.Contains(line, `"vendor":"raw"`) && strings.Contains(line, `"findings":[`) && strings.Contains(line, `"rule":"secret"`) {
 				n++
 			}
 		}
-		return n >= 2
+		return n >= 3
 	})
 }
 
