@@ -62,7 +62,8 @@ FUZZ_TARGETS := \
 	./billing/internal/ledgersql:FuzzUnitsJSON \
 	./orchestrator:FuzzPlanOffline \
 	./internal/jsonscan:FuzzRepeatedKey \
-	./servers:FuzzResultValidatedIsSent
+	./servers:FuzzResultValidatedIsSent \
+	./registry/poison:FuzzScanText
 
 fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -167,7 +167,8 @@ func (e *executor) followJob(ctx context.Context, ec *a2asrv.ExecutorContext, re
 	s := e.s
 	jobID := res.Provenance.JobID
 	msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, partsFromResult(res)...)
-	msg.Metadata = map[string]any{jobIDKey: jobID, "toolhub/provenance": plainJSON(res.Provenance)}
+	msg.Metadata = resultMetadata(res)
+	msg.Metadata[jobIDKey] = jobID
 	ev := sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, msg)
 	ev.Metadata = map[string]any{jobIDKey: jobID}
 	if !yield(ev, nil) {
@@ -237,7 +238,8 @@ func jobOutcome(info sdk.TaskInfoProvider, jobID string, j *jobs.Job, err error)
 		}
 		art := sdk.NewArtifactEvent(info, partsFromResult(res)...)
 		art.Artifact.Name = "result"
-		art.Artifact.Metadata = map[string]any{"toolhub/provenance": plainJSON(res.Provenance), jobIDKey: jobID}
+		art.Artifact.Metadata = resultMetadata(res)
+		art.Artifact.Metadata[jobIDKey] = jobID
 		state := sdk.TaskStateCompleted
 		if res.IsError {
 			art.Artifact.Metadata["toolhub/is_error"] = true
@@ -260,7 +262,7 @@ func resultOfJob(raw json.RawMessage) (*hub.Result, error) {
 	if err := json.Unmarshal(raw, &rj); err != nil {
 		return nil, err
 	}
-	r := &hub.Result{Structured: rj.Structured, IsError: rj.IsError}
+	r := &hub.Result{Structured: rj.Structured, IsError: rj.IsError, Findings: rj.Findings}
 	if rj.Provenance != nil {
 		r.Provenance = *rj.Provenance
 	}

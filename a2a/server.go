@@ -408,7 +408,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		}
 		art := sdk.NewArtifactEvent(ec, partsFromResult(res)...)
 		art.Artifact.Name = "result"
-		art.Artifact.Metadata = map[string]any{"toolhub/provenance": plainJSON(res.Provenance)}
+		art.Artifact.Metadata = resultMetadata(res)
 		if res.IsError {
 			art.Artifact.Metadata["toolhub/is_error"] = true
 		}
@@ -632,6 +632,17 @@ func errorJSON(b httperr.Body) map[string]any {
 
 // plainJSON turns v into maps, slices and scalars (the task store copies
 // tasks with encoding/gob, which knows no toolhub types).
+// resultMetadata is a result's metadata on a message or artifact: its
+// provenance, and the findings of its vendor's result scan when there are
+// any (the result is not changed).
+func resultMetadata(res *hub.Result) map[string]any {
+	m := map[string]any{"toolhub/provenance": plainJSON(res.Provenance)}
+	if len(res.Findings) > 0 {
+		m["toolhub/findings"] = plainJSON(res.Findings)
+	}
+	return m
+}
+
 func plainJSON(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -558,10 +558,11 @@ func rpcResponse(id, result []byte, err error) []byte {
 // resultType (2026-07-28) and structuredContent (when not null), in that
 // order (mcp-go writes them from a map); other members are dropped as
 // mcp-go's decoding drops them. It reports false, appending nothing, when
-// Raw is not such an object.
+// Raw is not such an object or the result carries findings.
 func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]byte, bool) {
 	raw := res.Raw
-	if !utf8.Valid(raw) {
+	if len(res.Findings) > 0 || !utf8.Valid(raw) {
+		// A marked result is rare: mcpResult writes its findings.
 		return buf, false
 	}
 	var content, structured []byte

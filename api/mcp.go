@@ -22,7 +22,10 @@ import (
 // Meta keys toolhub adds to MCP results.
 const (
 	MetaProvenance = "toolhub/provenance"
-	MetaError      = "toolhub/error"
+	// MetaFindings marks a result whose text the vendor's result scan
+	// flagged: a list of {field, rule, span}. The result is not changed.
+	MetaFindings = "toolhub/findings"
+	MetaError    = "toolhub/error"
 )
 
 // mcpFront serves the catalog over MCP: for each tenant, one server for
@@ -298,6 +301,9 @@ func mcpResult(r *hub.Result) *mcp.CallToolResult {
 	}
 	out := &mcp.CallToolResult{Content: content, StructuredContent: r.Structured, IsError: r.IsError}
 	out.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaProvenance: r.Provenance}}
+	if len(r.Findings) > 0 {
+		out.Meta.AdditionalFields[MetaFindings] = r.Findings
+	}
 	return out
 }
 

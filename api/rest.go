@@ -79,6 +79,9 @@ type CallResponse struct {
 	StructuredContent any            `json:"structuredContent,omitempty"`
 	IsError           bool           `json:"isError,omitempty"`
 	Provenance        hub.Provenance `json:"provenance"`
+	// Findings: the vendor's result scan flagged this text (the result is
+	// not changed); absent when there are none.
+	Findings []hub.Finding `json:"findings,omitempty"`
 }
 
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +132,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	if res.Content == nil {
 		content = []any{}
 	}
-	writeJSON(w, http.StatusOK, CallResponse{Content: content, StructuredContent: res.Structured, IsError: res.IsError, Provenance: res.Provenance})
+	writeJSON(w, http.StatusOK, CallResponse{Content: content, StructuredContent: res.Structured, IsError: res.IsError, Provenance: res.Provenance, Findings: res.Findings})
 }
 
 func (s *Server) listVendors(w http.ResponseWriter, r *http.Request) {

@@ -171,6 +171,19 @@ type Result struct {
 	// that changes them (a capability's result mapping, redaction, a cache
 	// or stale answer built anew) must set Raw to nil.
 	Raw []byte
+	// Findings are what the vendor's result scan (registry.Vendor
+	// ResultScan) flagged in the result's text: the result is marked, not
+	// changed, so Raw and Content stay as they are. Front doors render
+	// them next to Provenance.
+	Findings []Finding
+}
+
+// Finding is one span of a result's text that looks like instructions to
+// the model rather than data (see package registry/poison for the rules).
+type Finding struct {
+	Field string `json:"field"` // e.g. "content/0/text"
+	Rule  string `json:"rule"`
+	Span  string `json:"span"`
 }
 
 // Provenance says where an answer came from. It goes on every result.

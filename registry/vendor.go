@@ -77,6 +77,12 @@ type Vendor struct {
 	// Redact names the redaction rules (privacy.rules) applied to every
 	// string argument sent to this vendor, e.g. [phone, national_id].
 	Redact []string `json:"redact,omitempty" yaml:"redact,omitempty"`
+	// ResultScan scans the text content of the vendor's results for
+	// instructions aimed at the model (the rules of registry/poison) and
+	// marks a result with findings: _meta["toolhub/findings"] (MCP),
+	// "findings" (REST) and the decision log. The result itself is never
+	// changed. Off by default.
+	ResultScan bool `json:"result_scan,omitempty" yaml:"result_scan,omitempty"`
 }
 
 // MaxDataLevel is the highest privacy level (L3).

@@ -18,8 +18,10 @@ import (
 // or the last one tried), trace_id and span_id (when the call is traced,
 // see hub/tracing), attempts (vendor, tool, outcome, latency_ms,
 // error), decisions, code and error (on failure), fallback / cached /
-// stale / queued, latency_ms (total) and decision_us: the time spent in
-// toolhub outside upstream attempts (total minus the attempts' latencies).
+// stale / queued, latency_ms (total), decision_us: the time spent in
+// toolhub outside upstream attempts (total minus the attempts' latencies),
+// and findings (field, rule, span) when the vendor's result scan flagged
+// the result.
 //
 // Argument values are never logged, and string argument values are
 // scrubbed from logged error texts ("[redacted]"), unless [Governor.SetDebug]
@@ -133,6 +135,10 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 		slog.Float64("latency_ms", float64(total.Microseconds())/1000),
 		slog.Int64("decision_us", decisionUS),
 	)
+	if r != nil && len(r.Findings) > 0 {
+		// The vendor's result scan flagged the result (it was not changed).
+		attrs = append(attrs, slog.Any("findings", r.Findings))
+	}
 	if debug {
 		attrs = append(attrs, slog.Any("arguments", c.Arguments))
 	}

@@ -154,6 +154,8 @@ type ResultJSON struct {
 	Structured any             `json:"structuredContent,omitempty"`
 	IsError    bool            `json:"isError,omitempty"`
 	Provenance *hub.Provenance `json:"provenance,omitempty"`
+	// Findings: the vendor's result scan flagged this text (not changed).
+	Findings []hub.Finding `json:"findings,omitempty"`
 }
 
 // EncodeResult returns r as stored in [Job.Result].
@@ -170,7 +172,7 @@ func EncodeResult(r *hub.Result) (json.RawMessage, error) {
 		content = b
 	}
 	p := r.Provenance
-	b, err := json.Marshal(ResultJSON{Content: content, Structured: r.Structured, IsError: r.IsError, Provenance: &p})
+	b, err := json.Marshal(ResultJSON{Content: content, Structured: r.Structured, IsError: r.IsError, Provenance: &p, Findings: r.Findings})
 	if err != nil {
 		return nil, fmt.Errorf("jobs: encode result: %w", err)
 	}

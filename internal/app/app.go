@@ -173,7 +173,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		Deadline:       a.callDeadline,
 		Visible:        a.visible,
 		Outer:          a.tracedOuter(a.Gov.OuterMiddleware(), a.Meter.Middleware()),
-		Call:           []hub.Middleware{a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
+		Call:           []hub.Middleware{a.resultScan(), a.Modes.Gate(), a.Budgets.Middleware(), a.Cache.Middleware()},
 		Route:          a.Router.Route,
 		Vendor:         a.tracedVendor(a.Gov.VendorMiddleware(), a.Meter.AttemptMiddleware()),
 		MaxDataLevel:   a.maxDataLevel,

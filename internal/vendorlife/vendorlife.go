@@ -224,8 +224,9 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 
 // privacyLoosened lists how spec lets more private data reach its vendor
 // than the vendor in force (the zero Vendor for a new one): a higher
-// max_data_level, or a redaction rule dropped. A vendor key cannot do that
-// by itself: like a breaking change, it waits for an operator. Changes that
+// max_data_level, a redaction rule dropped, or result_scan turned off. A
+// vendor key cannot do that by itself: like a breaking change, it waits
+// for an operator. Changes that
 // send the vendor less (a lower level, a rule added) need no approval.
 func privacyLoosened(old, spec registry.Vendor) []string {
 	var out []string
@@ -236,6 +237,9 @@ func privacyLoosened(old, spec registry.Vendor) []string {
 		if !slices.Contains(spec.Redact, r) {
 			out = append(out, fmt.Sprintf("privacy: redaction rule %q dropped", r))
 		}
+	}
+	if old.ResultScan && !spec.ResultScan {
+		out = append(out, "privacy: result_scan turned off")
 	}
 	return out
 }

@@ -448,3 +448,28 @@ billing:
 		t.Errorf("the vendor received %d calls after the restart, want 1", got)
 	}
 }
+
+// Issue 28: a vendor key turning its own result_scan off would stop the hub
+// marking its results as soon as it liked; like a dropped redaction rule,
+// the change waits for an operator.
+func TestVendorResultScanOffWaitsForApproval(t *testing.T) {
+	h := startHub(t, selfServiceConfig, vendorKeys, vendors.WeatherA)
+	spec := func(scan bool) map[string]any {
+		return map[string]any{"mcp": map[string]any{"transport": "http", "url": "http://" + h.vaddr + "/weather-a/mcp"},
+			"result_scan": scan, "probe": map[string]any{"disabled": true}}
+	}
+	if st, m := h.do("vx", "POST", "/v1/vendors/vx", spec(true)); st != 200 || m["status"] != "live" {
+		t.Fatalf("register: %d %v", st, m["raw"])
+	}
+	st, m := h.do("vx", "PUT", "/v1/vendors/vx", spec(false))
+	if st != 202 || m["status"] != "pending_approval" || !strings.Contains(fmt.Sprint(m["breaking"]), "result_scan turned off") {
+		t.Errorf("vendor turning result_scan off: %d %v", st, m["raw"])
+	}
+	// Turning it on needs nobody.
+	if st, m := h.do("operator", "POST", "/v1/admin/vendors/vx/reject", nil); st != 200 {
+		t.Fatalf("reject: %d %v", st, m["raw"])
+	}
+	if st, m := h.do("vx", "PUT", "/v1/vendors/vx", spec(true)); st != 200 || m["status"] != "live" {
+		t.Errorf("vendor keeping result_scan on: %d %v", st, m["raw"])
+	}
+}
