@@ -31,65 +31,166 @@ const (
 	fetchTimeoutIn = 10 * time.Second
 )
 
-// keySet is one issuer's signing keys, fetched on first use and cached.
-type keySet struct {
-	issuer  string
-	jwksURL string // "" until discovered
-	client  *http.Client
-	now     func() time.Time
+// After a failed fetch no token makes toolhub fetch the issuer's keys again
+// for a while: backoffMin after the first failure, doubling with each
+// failure in a row up to backoffMax. A token that needs a key toolhub does
+// not have waits at most maxKeyWait for a fetch in flight; a token whose
+// key is cached never waits.
+const (
+	backoffMin = time.Second
+	backoffMax = minRefetch
+	maxKeyWait = 2 * time.Second
+)
 
-	mu      sync.Mutex
-	keys    map[string]crypto.PublicKey // by kid ("" for a key without one)
-	fetched time.Time
-	tried   time.Time
-	lastErr error
+// keySet is one issuer's signing keys, fetched on first use and cached.
+// At most one fetch is in flight: the tokens that need it share its
+// result, and nothing waits on the mutex while it runs.
+type keySet struct {
+	issuer string
+	client *http.Client
+	now    func() time.Time
+
+	mu       sync.Mutex                  // guards the fields below; never held while fetching
+	jwksURL  string                      // "" until discovered
+	keys     map[string]crypto.PublicKey // by kid ("" for a key without one)
+	fetched  time.Time                   // when keys were fetched
+	tried    time.Time                   // when the last fetch started
+	failures int                         // fetches failed in a row
+	retryAt  time.Time                   // no fetch before this, after a failure
+	lastErr  error                       // of the last fetch
+	inflight *fetchCall                  // the fetch running, or nil
+}
+
+// fetchCall is one fetch of the keys; done is closed when it has ended
+// and its outcome is in the keySet (err is its error).
+type fetchCall struct {
+	done chan struct{}
+	err  error
 }
 
 // key returns the key kid of the issuer.
 func (s *keySet) key(ctx context.Context, kid string) (crypto.PublicKey, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	now := s.now()
+	k, have := s.lookup(kid)
 	stale := s.keys == nil || now.Sub(s.fetched) >= keysTTL
-	_, known := s.keys[kid]
-	if stale || !known && now.Sub(s.tried) >= minRefetch {
-		s.tried = now
-		if err := s.fetch(ctx); err != nil {
-			s.lastErr = err
-			if s.keys == nil {
-				return nil, err
-			}
-			// Keep using the keys we have while the issuer is unreachable.
-		} else {
-			s.fetched, s.lastErr = now, nil
-		}
+	c := s.inflight
+	if c == nil && (stale || !have && now.Sub(s.tried) >= minRefetch) && !now.Before(s.retryAt) {
+		c = s.start(ctx, now)
 	}
-	if k, ok := s.keys[kid]; ok {
+	if have {
+		// A cached key is used at once, stale or not: a refresh runs in
+		// the background, and the keys stay in use while the issuer is
+		// unreachable.
+		s.mu.Unlock()
 		return k, nil
+	}
+	if c == nil {
+		err := s.refusal(kid, now)
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.mu.Unlock()
+
+	t := time.NewTimer(maxKeyWait)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		return nil, fmt.Errorf("issuer %q: its keys are still being fetched (over %s); try again in a moment", s.issuer, maxKeyWait)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k, ok := s.lookup(kid); ok {
+		return k, nil
+	}
+	return nil, s.refusal(kid, s.now())
+}
+
+// lookup returns the cached key kid (or the only key, for a token that
+// names none). s.mu is held.
+func (s *keySet) lookup(kid string) (crypto.PublicKey, bool) {
+	if k, ok := s.keys[kid]; ok {
+		return k, true
 	}
 	if kid == "" && len(s.keys) == 1 {
 		for _, k := range s.keys {
-			return k, nil
+			return k, true
 		}
 	}
-	return nil, fmt.Errorf("issuer %q publishes no key %q", s.issuer, kid)
+	return nil, false
 }
 
-func (s *keySet) fetch(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeoutIn)
-	defer cancel()
-	if s.jwksURL == "" {
+// refusal says why there is no key kid. s.mu is held.
+func (s *keySet) refusal(kid string, now time.Time) error {
+	if s.keys == nil && s.lastErr != nil {
+		if wait := s.retryAt.Sub(now); wait > 0 {
+			return fmt.Errorf("%w (toolhub fetches them again in %s at the earliest)", s.lastErr, wait.Round(100*time.Millisecond))
+		}
+		return s.lastErr
+	}
+	if s.keys == nil {
+		return fmt.Errorf("issuer %q: its keys have not been fetched yet; try again in a moment", s.issuer)
+	}
+	return fmt.Errorf("issuer %q publishes no key %q", s.issuer, kid)
+}
+
+// start starts a fetch of the keys and returns it. It runs apart from the
+// request that started it (that request's end does not cancel the fetch
+// the others wait on), bounded by fetchTimeoutIn. s.mu is held.
+func (s *keySet) start(ctx context.Context, now time.Time) *fetchCall {
+	c := &fetchCall{done: make(chan struct{})}
+	s.inflight, s.tried = c, now
+	jwksURL := s.jwksURL
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeoutIn)
+		defer cancel()
+		u, keys, err := s.fetch(ctx, jwksURL)
+		s.mu.Lock()
+		now := s.now()
+		if u != "" {
+			s.jwksURL = u
+		}
+		if err == nil {
+			s.keys, s.fetched = keys, now
+			s.failures, s.retryAt, s.lastErr = 0, time.Time{}, nil
+		} else {
+			s.failures++
+			s.retryAt, s.lastErr = now.Add(backoff(s.failures)), err
+		}
+		s.inflight, c.err = nil, err
+		s.mu.Unlock()
+		close(c.done)
+	}()
+	return c
+}
+
+// backoff is how long no fetch is made after n failures in a row.
+func backoff(n int) time.Duration {
+	d := backoffMin
+	for i := 1; i < n && d < backoffMax; i++ {
+		d *= 2
+	}
+	return min(d, backoffMax)
+}
+
+// fetch gets the issuer's keys from jwksURL, discovering it first when it
+// is "". It returns the URL it used.
+func (s *keySet) fetch(ctx context.Context, jwksURL string) (string, map[string]crypto.PublicKey, error) {
+	if jwksURL == "" {
 		u, err := s.discover(ctx)
 		if err != nil {
-			return err
+			return "", nil, err
 		}
-		s.jwksURL = u
+		jwksURL = u
 	}
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := getJSON(ctx, s.client, s.jwksURL, &set); err != nil {
-		return fmt.Errorf("issuer %q: keys: %w", s.issuer, err)
+	if err := getJSON(ctx, s.client, jwksURL, &set); err != nil {
+		return jwksURL, nil, fmt.Errorf("issuer %q: keys: %w", s.issuer, err)
 	}
 	keys := map[string]crypto.PublicKey{}
 	for _, raw := range set.Keys {
@@ -100,10 +201,9 @@ func (s *keySet) fetch(ctx context.Context) error {
 		keys[kid] = k
 	}
 	if len(keys) == 0 {
-		return fmt.Errorf("issuer %q: %s has no signing key toolhub can use (RSA, EC P-256/384/521 or Ed25519)", s.issuer, s.jwksURL)
+		return jwksURL, nil, fmt.Errorf("issuer %q: %s has no signing key toolhub can use (RSA, EC P-256/384/521 or Ed25519)", s.issuer, jwksURL)
 	}
-	s.keys = keys
-	return nil
+	return jwksURL, keys, nil
 }
 
 // discover finds the issuer's jwks_uri in its authorization server

@@ -26,16 +26,34 @@ type testIssuer struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	keys    map[string]ed25519.PrivateKey
+	fail    bool          // answer 503
+	hold    chan struct{} // non-nil: each fetch waits until it is closed
+	held    chan struct{} // a fetch is waiting on hold
 	fetches atomic.Int32
 }
 
 func newTestIssuer(t testing.TB, kids ...string) *testIssuer {
-	is := &testIssuer{keys: map[string]ed25519.PrivateKey{}}
+	is := &testIssuer{keys: map[string]ed25519.PrivateKey{}, held: make(chan struct{}, 100)}
 	for _, k := range kids {
 		is.add(k)
 	}
 	is.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		is.fetches.Add(1)
+		is.mu.Lock()
+		hold, fail := is.hold, is.fail
+		is.mu.Unlock()
+		if hold != nil {
+			is.held <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if fail {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		var keys []map[string]string
@@ -47,6 +65,21 @@ func newTestIssuer(t testing.TB, kids ...string) *testIssuer {
 	}))
 	t.Cleanup(is.srv.Close)
 	return is
+}
+
+// failing makes the issuer answer 503 (or its keys again).
+func (is *testIssuer) failing(fail bool) {
+	is.mu.Lock()
+	is.fail = fail
+	is.mu.Unlock()
+}
+
+// slow makes every later fetch wait until the test ends.
+func (is *testIssuer) slow(t *testing.T) {
+	is.mu.Lock()
+	is.hold = make(chan struct{})
+	t.Cleanup(func() { close(is.hold) }) // before the server's Close, which waits for its handlers
+	is.mu.Unlock()
 }
 
 func (is *testIssuer) add(kid string) {
@@ -82,15 +115,42 @@ func (c *clock) now() time.Time          { return time.Unix(0, c.t.Load()) }
 func (c *clock) advance(d time.Duration) { c.t.Add(int64(d)) }
 
 func setup(t *testing.T, is Issuer) (*Verifier, *testIssuer, *clock) {
+	return setupWith(t, is, nil)
+}
+
+// setupWith is setup with c fetching the keys (nil: the default client).
+func setupWith(t *testing.T, is Issuer, c *http.Client) (*Verifier, *testIssuer, *clock) {
 	ti := newTestIssuer(t, "k1")
 	is.Issuer, is.JWKSURL = "https://issuer.test", ti.srv.URL
 	clk := &clock{}
 	clk.t.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	v, err := New(Config{Resource: "https://hub.test/mcp", Issuers: []Issuer{is}}, &Options{Now: clk.now})
+	v, err := New(Config{Resource: "https://hub.test/mcp", Issuers: []Issuer{is}}, &Options{Now: clk.now, HTTPClient: c})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(v.settle)
 	return v, ti, clk
+}
+
+// settle waits until no fetch of any issuer's keys is in flight.
+func (v *Verifier) settle() {
+	for _, is := range v.issuers {
+		is.keys.mu.Lock()
+		c := is.keys.inflight
+		is.keys.mu.Unlock()
+		if c != nil {
+			<-c.done
+		}
+	}
+}
+
+// inflightTransport counts the requests in flight.
+type inflightTransport struct{ n atomic.Int32 }
+
+func (tr *inflightTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.n.Add(1)
+	defer tr.n.Add(-1)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 func TestClaimsMapToPrincipal(t *testing.T) {
@@ -113,7 +173,22 @@ func TestClaimsMapToPrincipal(t *testing.T) {
 		{"vendor with its claim", base(jwt.MapClaims{"roles": "maker", "vendor": "doubao"}), auth.Principal{KeyID: "oauth:u1", Role: auth.RoleVendor, Vendor: "doubao"}, ""},
 		{"vendor without one", base(jwt.MapClaims{"roles": "maker"}), auth.Principal{}, `"vendor" claim`},
 		{"tenant without one", base(nil), auth.Principal{}, `"tenant" claim`},
-		{"no exp", jwt.MapClaims{"iss": "https://issuer.test", "aud": "https://hub.test/mcp", "tenant": "acme"}, auth.Principal{}, "no exp"},
+		{"no exp", jwt.MapClaims{"iss": "https://issuer.test", "aud": "https://hub.test/mcp", "tenant": "acme"}, auth.Principal{}, "the token has no exp claim"},
+		// Each claim error names its claim (a token without aud was refused
+		// as having no exp claim).
+		{"no aud", base(jwt.MapClaims{"aud": nil, "tenant": "acme"}), auth.Principal{}, `the token has no aud claim (its audience must be "https://hub.test/mcp"`},
+		{"empty aud", base(jwt.MapClaims{"aud": "", "tenant": "acme"}), auth.Principal{}, "the token has no aud claim"},
+		{"aud not strings", base(jwt.MapClaims{"aud": []any{1}, "tenant": "acme"}), auth.Principal{}, "the token's aud claim is not a string or a list of strings"},
+		{"other aud", base(jwt.MapClaims{"aud": "https://other.test", "tenant": "acme"}), auth.Principal{}, "the token is not for this resource"},
+		{"expired", base(jwt.MapClaims{"exp": clk.now().Add(-time.Hour).Unix(), "tenant": "acme"}), auth.Principal{}, "the token has expired"},
+		{"exp not a number", base(jwt.MapClaims{"exp": "tomorrow", "tenant": "acme"}), auth.Principal{}, "the token's exp claim is not a number"},
+		{"exp 0", base(jwt.MapClaims{"exp": 0, "tenant": "acme"}), auth.Principal{}, "the token's exp claim is 0"},
+		{"nbf ahead", base(jwt.MapClaims{"nbf": clk.now().Add(time.Hour).Unix(), "tenant": "acme"}), auth.Principal{}, "the token is not valid yet"},
+		{"nbf not a number", base(jwt.MapClaims{"nbf": "soon", "tenant": "acme"}), auth.Principal{}, "the token's nbf claim is not a number"},
+		{"no exp and no aud", jwt.MapClaims{"iss": "https://issuer.test", "tenant": "acme"}, auth.Principal{}, "the token has no exp claim (it must say when the token expires); the token has no aud claim"},
+		{"expired, other aud", base(jwt.MapClaims{"exp": clk.now().Add(-time.Hour).Unix(), "aud": "x", "tenant": "acme"}), auth.Principal{}, "the token has expired (get a new one from the issuer); the token is not for this resource"},
+		{"no iss", jwt.MapClaims{"aud": "https://hub.test/mcp", "exp": clk.now().Add(time.Minute).Unix(), "tenant": "acme"}, auth.Principal{}, "the token has no iss claim"},
+		{"iss not a string", base(jwt.MapClaims{"iss": 7, "tenant": "acme"}), auth.Principal{}, "the token's iss claim is not a string"},
 	} {
 		p, err := v.Verify(context.Background(), ti.sign(t, "k1", tc.claims))
 		if tc.err != "" {
@@ -161,9 +236,12 @@ func TestKeysAreCachedAndRotationIsFollowed(t *testing.T) {
 	if _, err := v.Verify(ctx, ti.sign(t, "k2", claims())); err != nil {
 		t.Fatalf("rotated key: %v", err)
 	}
-	// Keys are fetched again after keysTTL even when known.
+	// Keys are fetched again after keysTTL even when known (in the
+	// background: the token verifies with the cached key).
 	clk.advance(keysTTL)
-	if _, err := v.Verify(ctx, ti.sign(t, "k1", claims())); err != nil || ti.fetches.Load() != 4 {
+	_, err := v.Verify(ctx, ti.sign(t, "k1", claims()))
+	v.settle()
+	if err != nil || ti.fetches.Load() != 4 {
 		t.Fatalf("after the keys' TTL: %v, %d fetches, want 4", err, ti.fetches.Load())
 	}
 	// The issuer unreachable: the cached keys keep working.

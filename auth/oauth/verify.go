@@ -26,7 +26,8 @@ type Options struct {
 	// HTTPClient fetches issuers' metadata and keys; nil means a client
 	// with a 10 s timeout.
 	HTTPClient *http.Client
-	// Now is the clock for expiry; nil means time.Now.
+	// Now is the clock for expiry, the keys' cache and the backoff after a
+	// failed fetch of an issuer's keys; nil means time.Now.
 	Now func() time.Time
 }
 
@@ -101,9 +102,16 @@ func (v *Verifier) Verify(ctx context.Context, token string) (auth.Principal, er
 	var keyErr error
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
-		iss, _ := t.Claims.GetIssuer()
+		iss, err := t.Claims.GetIssuer()
 		var ok bool
-		if is, ok = v.issuers[iss]; !ok {
+		switch is, ok = v.issuers[iss]; {
+		case err != nil:
+			keyErr = errors.New("the token's iss claim is not a string")
+			return nil, keyErr
+		case iss == "":
+			keyErr = errors.New("the token has no iss claim (naming its issuer)")
+			return nil, keyErr
+		case !ok:
 			keyErr = fmt.Errorf("issuer %q is not trusted here", iss)
 			return nil, keyErr
 		}
@@ -123,30 +131,62 @@ func (v *Verifier) Verify(ctx context.Context, token string) (auth.Principal, er
 		jwt.WithLeeway(30*time.Second),
 	)
 	if err != nil {
-		return auth.Principal{}, fmt.Errorf("%w: %s", ErrInvalidToken, reason(err, keyErr, v.cfg.Resource))
+		return auth.Principal{}, fmt.Errorf("%w: %s", ErrInvalidToken, reason(err, keyErr, claims, v.cfg.Resource))
 	}
 	return is.principal(claims)
 }
 
 // reason says in plain words why jwt refused a token.
-func reason(err, keyErr error, resource string) string {
+func reason(err, keyErr error, claims jwt.MapClaims, resource string) string {
 	switch {
 	case keyErr != nil:
 		return keyErr.Error() // untrusted issuer, unknown key, issuer unreachable, …
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "the token has expired; get a new one from the issuer"
-	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return fmt.Sprintf("the token is not for this resource (its audience must be %q; ask the issuer for a token with resource=%s)", resource, resource)
-	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "the token is not valid yet"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "the token has no exp claim"
+	case errors.Is(err, jwt.ErrTokenInvalidClaims):
+		if r := claimsReason(err, claims, resource); r != "" {
+			return r
+		}
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		return "the token's signature does not verify with the issuer's keys"
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "the token is not a well-formed JWT"
 	}
 	return err.Error()
+}
+
+// claimsReason names each claim of a signed token that failed validation
+// (err wraps one error per claim; the claims are read again to say which
+// claim and what is wrong with it).
+func claimsReason(err error, claims jwt.MapClaims, resource string) string {
+	var rs []string
+	exp, expErr := claims.GetExpirationTime()
+	_, hasExp := claims["exp"]
+	switch {
+	case expErr != nil:
+		rs = append(rs, "the token's exp claim is not a number (seconds since 1970)")
+	case exp == nil && hasExp:
+		rs = append(rs, "the token's exp claim is 0 (it must say when the token expires)")
+	case exp == nil:
+		rs = append(rs, "the token has no exp claim (it must say when the token expires)")
+	case errors.Is(err, jwt.ErrTokenExpired):
+		rs = append(rs, "the token has expired (get a new one from the issuer)")
+	}
+	_, nbfErr := claims.GetNotBefore()
+	switch {
+	case nbfErr != nil:
+		rs = append(rs, "the token's nbf claim is not a number (seconds since 1970)")
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		rs = append(rs, "the token is not valid yet (its nbf claim is in the future)")
+	}
+	aud, audErr := claims.GetAudience()
+	switch {
+	case audErr != nil:
+		rs = append(rs, "the token's aud claim is not a string or a list of strings")
+	case len(aud) == 0 || len(aud) == 1 && aud[0] == "":
+		rs = append(rs, fmt.Sprintf("the token has no aud claim (its audience must be %q; ask the issuer for a token with resource=%s)", resource, resource))
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		rs = append(rs, fmt.Sprintf("the token is not for this resource (its audience must be %q; ask the issuer for a token with resource=%s)", resource, resource))
+	}
+	return strings.Join(rs, "; ")
 }
 
 func containsString(ss []string, s string) bool {

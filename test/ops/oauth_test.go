@@ -93,6 +93,12 @@ tenants:
   - {id: acme, tools: ["weather-a__*"]}
 `
 
+// without returns c without the claim name.
+func without(c jwt.MapClaims, name string) jwt.MapClaims {
+	delete(c, name)
+	return c
+}
+
 // bearer adds a token to every request of an MCP client.
 type bearer struct{ tok string }
 
@@ -169,6 +175,9 @@ func TestMCPClientWithOAuthToken(t *testing.T) {
 		{"no token", "", "missing"},
 		{"other audience", is.token(t, claims(jwt.MapClaims{"aud": "http://other.test/mcp"}), false), "not for this resource"},
 		{"expired", is.token(t, claims(jwt.MapClaims{"exp": now.Add(-time.Hour).Unix()}), false), "expired"},
+		// Issue 32, item 7: each missing claim is named (no aud was "no exp claim").
+		{"no audience", is.token(t, without(claims(nil), "aud"), false), "the token has no aud claim"},
+		{"no expiry", is.token(t, without(claims(nil), "exp"), false), "the token has no exp claim"},
 		{"untrusted issuer", wrongIss, "not trusted"},
 		{"bad signature", badSig, "signature"},
 		{"no tenant", is.token(t, claims(jwt.MapClaims{"tenant": nil}), false), "tenant"},
