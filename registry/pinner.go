@@ -12,7 +12,7 @@ import (
 
 // Who a pin was made by when no operator made it.
 const (
-	PinnedFirstUse = "first-use" // a vendor's tools the first time the hub saw them
+	PinnedFirstUse = "first-use"  // a vendor's tools the first time the hub saw them
 	PinnedSchema   = "pin-schema" // a text change pin: schema lets through
 )
 
