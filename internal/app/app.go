@@ -100,7 +100,7 @@ type App struct {
 	// strict); pins gates the catalog with it (pins.go).
 	pinPolicy atomic.Pointer[map[string]string]
 	pins      *registry.Pinner
-	probing map[string]string                          // vendor → probe spec being run (under mu)
+	probing   map[string]string // vendor → probe spec being run (under mu)
 	// stores are every store, embedded or shared (internal/backend).
 	stores *backend.Stores
 	// cleanups undo what New did, last first: [App.Close] runs them, and
@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
-	a.startPins() // pins.go
+	a.startPins()              // pins.go
 	a.life = a.newVendorLife() // admin.go
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient(),
 		ProtocolVersion: a.opts.MCPProtocol})
