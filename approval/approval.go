@@ -24,6 +24,10 @@ type Change struct {
 	Breaking []string        `json:"breaking,omitempty"` // why an operator must approve
 	Tools    []string        `json:"tools,omitempty"`    // the tools the new spec serves
 	Rejected []string        `json:"rejected,omitempty"` // its tools left out, with why
+	// Defs are the tools the new spec was tried with: approving the
+	// change pins them (registry.Pinner), so what the operator approved
+	// is what is served.
+	Defs []registry.ToolDef `json:"defs,omitempty"`
 	By       auth.Principal  `json:"by"`                 // who submitted it
 	At       time.Time       `json:"at"`                 // when
 }

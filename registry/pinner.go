@@ -183,6 +183,43 @@ func (p *Pinner) gate(ctx context.Context, vendor string, defs []ToolDef) ([]Too
 	return serve, nil
 }
 
+// Differences lists, without storing anything, the tools of defs that
+// the gate would hold for vendor against its pins now: changed ones with
+// their diffs, new ones (once the vendor has pins), ones whose pin is
+// corrupt. A change submitted with defs can then wait for an operator
+// before it is applied. The scanner is not asked.
+func (p *Pinner) Differences(ctx context.Context, vendor string, defs []ToolDef) ([]HeldTool, error) {
+	rows, err := p.o.Store.ToolPins(ctx, vendor)
+	if err != nil {
+		return nil, err
+	}
+	pins := map[string]ToolPin{}
+	for _, r := range rows {
+		if r.State == PinStatePinned {
+			pins[r.Tool] = r
+		}
+	}
+	policy := p.policy(vendor)
+	if policy == PinOff || len(pins) == 0 {
+		return nil, nil
+	}
+	var out []HeldTool
+	for _, d := range defs {
+		pn, pinned := pins[d.Name]
+		switch {
+		case pinned && pn.Corrupt():
+			out = append(out, HeldTool{Tool: d.Name, Corrupt: true, Diff: PinDiff(nil, d)})
+		case pinned && pn.Hash == PinHash(d):
+		case pinned && policy == PinSchema && SchemaHash(pn.Def) == SchemaHash(d):
+		case pinned:
+			out = append(out, HeldTool{Tool: d.Name, Diff: PinDiff(&pn.Def, d)})
+		default:
+			out = append(out, HeldTool{Tool: d.Name, New: true, Diff: PinDiff(nil, d)})
+		}
+	}
+	return out, nil
+}
+
 // Pin pins defs as vendor's approved tools (by: who approved), marks the
 // vendor as pinned and drops what waited for those tools. A registration
 // an operator made or approved pins the tools it was tried with.

@@ -214,12 +214,24 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 		change.Breaking = registry.BreakingChanges(live, defs)
 	}
 	change.Breaking = append(change.Breaking, privacyLoosened(old.Vendor, spec)...)
+	if exists && !p.Is(auth.RoleOperator) && l.o.Pins != nil {
+		// What the tools now say to a model differs from what was pinned:
+		// it waits like a breaking change, with its diff.
+		held, err := l.o.Pins.Differences(ctx, spec.ID, defs)
+		if err != nil {
+			return api.VendorChange{}, err
+		}
+		change.Held = held
+		for _, h := range held {
+			change.Breaking = append(change.Breaking, h.Summary())
+		}
+	}
 	if len(change.Breaking) > 0 && !p.Is(auth.RoleOperator) {
 		change.Status = StatusPending
 		// Stored (shared with every hub when postgres is set): an operator
 		// may approve it on any hub, after any restart.
 		if err := l.o.Approvals.Put(ctx, approval.Change{Vendor: spec.ID, Spec: spec, Breaking: change.Breaking,
-			Tools: change.Tools, Rejected: change.Rejected, By: p, At: time.Now().UTC()}); err != nil {
+			Tools: change.Tools, Rejected: change.Rejected, Defs: defs, By: p, At: time.Now().UTC()}); err != nil {
 			return api.VendorChange{}, err
 		}
 		l.o.Audit(ctx, ActionPending, spec.ID, old.Vendor, spec)
@@ -436,7 +448,14 @@ func (l *Lifecycle) Pending(ctx context.Context) ([]api.VendorChange, error) {
 	}
 	out := make([]api.VendorChange, 0, len(list))
 	for _, c := range list {
-		out = append(out, pendingView(c))
+		v := pendingView(c)
+		if l.o.Pins != nil && len(c.Defs) > 0 {
+			// The diff against the pins as they are now.
+			if v.Held, err = l.o.Pins.Differences(ctx, c.Vendor, c.Defs); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, v)
 	}
 	if l.o.Pins == nil {
 		return out, nil
@@ -457,7 +476,7 @@ func (l *Lifecycle) Pending(ctx context.Context) ([]api.VendorChange, error) {
 			out = append(out, api.VendorChange{Vendor: vendor, Status: StatusPending, SubmittedAt: &since})
 			i = len(out) - 1
 		}
-		out[i].Held = hs
+		out[i].Held = append(out[i].Held, hs...)
 		for _, h := range hs {
 			out[i].Breaking = append(out[i].Breaking, h.Summary())
 		}
@@ -498,7 +517,8 @@ func (l *Lifecycle) Decide(ctx context.Context, id string, approve bool) (api.Ve
 		return change, nil
 	}
 	old, err := l.o.Store.GetVendor(ctx, id)
-	change, err2 := l.commit(ctx, pc.Spec, change, err == nil, old, nil)
+	// The tools it was tried with are approved with it.
+	change, err2 := l.commit(ctx, pc.Spec, change, err == nil, old, pc.Defs)
 	if err2 != nil {
 		if change.Version > 0 { // stored; only applying it failed
 			return change, err2
