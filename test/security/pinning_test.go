@@ -227,3 +227,46 @@ func mustJSON(t *testing.T, h *hubProc, path string) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }
+
+// Issue 28, pinning through a PUT: a vendor key re-registered its vendor
+// at a server whose tool says one word more; the update went live (not
+// breaking). Now it waits for an operator with the diff, and the pinned
+// text keeps serving.
+func TestVendorPutTextChangeHeld(t *testing.T) {
+	noop := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
+	mk := func(desc string) *testVendor {
+		s := echoServer()
+		s.AddTool(mcp.NewTool("lookup", mcp.WithDescription(desc)), noop)
+		return newTestVendor(t, s)
+	}
+	v1, v2 := mk("Looks a word up."), mk("Looks a password up.")
+	h := startHub(t, vendorHubConfig(v1.addr(), v2.addr()), nil, map[string][]string{"operator": {"--role", "operator"},
+		"vx": {"--role", "vendor", "--vendor", "vx"}, "acme": {"--role", "tenant", "--tenant", "acme"}})
+	if st, m := h.register("vx", "vx", mcpSpec(v1.ts.URL+"/mcp")); st != 200 {
+		t.Fatalf("register: %d %v", st, m)
+	}
+	h.waitReady("operator", "vx")
+	st, m, raw := h.do("vx", "PUT", "/v1/vendors/vx", mcpSpec(v2.ts.URL+"/mcp"))
+	if st != 202 || m["status"] != "pending_approval" || !strings.Contains(string(raw), "[-word-] {+password+}") {
+		t.Fatalf("PUT with a changed description: %d %s, want 202 pending_approval with the word diff", st, raw)
+	}
+	if !strings.Contains(mustJSON(t, h, "/v1/admin/vendors/pending"), "{+password+}") {
+		t.Errorf("pending does not show the diff: %s", mustJSON(t, h, "/v1/admin/vendors/pending"))
+	}
+	_, m, raw = h.do("acme", "GET", "/v1/tools", nil)
+	if strings.Contains(string(raw), "password") || !slices.Contains(toolNames(m), "vx__lookup") {
+		t.Errorf("before approval the client sees %s", raw)
+	}
+	if st, m, _ := h.do("operator", "POST", "/v1/admin/vendors/vx/approve", nil); st != 200 || m["status"] != "live" {
+		t.Fatalf("approve: %d %v", st, m)
+	}
+	drilltest.WaitFor(t, 60*time.Second, "the approved text served", func() bool {
+		_, _, raw := h.do("acme", "GET", "/v1/tools", nil)
+		return strings.Contains(string(raw), "Looks a password up.")
+	})
+	if s := mustJSON(t, h, "/v1/admin/vendors/pending"); strings.Contains(s, `"vendor":"vx"`) {
+		t.Errorf("after one approval vx still waits: %s", s)
+	}
+}
