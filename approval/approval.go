@@ -28,8 +28,8 @@ type Change struct {
 	// change pins them (registry.Pinner), so what the operator approved
 	// is what is served.
 	Defs []registry.ToolDef `json:"defs,omitempty"`
-	By       auth.Principal  `json:"by"`                 // who submitted it
-	At       time.Time       `json:"at"`                 // when
+	By   auth.Principal     `json:"by"` // who submitted it
+	At   time.Time          `json:"at"` // when
 }
 
 // Store keeps pending changes, at most one per vendor.

@@ -135,8 +135,10 @@ func (failingPins) PutToolPin(context.Context, ToolPin) error { return errors.Ne
 func (failingPins) ToolPins(context.Context, string) ([]ToolPin, error) {
 	return nil, errors.New("down")
 }
-func (failingPins) DeleteToolPin(context.Context, string, string, string) error { return errors.New("down") }
-func (failingPins) DeleteVendorPins(context.Context, string) error             { return errors.New("down") }
+func (failingPins) DeleteToolPin(context.Context, string, string, string) error {
+	return errors.New("down")
+}
+func (failingPins) DeleteVendorPins(context.Context, string) error { return errors.New("down") }
 
 func TestPinnerScanHolds(t *testing.T) {
 	scan := func(tt ToolText) []Finding {
