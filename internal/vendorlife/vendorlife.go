@@ -511,6 +511,9 @@ func (l *Lifecycle) Decide(ctx context.Context, id string, approve bool) (api.Ve
 		return api.VendorChange{}, err
 	}
 	change := api.VendorChange{Vendor: id, Breaking: pc.Breaking, Tools: pc.Tools, Rejected: pc.Rejected}
+	if held != nil {
+		change.Held = held.Held // decided with it
+	}
 	if !approve {
 		l.o.Audit(ctx, ActionReject, id, nil, pc.Spec)
 		change.Status = StatusRejected
