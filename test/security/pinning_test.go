@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
 )
 
@@ -127,6 +129,16 @@ func TestListChangedRugPullHeldUntilApproved(t *testing.T) {
 	}
 	if held["exfil"]["new"] != true {
 		t.Errorf("exfil held as %v, want new: true", held["exfil"])
+	}
+
+	// A restart (the hub reconnects and lists the changed tools again)
+	// keeps the pins and what waits: still not served.
+	h.restart()
+	h.waitReady("operator", "vx")
+	drilltest.WaitFor(t, 60*time.Second, "vx's held tools pending after the restart", func() bool { return len(heldTools(pendingVX())) == 2 })
+	acme = newMCPCaller(t, h, "acme")
+	if md, rd, names := seen(); md != before || rd != before || slices.Contains(names, "vx__exfil") {
+		t.Errorf("after a restart the client sees %q (MCP), %q (REST), tools %v; want the pinned text and no vx__exfil", md, rd, names)
 	}
 
 	// The CLI shows it too.
@@ -268,5 +280,26 @@ func TestVendorPutTextChangeHeld(t *testing.T) {
 	})
 	if s := mustJSON(t, h, "/v1/admin/vendors/pending"); strings.Contains(s, `"vendor":"vx"`) {
 		t.Errorf("after one approval vx still waits: %s", s)
+	}
+}
+
+// restart kills the hub and starts it again on the same config and data
+// folder (a new port).
+func (h *hubProc) restart() {
+	h.t.Helper()
+	h.p.Kill()
+	p, err := drill.StartProcess(drill.ProcessOptions{Binary: toolhubBin, Config: filepath.Join(h.dir, "toolhub.yaml"), Data: filepath.Join(h.dir, "data")})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.p = p
+	h.t.Cleanup(func() {
+		p.Kill()
+		if h.t.Failed() {
+			h.t.Logf("toolhub log after the restart (tail):\n%s", p.Tail(60))
+		}
+	})
+	if h.url, err = p.WaitListening(h.t.Context(), 60*time.Second); err != nil {
+		h.t.Fatalf("%v\n%s", err, p.Tail(40))
 	}
 }
