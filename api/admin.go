@@ -21,6 +21,10 @@ type VendorChange struct {
 	Breaking []string `json:"breaking,omitempty"` // why an operator must approve
 	Tools    []string `json:"tools,omitempty"`    // the tools the vendor serves
 	Rejected []string `json:"rejected,omitempty"` // tools left out, with why
+	// Held are versions of the vendor's tools that differ from their pins
+	// (pending changes only): field by field, old → new, with the changed
+	// words. The pinned versions serve until an operator approves.
+	Held []registry.HeldTool `json:"held,omitempty"`
 	// Pending changes only (GET /v1/admin/vendors/pending): who submitted
 	// the change and when.
 	SubmittedBy *auth.Principal `json:"submitted_by,omitempty"`

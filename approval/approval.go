@@ -24,8 +24,12 @@ type Change struct {
 	Breaking []string        `json:"breaking,omitempty"` // why an operator must approve
 	Tools    []string        `json:"tools,omitempty"`    // the tools the new spec serves
 	Rejected []string        `json:"rejected,omitempty"` // its tools left out, with why
-	By       auth.Principal  `json:"by"`                 // who submitted it
-	At       time.Time       `json:"at"`                 // when
+	// Defs are the tools the new spec was tried with: approving the
+	// change pins them (registry.Pinner), so what the operator approved
+	// is what is served.
+	Defs []registry.ToolDef `json:"defs,omitempty"`
+	By   auth.Principal     `json:"by"` // who submitted it
+	At   time.Time          `json:"at"` // when
 }
 
 // Store keeps pending changes, at most one per vendor.

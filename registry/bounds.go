@@ -161,8 +161,12 @@ func (v *Vendor) validateBounds(add func(format string, args ...any)) {
 
 // ValidateSelfService checks what a vendor key may not set in its own
 // spec beyond [Vendor.Validate]: a probe interval under
-// [MinSelfServiceProbeInterval].
+// [MinSelfServiceProbeInterval], or a pin policy looser than strict (a
+// vendor does not decide which of its own changes an operator sees).
 func (v *Vendor) ValidateSelfService() error {
+	if v.Pin != "" && v.Pin != PinStrict {
+		return fmt.Errorf("vendor %q: pin %q: only an operator loosens a vendor's pin policy; a vendor key may set pin: strict or leave it out", v.ID, v.Pin)
+	}
 	if p := v.Probe; p != nil && p.Interval > 0 && p.Interval.D() < MinSelfServiceProbeInterval {
 		return fmt.Errorf("vendor %q: probe: interval %v: under the floor of %v for a vendor's own registration", v.ID, p.Interval.D(), MinSelfServiceProbeInterval)
 	}

@@ -32,6 +32,37 @@ type Catalog struct {
 	subMu sync.Mutex
 	subs  map[int]func(Change)
 	next  int
+
+	gateMu  sync.Mutex
+	gate    Gate
+	offered map[string][]ToolDef // per vendor, what it last listed (with a gate set)
+}
+
+// Gate decides which of a vendor's listed definitions the catalog serves
+// ([Pinner.Gate] is one). ok false keeps what the catalog serves for the
+// vendor now.
+type Gate func(vendor string, defs []ToolDef) (serve []ToolDef, ok bool)
+
+// SetGate puts g in front of [Catalog.SetVendorTools]; nil: every listed
+// definition is served. [Catalog.RemoveVendor] does not go through it.
+func (c *Catalog) SetGate(g Gate) {
+	c.gateMu.Lock()
+	defer c.gateMu.Unlock()
+	c.gate = g
+	c.offered = map[string][]ToolDef{}
+}
+
+// Regate puts what vendor last listed through the gate again (after an
+// operator approved some of it). It does nothing for a vendor with no
+// tools listed since the gate was set, or removed since.
+func (c *Catalog) Regate(vendor string) []error {
+	c.gateMu.Lock()
+	defs, ok := c.offered[vendor]
+	c.gateMu.Unlock()
+	if !ok {
+		return nil
+	}
+	return c.SetVendorTools(vendor, defs)
 }
 
 type snapshot struct {
@@ -103,6 +134,23 @@ func (c *Catalog) Capabilities() []*Capability { return c.snap.Load().caps }
 // errors (one *ToolError each), while the vendor's other tools are served.
 // Setting the same definitions again changes nothing and notifies no one.
 func (c *Catalog) SetVendorTools(vendor string, defs []ToolDef) []error {
+	c.gateMu.Lock()
+	gate := c.gate
+	if gate != nil {
+		c.offered[vendor] = slices.Clone(defs)
+	}
+	c.gateMu.Unlock()
+	if gate != nil {
+		serve, ok := gate(vendor, defs)
+		if !ok {
+			return nil
+		}
+		defs = serve
+	}
+	return c.setVendorTools(vendor, defs)
+}
+
+func (c *Catalog) setVendorTools(vendor string, defs []ToolDef) []error {
 	c.mu.Lock()
 	old := c.snap.Load()
 	var errs []error
@@ -163,7 +211,12 @@ func (c *Catalog) SetVendorTools(vendor string, defs []ToolDef) []error {
 }
 
 // RemoveVendor drops all of a vendor's tools.
-func (c *Catalog) RemoveVendor(vendor string) { c.SetVendorTools(vendor, nil) }
+func (c *Catalog) RemoveVendor(vendor string) {
+	c.gateMu.Lock()
+	delete(c.offered, vendor)
+	c.gateMu.Unlock()
+	c.setVendorTools(vendor, nil)
+}
 
 // SetCapabilities replaces the capabilities. A capability that does not
 // compile, or whose name is taken, is left out and reported.

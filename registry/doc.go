@@ -15,6 +15,18 @@
 // A [Capability] is a logical tool (image.generate) backed by an ordered chain
 // of vendor tools with argument mappings ([Mapping], applied by [ApplyMappings]).
 //
+// What a vendor's tools say to a model is pinned: a [Pinner] in front of the
+// catalog ([Catalog.SetGate]) serves each tool as it was approved ([PinHash]
+// over its name, title, description, annotations and schemas) and holds any
+// difference, with its [PinDiff], for an operator:
+//
+//	pins := registry.NewPinner(&registry.PinnerOptions{Store: store}) // store: a PinStore, e.g. a Store
+//	cat.SetGate(pins.Gate)
+//	cat.SetVendorTools("weather-a", defs) // a changed description: the pinned one serves
+//	held, _ := pins.Held(ctx)             // held["weather-a"][0].Diff: description [-city-] {+town+}
+//	pins.Approve(ctx, "weather-a", "key_op")
+//	cat.Regate("weather-a")               // now served
+//
 // Specs that are registered at run time live in a [Store]: in memory
 // ([NewMemoryStore]), SQLite or PostgreSQL; all pass one contract suite.
 package registry

@@ -15,13 +15,14 @@ type MemoryStore struct {
 	vendors map[string][]VendorRecord
 	tenants map[string]Tenant
 	caps    map[string]Capability
+	pins    map[[3]string]string // (vendor, tool, state) → the ToolPin as JSON
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{now: time.Now, vendors: map[string][]VendorRecord{}, tenants: map[string]Tenant{}, caps: map[string]Capability{}}
+	return &MemoryStore{now: time.Now, vendors: map[string][]VendorRecord{}, tenants: map[string]Tenant{}, caps: map[string]Capability{}, pins: map[[3]string]string{}}
 }
 
 func (s *MemoryStore) PutVendor(_ context.Context, v Vendor, expect int64, by string) (VendorRecord, error) {
@@ -166,6 +167,56 @@ func (s *MemoryStore) DeleteCapability(_ context.Context, name string) error {
 		return fmt.Errorf("%w: capability %q", ErrNotFound, name)
 	}
 	delete(s.caps, name)
+	return nil
+}
+
+func (s *MemoryStore) PutToolPin(_ context.Context, p ToolPin) error {
+	text, err := EncodeSpec(p)
+	if err != nil {
+		return fmt.Errorf("registry: put tool pin %q/%q: %w", p.Vendor, p.Tool, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pins[[3]string{p.Vendor, p.Tool, p.State}] = text
+	return nil
+}
+
+func (s *MemoryStore) ToolPins(_ context.Context, vendor string) ([]ToolPin, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []ToolPin{}
+	for k, text := range s.pins {
+		if vendor == "" || k[0] == vendor {
+			out = append(out, DecodePin(k[0], k[1], k[2], "", []byte(text)))
+		}
+	}
+	SortPins(out)
+	return out, nil
+}
+
+// SetToolPinText replaces the stored text of a pin row, as a damaged
+// database might hold it (for tests of failing closed).
+func (s *MemoryStore) SetToolPinText(vendor, tool, state, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pins[[3]string{vendor, tool, state}] = text
+}
+
+func (s *MemoryStore) DeleteToolPin(_ context.Context, vendor, tool, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pins, [3]string{vendor, tool, state})
+	return nil
+}
+
+func (s *MemoryStore) DeleteVendorPins(_ context.Context, vendor string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.pins {
+		if k[0] == vendor {
+			delete(s.pins, k)
+		}
+	}
 	return nil
 }
 

@@ -52,6 +52,9 @@ type Store interface {
 	ListCapabilities(ctx context.Context) ([]Capability, error)
 	DeleteCapability(ctx context.Context, name string) error
 
+	// Tool pins and held versions ([Pinner]).
+	PinStore
+
 	Close() error
 }
 

@@ -83,6 +83,13 @@ type Vendor struct {
 	// "findings" (REST) and the decision log. The result itself is never
 	// changed. Off by default.
 	ResultScan bool `json:"result_scan,omitempty" yaml:"result_scan,omitempty"`
+	// Pin is the vendor's pin policy: which differences from its tools'
+	// pinned versions wait for an operator: "strict" (any difference in
+	// name, title, description, annotations or schemas, and new tools),
+	// "schema" (annotations, schemas and new tools only) or "off" (none).
+	// "": strict for a vendor registered through the API, off for one
+	// declared in the config file (its operator wrote it).
+	Pin string `json:"pin,omitempty" yaml:"pin,omitempty"`
 }
 
 // MaxDataLevel is the highest privacy level (L3).
@@ -282,6 +289,9 @@ func (v *Vendor) Validate() error {
 	}
 	if v.MaxDataLevel < 0 || v.MaxDataLevel > MaxDataLevel {
 		add("max_data_level %d: want 0 (public) to 3 (biometrics, passwords)", v.MaxDataLevel)
+	}
+	if v.Pin != "" && !slices.Contains(PinPolicies, v.Pin) {
+		add("pin %q is unknown; want one of %v", v.Pin, PinPolicies)
 	}
 	if p := v.Probe; p != nil && p.Interval < 0 {
 		add("probe: interval %v is negative", p.Interval.D())

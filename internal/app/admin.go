@@ -27,6 +27,7 @@ func (a *App) newVendorLife() *vendorlife.Lifecycle {
 		Approvals: a.approvals,
 		Catalog:   a.Catalog,
 		Guard:     a.Guard,
+		Pins:      a.pins,
 		Declared: func(id string) bool {
 			return slices.ContainsFunc(a.cfg.Load().Vendors, func(v registry.Vendor) bool { return v.ID == id })
 		},

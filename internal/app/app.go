@@ -54,6 +54,11 @@ type Options struct {
 	// MCPProtocol pins the MCP revision toolhub offers its MCP vendors; ""
 	// means servers.DefaultProtocolVersion (the conformance tests run each).
 	MCPProtocol string
+	// ScanTools, if set, is shown every vendor tool version about to be
+	// served that no operator approved; a finding holds the tool for an
+	// operator, with the findings as its reasons (registry.PinnerOptions.Scan).
+	// nil: no scan.
+	ScanTools func(registry.ToolText) []registry.Finding
 }
 
 // App is one running toolhub.
@@ -91,7 +96,11 @@ type App struct {
 	cfg     atomic.Pointer[config.Config]
 	tenants atomic.Pointer[map[string]*registry.Tenant]
 	specs   atomic.Pointer[map[string]registry.Vendor] // vendors in force, by id
-	probing map[string]string                          // vendor → probe spec being run (under mu)
+	// pinPolicy is each vendor's pin policy in force (a vendor not in it:
+	// strict); pins gates the catalog with it (pins.go).
+	pinPolicy atomic.Pointer[map[string]string]
+	pins      *registry.Pinner
+	probing   map[string]string // vendor → probe spec being run (under mu)
 	// stores are every store, embedded or shared (internal/backend).
 	stores *backend.Stores
 	// cleanups undo what New did, last first: [App.Close] runs them, and
@@ -145,6 +154,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()
+	a.startPins()              // pins.go
 	a.life = a.newVendorLife() // admin.go
 	a.Manager = servers.NewManager(a.Catalog, &servers.Options{Logger: a.log, LookupEnv: a.opts.LookupEnv, HTTPClient: a.vendorClient(),
 		ProtocolVersion: a.opts.MCPProtocol})
@@ -350,6 +360,7 @@ func (a *App) apply(ctx context.Context, cfg *config.Config) error {
 	}
 	a.tenants.Store(&tenants)
 	a.specs.Store(&specs)
+	a.pinPolicy.Store(pinPolicies(cfg, vendorsList))
 	for _, e := range a.Catalog.SetCapabilities(caps) {
 		a.log.Error("capability refused", "err", e)
 	}

@@ -8,7 +8,12 @@
 // it, and compared with what is live: a change callers would notice (a tool
 // removed, an argument now required, a vendor allowed more private data)
 // waits in an [approval.Store] until an operator decides, unless an
-// operator made it. A rollback is such a change too: it cannot skip the
+// operator made it. So does a change of what its tools say to a model (name,
+// title, description, annotations, schemas) against their pins
+// ([registry.Pinner], Options.Pins): a registration, an operator's change
+// and an approval pin the tools they were tried with, and the versions the
+// catalog's gate holds from a live resync are listed and decided with the
+// pending changes. A rollback is such a change too: it cannot skip the
 // approval the same change needs by PUT. Every change that goes live is a
 // new version in the [registry.Store] and a line in the audit log.
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/toolhub/toolhub/a2a"
@@ -35,6 +36,10 @@ const (
 	ActionReject   = "vendor.reject"
 	ActionRemove   = "vendor.remove"
 	ActionWithdraw = "vendor.withdraw" // a pending change dropped with its vendor
+	// A held version of a vendor's tools (registry.Pinner) approved and
+	// pinned, or rejected.
+	ActionPinApprove = "vendor.pin.approve"
+	ActionPinReject  = "vendor.pin.reject"
 )
 
 // Options configure a [Lifecycle]. Store, Approvals, Catalog and Guard are
@@ -44,6 +49,11 @@ type Options struct {
 	Approvals approval.Store    // changes waiting for an operator
 	Catalog   *registry.Catalog // the tools in force: a change is compared with these
 	Guard     *netguard.Policy  // where a vendor's URL may point; also the side connection's client
+	// Pins are the tool pins gating Catalog: a registration, and a change
+	// an operator makes, pins the tools it was tried with; a vendor key's
+	// later change of a tool's text waits in Pins (held), and Pending and
+	// Decide show and decide those too. nil: no pinning.
+	Pins *registry.Pinner
 
 	// Declared reports whether vendor id is declared in the config file:
 	// such a vendor is changed there, never through this package. nil: none is.
@@ -204,18 +214,34 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 		change.Breaking = registry.BreakingChanges(live, defs)
 	}
 	change.Breaking = append(change.Breaking, privacyLoosened(old.Vendor, spec)...)
+	if exists && !p.Is(auth.RoleOperator) && l.o.Pins != nil {
+		// What the tools now say to a model differs from what was pinned:
+		// it waits like a breaking change, with its diff.
+		held, err := l.o.Pins.Differences(ctx, spec.ID, defs)
+		if err != nil {
+			return api.VendorChange{}, err
+		}
+		change.Held = held
+		for _, h := range held {
+			change.Breaking = append(change.Breaking, h.Summary())
+		}
+	}
 	if len(change.Breaking) > 0 && !p.Is(auth.RoleOperator) {
 		change.Status = StatusPending
 		// Stored (shared with every hub when postgres is set): an operator
 		// may approve it on any hub, after any restart.
 		if err := l.o.Approvals.Put(ctx, approval.Change{Vendor: spec.ID, Spec: spec, Breaking: change.Breaking,
-			Tools: change.Tools, Rejected: change.Rejected, By: p, At: time.Now().UTC()}); err != nil {
+			Tools: change.Tools, Rejected: change.Rejected, Defs: defs, By: p, At: time.Now().UTC()}); err != nil {
 			return api.VendorChange{}, err
 		}
 		l.o.Audit(ctx, ActionPending, spec.ID, old.Vendor, spec)
 		return change, nil
 	}
-	change, err = l.commit(ctx, spec, change, exists, old)
+	var pin []registry.ToolDef
+	if !exists || p.Is(auth.RoleOperator) {
+		pin = defs // registered, or an operator's own change: what was tried is approved
+	}
+	change, err = l.commit(ctx, spec, change, exists, old, pin)
 	if err == nil && action != "" {
 		l.o.Audit(ctx, action, spec.ID, old.Vendor, spec)
 	}
@@ -246,9 +272,16 @@ func privacyLoosened(old, spec registry.Vendor) []string {
 
 // commit stores spec as the vendor's new version, audits it and applies
 // the stored vendors.
-func (l *Lifecycle) commit(ctx context.Context, spec registry.Vendor, change api.VendorChange, exists bool, old registry.VendorRecord) (api.VendorChange, error) {
+func (l *Lifecycle) commit(ctx context.Context, spec registry.Vendor, change api.VendorChange, exists bool, old registry.VendorRecord, pin []registry.ToolDef) (api.VendorChange, error) {
 	if err := StdioRefused(l.o.AllowStdio(), spec); err != nil { // approvals and rollbacks too
 		return api.VendorChange{}, err
+	}
+	if l.o.Pins != nil && len(pin) > 0 {
+		// Pinned before it is applied: the live connection's first list
+		// then meets the pins the registration was tried with.
+		if err := l.o.Pins.Pin(ctx, spec.ID, pin, api.PrincipalFrom(ctx).KeyID); err != nil {
+			return api.VendorChange{}, fmt.Errorf("vendor %q: pin its tools: %w", spec.ID, err)
+		}
 	}
 	rec, err := l.o.Store.PutVendor(ctx, spec, -1, api.PrincipalFrom(ctx).KeyID)
 	if err != nil {
@@ -357,6 +390,11 @@ func (l *Lifecycle) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	l.o.Audit(ctx, ActionRemove, id, old.Vendor, nil)
+	if l.o.Pins != nil {
+		if err := l.o.Pins.Forget(ctx, id); err != nil {
+			l.o.Logger.Error("a removed vendor's tool pins are kept", "vendor", id, "err", err)
+		}
+	}
 	// A change waiting for the vendor would bring it back if approved.
 	if pc, err := l.o.Approvals.Take(ctx, id); err == nil {
 		l.o.Audit(ctx, ActionWithdraw, id, nil, pc.Spec)
@@ -414,8 +452,40 @@ func (l *Lifecycle) Pending(ctx context.Context) ([]api.VendorChange, error) {
 	}
 	out := make([]api.VendorChange, 0, len(list))
 	for _, c := range list {
-		out = append(out, pendingView(c))
+		v := pendingView(c)
+		if l.o.Pins != nil && len(c.Defs) > 0 {
+			// The diff against the pins as they are now.
+			if v.Held, err = l.o.Pins.Differences(ctx, c.Vendor, c.Defs); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, v)
 	}
+	if l.o.Pins == nil {
+		return out, nil
+	}
+	held, err := l.o.Pins.Held(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for vendor, hs := range held {
+		i := slices.IndexFunc(out, func(c api.VendorChange) bool { return c.Vendor == vendor })
+		if i < 0 {
+			since := hs[0].Since
+			for _, h := range hs {
+				if h.Since.Before(since) {
+					since = h.Since
+				}
+			}
+			out = append(out, api.VendorChange{Vendor: vendor, Status: StatusPending, SubmittedAt: &since})
+			i = len(out) - 1
+		}
+		out[i].Held = append(out[i].Held, hs...)
+		for _, h := range hs {
+			out[i].Breaking = append(out[i].Breaking, h.Summary())
+		}
+	}
+	slices.SortStableFunc(out, func(a, b api.VendorChange) int { return strings.Compare(a.Vendor, b.Vendor) })
 	return out, nil
 }
 
@@ -430,21 +500,32 @@ func pendingView(c approval.Change) api.VendorChange {
 // operators deciding at once, on one hub or several, one decides; the
 // others are told nothing waits.
 func (l *Lifecycle) Decide(ctx context.Context, id string, approve bool) (api.VendorChange, error) {
+	held, err := l.decideHeld(ctx, id, approve)
+	if err != nil {
+		return api.VendorChange{}, err
+	}
 	pc, err := l.o.Approvals.Take(ctx, id)
 	if errors.Is(err, approval.ErrNotFound) {
+		if held != nil {
+			return *held, nil
+		}
 		return api.VendorChange{}, badRequest("no change of vendor %q waits for approval", id)
 	}
 	if err != nil {
 		return api.VendorChange{}, err
 	}
 	change := api.VendorChange{Vendor: id, Breaking: pc.Breaking, Tools: pc.Tools, Rejected: pc.Rejected}
+	if held != nil {
+		change.Held = held.Held // decided with it
+	}
 	if !approve {
 		l.o.Audit(ctx, ActionReject, id, nil, pc.Spec)
 		change.Status = StatusRejected
 		return change, nil
 	}
 	old, err := l.o.Store.GetVendor(ctx, id)
-	change, err2 := l.commit(ctx, pc.Spec, change, err == nil, old)
+	// The tools it was tried with are approved with it.
+	change, err2 := l.commit(ctx, pc.Spec, change, err == nil, old, pc.Defs)
 	if err2 != nil {
 		if change.Version > 0 { // stored; only applying it failed
 			return change, err2
@@ -459,5 +540,44 @@ func (l *Lifecycle) Decide(ctx context.Context, id string, approve bool) (api.Ve
 	}
 	l.o.Audit(ctx, ActionApprove, id, nil, pc.Spec)
 	change.Status = StatusLive
+	return change, nil
+}
+
+// decideHeld approves (pins) or rejects the held versions of vendor id's
+// tools; nil when none waited. An approved version is served at once (the
+// catalog's gate runs again on what the vendor last listed).
+func (l *Lifecycle) decideHeld(ctx context.Context, id string, approve bool) (*api.VendorChange, error) {
+	if l.o.Pins == nil {
+		return nil, nil
+	}
+	held, err := l.o.Pins.Held(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hs := held[id]
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	change := &api.VendorChange{Vendor: id, Held: hs}
+	var tools []string
+	if approve {
+		tools, err = l.o.Pins.Approve(ctx, id, api.PrincipalFrom(ctx).KeyID)
+		change.Status = StatusLive
+	} else {
+		tools, err = l.o.Pins.Reject(ctx, id)
+		change.Status = StatusRejected
+	}
+	if err != nil {
+		return nil, err
+	}
+	change.Tools = tools
+	action := ActionPinReject
+	if approve {
+		action = ActionPinApprove
+		for _, e := range l.o.Catalog.Regate(id) {
+			l.o.Logger.Warn("an approved tool is refused by the catalog", "vendor", id, "err", e)
+		}
+	}
+	l.o.Audit(ctx, action, id, nil, hs)
 	return change, nil
 }

@@ -36,6 +36,18 @@ var migrations = [][]string{
 		)`,
 		`COMMENT ON COLUMN {s}.capabilities.spec IS 'json, not jsonb: keeps the key order of the schemas'`,
 	},
+	{ // 2: tool pins and held tool versions (registry.ToolPin). spec is
+		// text: a pinned schema keeps its key order, and a damaged row is
+		// read back (and fails closed) rather than refused.
+		`CREATE TABLE {s}.tool_pins (
+			vendor text COLLATE "C" NOT NULL,
+			tool   text COLLATE "C" NOT NULL,
+			state  text COLLATE "C" NOT NULL,
+			hash   text NOT NULL,
+			spec   text NOT NULL,
+			PRIMARY KEY (vendor, tool, state)
+		)`,
+	},
 }
 
 // migrate creates the schema and its tables, or upgrades them, in one

@@ -357,3 +357,44 @@ func isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
+
+// Pins are not notified on Channel: they change as vendors list their
+// tools, which every instance does itself.
+
+func (s *Store) PutToolPin(ctx context.Context, p registry.ToolPin) error {
+	spec, err := registry.EncodeSpec(p)
+	if err == nil {
+		_, err = s.pool.Exec(ctx, strings.ReplaceAll(`INSERT INTO {s}.tool_pins (vendor, tool, state, hash, spec) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (vendor, tool, state) DO UPDATE SET hash = EXCLUDED.hash, spec = EXCLUDED.spec`, "{s}", s.ident()), p.Vendor, p.Tool, p.State, p.Hash, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: put tool pin %q/%q: %w", p.Vendor, p.Tool, err)
+	}
+	return nil
+}
+
+func (s *Store) ToolPins(ctx context.Context, vendor string) ([]registry.ToolPin, error) {
+	rows, err := s.pool.Query(ctx, strings.ReplaceAll(`SELECT vendor, tool, state, hash, spec FROM {s}.tool_pins
+		WHERE $1 = '' OR vendor = $1 ORDER BY vendor, tool, state`, "{s}", s.ident()), vendor)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: tool pins: %w", err)
+	}
+	defer rows.Close()
+	return specrows.Pins(rows)
+}
+
+func (s *Store) DeleteToolPin(ctx context.Context, vendor, tool, state string) error {
+	if _, err := s.pool.Exec(ctx, strings.ReplaceAll(`DELETE FROM {s}.tool_pins WHERE vendor = $1 AND tool = $2 AND state = $3`, "{s}", s.ident()), vendor, tool, state); err != nil {
+		return fmt.Errorf("pgstore: delete tool pin %q/%q: %w", vendor, tool, err)
+	}
+	return nil
+}
+
+func (s *Store) DeleteVendorPins(ctx context.Context, vendor string) error {
+	if _, err := s.pool.Exec(ctx, strings.ReplaceAll(`DELETE FROM {s}.tool_pins WHERE vendor = $1`, "{s}", s.ident()), vendor); err != nil {
+		return fmt.Errorf("pgstore: delete tool pins of %q: %w", vendor, err)
+	}
+	return nil
+}
+
+func (s *Store) ident() string { return pgx.Identifier{s.schema}.Sanitize() }

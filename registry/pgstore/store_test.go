@@ -154,7 +154,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = pgstore.Open(t.Context(), testDSN(), &pgstore.Options{Schema: schema, Logger: quiet})
-	if err == nil || !strings.Contains(err.Error(), "tables are at version 99, newer than this toolhub knows (1): upgrade toolhub") {
+	if err == nil || !strings.Contains(err.Error(), "tables are at version 99, newer than this toolhub knows (2): upgrade toolhub") {
 		t.Errorf("Open of a newer schema: err = %v, want a refusal naming both versions", err)
 	}
 }

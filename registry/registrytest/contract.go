@@ -58,6 +58,7 @@ func RunStoreContract(t *testing.T, newStore func(t *testing.T) registry.Store, 
 	t.Run("capabilities", c.capabilities)
 	t.Run("survives close and reopen", c.survivesReopen)
 	t.Run("two open stores on the same data", c.twoInstances)
+	t.Run("tool pins", c.toolPins)
 }
 
 type contract struct {

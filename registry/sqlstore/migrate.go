@@ -34,6 +34,18 @@ var migrations = [][]string{
 			spec TEXT NOT NULL CHECK (json_valid(spec))
 		) WITHOUT ROWID`,
 	},
+	{ // 2: tool pins and held tool versions (registry.ToolPin). spec is
+		// not checked as JSON: a damaged row must be read back (and fail
+		// closed), not make the listing fail.
+		`CREATE TABLE tool_pins (
+			vendor TEXT NOT NULL,
+			tool   TEXT NOT NULL,
+			state  TEXT NOT NULL,
+			hash   TEXT NOT NULL,
+			spec   TEXT NOT NULL,
+			PRIMARY KEY (vendor, tool, state)
+		) WITHOUT ROWID`,
+	},
 }
 
 // migrate creates or upgrades the tables in one write transaction, so two

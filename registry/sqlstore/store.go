@@ -305,3 +305,39 @@ func isConstraint(err error, code int) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == code
 }
+
+func (s *Store) PutToolPin(ctx context.Context, p registry.ToolPin) error {
+	spec, err := registry.EncodeSpec(p)
+	if err == nil {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO tool_pins (vendor, tool, state, hash, spec) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (vendor, tool, state) DO UPDATE SET hash = excluded.hash, spec = excluded.spec`, p.Vendor, p.Tool, p.State, p.Hash, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: put tool pin %q/%q: %w", p.Vendor, p.Tool, err)
+	}
+	return nil
+}
+
+func (s *Store) ToolPins(ctx context.Context, vendor string) ([]registry.ToolPin, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT vendor, tool, state, hash, spec FROM tool_pins
+		WHERE ? = '' OR vendor = ? ORDER BY vendor, tool, state`, vendor, vendor)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: tool pins: %w", err)
+	}
+	defer rows.Close()
+	return specrows.Pins(rows)
+}
+
+func (s *Store) DeleteToolPin(ctx context.Context, vendor, tool, state string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM tool_pins WHERE vendor = ? AND tool = ? AND state = ?`, vendor, tool, state); err != nil {
+		return fmt.Errorf("sqlstore: delete tool pin %q/%q: %w", vendor, tool, err)
+	}
+	return nil
+}
+
+func (s *Store) DeleteVendorPins(ctx context.Context, vendor string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM tool_pins WHERE vendor = ?`, vendor); err != nil {
+		return fmt.Errorf("sqlstore: delete tool pins of %q: %w", vendor, err)
+	}
+	return nil
+}

@@ -103,8 +103,8 @@ func TestFileSettings(t *testing.T) {
 	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != 1 {
-		t.Errorf("schema_version = %d, want 1", version)
+	if version != 2 {
+		t.Errorf("schema_version = %d, want 2", version)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	db.Close()
 	_, err = sqlstore.Open(t.Context(), path, nil)
-	if err == nil || !strings.Contains(err.Error(), "tables are at version 99, newer than this toolhub knows (1): upgrade toolhub") {
+	if err == nil || !strings.Contains(err.Error(), "tables are at version 99, newer than this toolhub knows (2): upgrade toolhub") {
 		t.Errorf("Open of a newer file: err = %v, want a refusal naming both versions", err)
 	}
 }

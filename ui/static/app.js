@@ -244,7 +244,10 @@
     const ps = d.pending || [];
     fill($("#pending tbody"), ps.map((p) => el("tr", { "data-pending": p.vendor },
       el("td", {}, el("strong", { text: p.vendor })),
-      el("td", { class: "err", text: (p.breaking || []).join("; ") }),
+      el("td", { class: "err" }, (p.breaking || []).join("; "),
+        // Tool pins: what a held tool would now say, field by field.
+        ...(p.held || []).flatMap((h) => (h.diff || []).map((f) => el("div", { class: "mono", "data-held": h.tool + " " + f.field },
+          h.tool + " " + f.field + ": " + (f.words || ((f.old || "∅") + " → " + (f.new || "∅"))))))),
       el("td", { class: "mono", text: (p.tools || []).join(", ") }),
       el("td", { class: "muted", text: p.submitted_by ? (p.submitted_by.vendor || p.submitted_by.role || "") : "" }),
       el("td", { class: "muted", text: ago(p.submitted_at) }),

@@ -67,3 +67,20 @@ func DecodeVendor(r *registry.VendorRecord, id string, spec []byte) error {
 	}
 	return nil
 }
+
+// Pins reads (vendor, tool, state, hash, spec) rows into tool pins; a spec
+// that does not decode is a Corrupt pin ([registry.DecodePin]).
+func Pins(rows Rows) ([]registry.ToolPin, error) {
+	out := []registry.ToolPin{}
+	for rows.Next() {
+		var (
+			vendor, tool, state, hash string
+			spec                      []byte
+		)
+		if err := rows.Scan(&vendor, &tool, &state, &hash, &spec); err != nil {
+			return nil, err
+		}
+		out = append(out, registry.DecodePin(vendor, tool, state, hash, spec))
+	}
+	return out, rows.Err()
+}
