@@ -119,3 +119,34 @@ func openUnder(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// A PostgreSQL or Redis that cannot be reached does not fail Open (issue
+// 36): the records answer AwayError until it is joined. A DSN that does
+// not parse still fails at once.
+func TestOpenWithStoresAway(t *testing.T) {
+	data := t.TempDir()
+	s, err := backend.Open(t.Context(), backend.Config{Data: data, Redis: "redis://127.0.0.1:1/0",
+		Postgres: "postgres://postgres@127.0.0.1:1/test?sslmode=disable", Schema: "toolhub_away"})
+	if err != nil {
+		t.Fatalf("Open with both stores away: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Registry.ListVendors(t.Context()); !backend.IsAway(err) {
+		t.Errorf("registry while postgres is away: %v, want an AwayError", err)
+	}
+	if err := s.Ledger.Append(t.Context(), nil); !backend.IsAway(err) {
+		t.Errorf("ledger while postgres is away: %v, want an AwayError", err)
+	}
+	if err := s.Health.Away(); err == nil || !strings.Contains(err.Error(), "postgres") || !strings.Contains(err.Error(), "redis") {
+		t.Errorf("Health.Away() = %v, want both named", err)
+	}
+	for _, bad := range []backend.Config{
+		{Data: data, Postgres: "postgres://postgres@127.0.0.1:1/test?sslmode=nonsense"},
+		{Data: data, Redis: "http://127.0.0.1:1"},
+	} {
+		if s, err := backend.Open(t.Context(), bad); err == nil {
+			s.Close()
+			t.Errorf("Open(%+v) took a bad URL", bad)
+		}
+	}
+}
