@@ -290,8 +290,10 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		s.cleanups.AddCloser(js)
 		s.Jobs = js
 		s.Health.track(StoreRedis)
+		// Health asks through the queue's client: the call path's 100 ms
+		// timeout would call a busy Redis away.
 		s.watches = append(s.watches, func(ctx context.Context) {
-			s.Health.watch(ctx, StoreRedis, func(ctx context.Context) error { return fast.Ping(ctx).Err() }, js.EnsureGroups)
+			s.Health.watch(ctx, StoreRedis, func(ctx context.Context) error { return durable.Ping(ctx).Err() }, js.EnsureGroups)
 		})
 		taskOpts.Prefix = c.RedisPrefix + "a2a:"
 		ts := redistasks.New(durable, taskOpts)

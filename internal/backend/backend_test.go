@@ -2,9 +2,11 @@ package backend_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,5 +150,45 @@ func TestOpenWithStoresAway(t *testing.T) {
 			s.Close()
 			t.Errorf("Open(%+v) took a bad URL", bad)
 		}
+	}
+}
+
+// A store that takes the connection and never answers (a hung process)
+// is away too, once Config.FirstTry has passed.
+func TestOpenWithStoresHung(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	addr := ln.Addr().String()
+	s, err := backend.Open(t.Context(), backend.Config{Data: t.TempDir(), Redis: "redis://" + addr + "/0",
+		Postgres: "postgres://postgres@" + addr + "/test?sslmode=disable", Schema: "toolhub_hung", FirstTry: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open with both stores hung: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Keys.ListKeys(t.Context()); !backend.IsAway(err) {
+		t.Errorf("keys while postgres hangs: %v, want an AwayError", err)
 	}
 }
