@@ -336,7 +336,9 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 	}
 	st := v.status()
 	if st.State != StateReady {
-		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is %s: %s", id, st.State, orText(st.LastError, "no card yet"))}
+		// Its card not fetched yet is the hub's own state, not a failed probe.
+		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, HubState: st.State == StateConnecting && st.LastError == "",
+			Message: fmt.Sprintf("vendor %q is %s: %s", id, st.State, orText(st.LastError, "no card yet"))}
 	}
 	_, err := FetchCard(ctx, v.cardHTTP, st.Card)
 	if err == nil {

@@ -292,7 +292,9 @@ func (v *vendor) invoke(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 		return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v.id, Message: fmt.Sprintf("vendor %q is disabled", v.id)}
 	}
 	if client == nil {
-		e := &hub.Error{Code: hub.CodeUnavailable, Vendor: v.id, Message: fmt.Sprintf("vendor %q is not ready: %s", v.id, orText(lastErr, "agent card not fetched yet"))}
+		e := &hub.Error{Code: hub.CodeUnavailable, Vendor: v.id, Message: fmt.Sprintf("vendor %q is not ready: %s", v.id, orText(lastErr, "agent card not fetched yet")),
+			HubState: state == StateConnecting && lastErr == ""} // the first card fetch: the hub's own state
+
 		if d := next.Sub(v.m.opts.Now()); d > 0 {
 			e.RetryAfter = d
 		}

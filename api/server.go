@@ -41,6 +41,9 @@ type Options struct {
 	// Ready reports whether the hub is ready for traffic (/readyz); nil
 	// means always.
 	Ready func() error
+	// Stores, if set, is shown in /readyz's answer under "stores" (which
+	// shared store is up and which away), ready or not.
+	Stores func() any
 	// Heartbeat is the interval of keep-alive pings on MCP streams; zero
 	// means 25 s.
 	Heartbeat time.Duration
@@ -208,13 +211,18 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.opts.Version})
 	})
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		body := map[string]any{"status": "ready", "catalog_version": s.cat.Version()}
+		if s.opts.Stores != nil {
+			body["stores"] = s.opts.Stores()
+		}
 		if s.opts.Ready != nil {
 			if err := s.opts.Ready(); err != nil {
-				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "reason": err.Error()})
+				body["status"], body["reason"] = "not ready", err.Error()
+				writeJSON(w, http.StatusServiceUnavailable, body)
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "catalog_version": s.cat.Version()})
+		writeJSON(w, http.StatusOK, body)
 	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "no route " + r.Method + " " + r.URL.Path + "; see /v1/tools, /mcp, /healthz"}, "")

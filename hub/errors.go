@@ -49,6 +49,16 @@ type Error struct {
 	RetryAfter time.Duration // when retrying may help (rate_limited, circuit_open, …)
 	Details    any           // JSON-able details (e.g. schema issues)
 	Err        error         // the cause, if any
+	// HubState marks an error of the hub's own making (a vendor connection
+	// being made, remade or drained), not a failure of the vendor: the
+	// breakers, the health probes and the degradation modes ignore it.
+	HubState bool
+}
+
+// IsHubState reports whether err is of the hub's own making ([Error.HubState]).
+func IsHubState(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.HubState
 }
 
 func (e *Error) Error() string {

@@ -378,7 +378,7 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		return c.relayCall(ctx, call)
 	}
 	if !c.gate.enter() {
-		return nil, c.v.notReady()
+		return nil, c.v.draining()
 	}
 	defer c.gate.leave()
 	peer := hub.PeerFrom(ctx)

@@ -98,6 +98,11 @@ type Options struct {
 	// DrainTimeout bounds how long a replaced or removed connection waits
 	// for its in-flight calls before it closes; zero means 30 s.
 	DrainTimeout time.Duration
+	// ConnectWait is how long a call (or a probe) to a vendor whose
+	// connection is being made waits for it, rather than failing at once:
+	// a vendor's tools are in the catalog from its tool list on, a moment
+	// before its connection takes calls. Zero means 2 s; negative, no wait.
+	ConnectWait time.Duration
 	// OnChange, if set, is called with a vendor's status after each change.
 	// It runs on the vendor's supervisor and must not block.
 	OnChange func(VendorStatus)
@@ -143,6 +148,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.DrainTimeout <= 0 {
 		c.DrainTimeout = 30 * time.Second
+	}
+	if c.ConnectWait == 0 {
+		c.ConnectWait = 2 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -218,7 +226,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 	if !ok {
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
 	}
-	conn := v.cur.Load()
+	conn := v.ready(ctx)
 	if conn == nil {
 		return v.notReady()
 	}

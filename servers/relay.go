@@ -178,7 +178,7 @@ func (m *Manager) Subscribe(ctx context.Context, id, uri string, unsubscribe boo
 func relayOn[T any](ctx context.Context, c *conn, method string, run func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if !c.gate.enter() {
-		return zero, c.v.notReady()
+		return zero, c.v.draining()
 	}
 	defer c.gate.leave()
 	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}

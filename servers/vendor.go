@@ -88,6 +88,9 @@ type vendor struct {
 	listChanges, toolSyncs atomic.Int64 // see VendorStatus
 
 	cur atomic.Pointer[conn] // the ready connection, or nil
+	// readyC is closed when cur is set; a fresh one is put in before cur
+	// is cleared (see [vendor.ready]).
+	readyC atomic.Pointer[chan struct{}]
 
 	mu      sync.Mutex
 	st      VendorStatus
@@ -112,6 +115,8 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 		probeNow:  make(chan struct{}, 1),
 		retired:   make(chan struct{}),
 	}
+	ch := make(chan struct{})
+	v.readyC.Store(&ch)
 	v.st = VendorStatus{ID: spec.ID, Transport: spec.MCP.Transport, State: StateConnecting,
 		Tools: len(m.cat.VendorTools(spec.ID))} // kept from before, if any
 	if spec.Disabled {
@@ -146,11 +151,43 @@ func (v *vendor) Invoke(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 	if c.Tool == nil || c.Tool.Vendor != v.id {
 		return nil, &hub.Error{Code: hub.CodeInternal, Vendor: v.id, Message: fmt.Sprintf("vendor %q was given a call without one of its tools", v.id)}
 	}
-	conn := v.cur.Load()
+	conn := v.ready(ctx)
 	if conn == nil {
 		return nil, v.notReady()
 	}
 	return conn.call(ctx, c)
+}
+
+// ready returns the ready connection. While one is being made (the
+// vendor's tools may be listed already) it waits for it up to
+// Options.ConnectWait or until ctx ends; nil when there is none then.
+func (v *vendor) ready(ctx context.Context) *conn {
+	ch := *v.readyC.Load()
+	if c := v.cur.Load(); c != nil || v.m.opts.ConnectWait < 0 || v.status().State != StateConnecting {
+		return c
+	}
+	t := time.NewTimer(v.m.opts.ConnectWait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-v.ctx.Done():
+	}
+	return v.cur.Load()
+}
+
+// setCur sets (or, with nil, clears) the ready connection and wakes the
+// calls waiting for one.
+func (v *vendor) setCur(c *conn) {
+	if c == nil {
+		ch := make(chan struct{})
+		v.readyC.Store(&ch)
+		v.cur.Store(nil)
+		return
+	}
+	v.cur.Store(c)
+	close(*v.readyC.Load())
 }
 
 // notReady is the error of a call to a vendor without a connection.
@@ -163,7 +200,10 @@ func (v *vendor) notReady() *hub.Error {
 	case StateDisabled:
 		e.Message = fmt.Sprintf("vendor %q is disabled", v.id)
 	case StateConnecting:
+		// The hub's own state, not the vendor's failure (a failed dial is
+		// counted by the supervisor as the vendor's).
 		e.Message = fmt.Sprintf("vendor %q is connecting", v.id)
+		e.HubState = true
 	default:
 		e.Message = fmt.Sprintf("vendor %q is unavailable", v.id)
 		if st.LastError != "" {
@@ -175,6 +215,14 @@ func (v *vendor) notReady() *hub.Error {
 			e.RetryAfter = d
 		}
 	}
+	return e
+}
+
+// draining is the error of a call to a connection that takes no new
+// calls (replaced, removed or closing): the hub's own state.
+func (v *vendor) draining() *hub.Error {
+	e := v.notReady()
+	e.HubState = true
 	return e
 }
 
@@ -214,7 +262,7 @@ func (v *vendor) loop() *conn {
 			fails++
 			continue
 		}
-		v.cur.Store(c)
+		v.setCur(c)
 		v.update(func(st *VendorStatus) {
 			st.State = StateReady
 			st.ConnectedSince = c.since
@@ -231,7 +279,7 @@ func (v *vendor) loop() *conn {
 		v.log.Info("vendor ready", "transport", v.spec.MCP.Transport, "protocol", c.protocol, "tools", v.status().Tools)
 
 		lostErr := v.serve(c)
-		v.cur.Store(nil)
+		v.setCur(nil)
 		if v.ctx.Err() != nil {
 			return c
 		}

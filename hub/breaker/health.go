@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -213,8 +214,13 @@ func (h *Health) notify(c *HealthChange) {
 	}
 }
 
+// ErrNoVerdict wraps a probe's error that says nothing of the upstream
+// (the caller's own connection to it is being made): [RunProbes] records
+// neither a success nor a failure.
+var ErrNoVerdict = errors.New("breaker: probe gave no verdict")
+
 // RunProbes probes p every interval, starting at once, and records each
-// result in h, until ctx is done. Each probe gets at most one interval. It
+// result in h (but an [ErrNoVerdict]), until ctx is done. Each probe gets at most one interval. It
 // blocks; run it in a goroutine of its own per upstream.
 func RunProbes(ctx context.Context, interval time.Duration, p Prober, h *Health) {
 	t := time.NewTicker(interval)
@@ -226,7 +232,9 @@ func RunProbes(ctx context.Context, interval time.Duration, p Prober, h *Health)
 		if ctx.Err() != nil {
 			return // stopping: this result says nothing of the upstream
 		}
-		h.Record(err)
+		if !errors.Is(err, ErrNoVerdict) {
+			h.Record(err)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -183,8 +183,8 @@ func (r *Router) run(ctx context.Context, vendor hub.Invoker, c *hub.Call) (*hub
 
 // record feeds the primary's outcome to the degradation tracker.
 func (r *Router) record(ctx context.Context, name string, err error, d time.Duration) {
-	if err != nil && ctx.Err() != nil {
-		return // the caller's deadline or cancellation, not the vendor's fault
+	if err != nil && (ctx.Err() != nil || hub.IsHubState(err)) {
+		return // the caller's deadline or cancellation, or the hub's own state: not the vendor's fault
 	}
 	code := hub.CodeOf(err)
 	switch {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/govern"
+	"github.com/toolhub/toolhub/hub/retry"
 )
 
 // TestOutcomeOneVocabulary: a call whose tool reports an error (isError)
@@ -48,5 +50,23 @@ func TestOutcomeOneVocabulary(t *testing.T) {
 	}
 	if len(line.Attempts) != 1 || line.Attempts[0].Outcome != "tool_error" {
 		t.Errorf("attempts %+v, want one tool_error", line.Attempts)
+	}
+}
+
+// TestHubStateIsNotTheVendorsFailure (issue 36, item 2): an error of the
+// hub's own making (hub.Error.HubState: a connection being made or
+// drained) never counts in the vendor's breaker, however many there are.
+func TestHubStateIsNotTheVendorsFailure(t *testing.T) {
+	connecting := func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+		return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: "weather-a", HubState: true, Message: `vendor "weather-a" is connecting`}
+	}
+	e := setup(t, map[string]hub.InvokerFunc{"weather-a": connecting}, &govern.Options{Retry: retry.Policy{Max: -1}})
+	for i := range 20 {
+		if _, err := e.call(t, "weather-a__current", hub.Call{}); err == nil || err.Code != hub.CodeUnavailable {
+			t.Fatalf("call %d: err = %v, want unavailable", i, err)
+		}
+	}
+	if st := e.gov.Status("weather-a").Breaker; st.State != "closed" || st.Failures != 0 || st.ConsecutiveFailures != 0 {
+		t.Errorf("breaker %+v after 20 'connecting' answers; want closed, no failure", st)
 	}
 }

@@ -2,10 +2,12 @@ package govern
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/breaker"
 )
 
@@ -56,6 +58,10 @@ func (g *Governor) StartProbes(ctx context.Context, vendor string, interval time
 	pctx, cancel := context.WithCancel(ctx)
 	p := breaker.ProberFunc(func(ctx context.Context) error {
 		err := probe(ctx)
+		if hub.IsHubState(err) {
+			// The hub's own connection is being made or remade: no verdict.
+			return fmt.Errorf("%w: %w", breaker.ErrNoVerdict, err)
+		}
 		if pctx.Err() == nil { // not stopping: the result says something of the vendor
 			ps := &ProbeStatus{At: g.now(), OK: err == nil}
 			if err != nil {

@@ -279,7 +279,7 @@ func outcome(ctx context.Context, r *hub.Result, err error) breaker.Outcome {
 		return breaker.Failure
 	case err == nil:
 		return breaker.Success
-	case ctx.Err() != nil, errors.Is(err, ErrRefused):
+	case ctx.Err() != nil, errors.Is(err, ErrRefused), hub.IsHubState(err):
 		return breaker.Ignored
 	case hub.VendorFault(hub.CodeOf(err)):
 		return breaker.Failure

@@ -239,6 +239,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 			mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
 		},
 		Public:    func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) || oauthPublic(r) },
+		Stores:    func() any { return a.stores.Health.States() },
+		Ready:     a.ready,
 		Tracing:   a.tracer != nil,
 		Challenge: a.challenge,
 	}
@@ -248,6 +250,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	a.API = api.NewServer(a.Gateway, apiOpts)
 	a.cleanups.Add(a.API.Close)
 	a.sessionMetrics()
+	a.storeMetrics()
 	if err := a.apply(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -384,6 +387,12 @@ func (a *App) vendors(ctx context.Context, cfg *config.Config) ([]registry.Vendo
 		seen[v.ID] = true
 	}
 	recs, err := a.Store.ListVendors(ctx)
+	if backend.IsAway(err) {
+		// Started while PostgreSQL is away: the config's vendors serve, the
+		// stored ones are applied when it is joined (followRegistry).
+		a.log.Warn("vendors registered at run time are not applied until postgres is joined", "err", err)
+		recs, err = nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("registry store: %w", err)
 	}
@@ -580,4 +589,46 @@ func (a *App) sessionMetrics() {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhub_mcp_sessions_closed_total", Help: "MCP sessions their client ended (DELETE)."},
 			stat(func(s api.SessionStats) float64 { return float64(s.ClientsEnded) })),
 	)
+}
+
+// ready is /readyz's answer: not ready while a shared store is away when
+// the config says require_stores (calls are served either way).
+func (a *App) ready() error {
+	if cfg := a.cfg.Load(); cfg == nil || !cfg.RequireStores {
+		return nil
+	}
+	if err := a.stores.Health.Away(); err != nil {
+		return fmt.Errorf("require_stores: %w", err)
+	}
+	return nil
+}
+
+// storeMetrics shows in /metrics whether each configured shared store
+// answers and how long it has not since start.
+func (a *App) storeMetrics() {
+	for _, st := range a.stores.Health.States() {
+		name := st.Store
+		get := func() backend.StoreState {
+			for _, s := range a.stores.Health.States() {
+				if s.Store == name {
+					return s
+				}
+			}
+			return backend.StoreState{}
+		}
+		l := prometheus.Labels{"store": name}
+		a.metrics.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "toolhub_store_up", ConstLabels: l,
+				Help: "1 while the shared store (redis, postgres) answers, 0 while it is away (toolhub serves on local limits and the write-ahead log)."},
+				func() float64 {
+					if get().Up {
+						return 1
+					}
+					return 0
+				}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhub_store_degraded_seconds_total", ConstLabels: l,
+				Help: "Seconds this instance has served without the shared store since it started."},
+				func() float64 { return get().DegradedSeconds }),
+		)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/internal/backend"
 	"github.com/toolhub/toolhub/internal/config"
 )
 
@@ -42,5 +43,10 @@ func (a *App) seedBudgets(ctx context.Context) error {
 	if err := a.Meter.Flush(ctx); err != nil {
 		a.log.Warn("billing: usage events wait in the spill; budgets are seeded without them", "err", err)
 	}
-	return a.Budgets.Seed(ctx, a.Ledger, time.Now())
+	err := a.Budgets.Seed(ctx, a.Ledger, time.Now())
+	if backend.IsAway(err) {
+		a.log.Warn("billing: budgets are not seeded from the ledger: postgres is away; they count from zero", "err", err)
+		return nil
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,15 +14,12 @@ import (
 	"github.com/toolhub/toolhub/a2a/redistasks"
 	"github.com/toolhub/toolhub/a2a/sqlitetasks"
 	"github.com/toolhub/toolhub/approval"
-	"github.com/toolhub/toolhub/approval/pgapproval"
 	"github.com/toolhub/toolhub/approval/sqliteapproval"
 	"github.com/toolhub/toolhub/audit"
-	"github.com/toolhub/toolhub/audit/pgaudit"
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/pgkeys"
 	"github.com/toolhub/toolhub/auth/sqlitekeys"
 	"github.com/toolhub/toolhub/billing"
-	"github.com/toolhub/toolhub/billing/pgledger"
 	"github.com/toolhub/toolhub/billing/redisbudget"
 	"github.com/toolhub/toolhub/billing/redisvolume"
 	"github.com/toolhub/toolhub/billing/sqlledger"
@@ -32,6 +30,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/hub/limit/redislimit"
+	"github.com/toolhub/toolhub/internal/backend/pgdb"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"
@@ -68,6 +67,12 @@ type Config struct {
 	// Logger gets the shared stores' background trouble (a lost listener,
 	// Redis away and back). Nil means slog.Default().
 	Logger *slog.Logger
+	// FirstTry bounds the first attempt to reach Redis and PostgreSQL at
+	// Open; a store that does not answer within it is joined in the
+	// background (see [Stores.Health]). Zero means 3 s.
+	FirstTry time.Duration
+	// Now is the clock of [Stores.Health]; nil means time.Now.
+	Now func() time.Time
 }
 
 // Stores are every store of a hub, as interfaces. Each field is set (the
@@ -98,7 +103,13 @@ type Stores struct {
 	// "embedded" or "redis" / "postgres".
 	Profile struct{ State, Records string }
 
+	// Health follows Redis and PostgreSQL when they are configured: a hub
+	// starts while either is away (its stores answer [AwayError] until it
+	// is joined) and joins it in the background.
+	Health *Health
+
 	cleanups Cleanups
+	watches  []func(context.Context) // started at the end of Open
 }
 
 // Close closes every store, the last opened first, then the Redis
@@ -117,7 +128,10 @@ func Open(ctx context.Context, c Config) (_ *Stores, err error) {
 	if err := os.MkdirAll(c.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("data folder %s: %v", c.Data, err)
 	}
-	s := &Stores{}
+	if c.FirstTry <= 0 {
+		c.FirstTry = 3 * time.Second
+	}
+	s := &Stores{Health: newHealth(c.Now)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -129,7 +143,67 @@ func Open(ctx context.Context, c Config) (_ *Stores, err error) {
 	if err := s.openState(ctx, c); err != nil {
 		return nil, err
 	}
+	// The watches stop before any store closes.
+	wctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, w := range s.watches {
+		wg.Add(1)
+		go func() { defer wg.Done(); w(wctx) }()
+	}
+	s.cleanups.AddFunc(func() { stop(); wg.Wait() })
 	return s, nil
+}
+
+// openPostgresRecords opens the records in PostgreSQL. A bad DSN or schema
+// fails at once; a PostgreSQL that does not answer within c.FirstTry does
+// not: the stores answer [AwayError] until a watch opens them.
+func (s *Stores) openPostgresRecords(ctx context.Context, c Config) error {
+	schema := c.Schema
+	if schema == "" {
+		schema = pgstore.DefaultSchema
+	}
+	health, _, err := pgdb.Open(ctx, c.Postgres, &pgdb.Options{Schema: schema, MaxConns: 1}) // parses; connects lazily
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	s.cleanups.AddFunc(health.Close)
+	s.Health.track(StorePostgres)
+	probe := func(ctx context.Context) error { return health.Ping(ctx) }
+	first, cancel := context.WithTimeout(ctx, c.FirstTry)
+	p, err := openPostgres(first, c)
+	cancel()
+	if err == nil {
+		s.cleanups.AddFunc(func() { p.cleanups.Close() })
+		s.Registry, s.Keys, s.Audit, s.Approvals, s.Ledger = p.reg, p.keys, p.audit, p.approvals, p.ledger
+		s.RegistryChanges = func(ctx context.Context, changed func()) error {
+			return p.reg.Listen(ctx, func(kind, _ string) {
+				if kind == pgstore.KindVendor || kind == pgstore.KindResync {
+					changed()
+				}
+			})
+		}
+		s.Health.set(StorePostgres, nil)
+		s.watches = append(s.watches, func(ctx context.Context) { s.Health.watch(ctx, StorePostgres, probe, nil) })
+		return nil
+	}
+	if !unreachable(err) || ctx.Err() != nil {
+		return err
+	}
+	c.Logger.Warn("postgres is away: serving without it (usage events wait in the write-ahead log; keys, registry and reports answer 'away') and joining it in the background",
+		"err", err)
+	j := newPGJoin(err)
+	s.cleanups.AddCloser(j)
+	s.Registry, s.Keys, s.Audit, s.Approvals, s.Ledger = awayRegistry{j}, awayKeys{j}, awayAudit{j}, awayApprovals{j}, awayLedger{j}
+	s.RegistryChanges = j.listen
+	join := func(ctx context.Context) error {
+		if err := j.join(ctx, c); err != nil {
+			return err
+		}
+		c.Logger.Info("postgres joined: the records are in PostgreSQL again")
+		return nil
+	}
+	s.watches = append(s.watches, func(ctx context.Context) { s.Health.watch(ctx, StorePostgres, probe, join) })
+	return nil
 }
 
 // openRecords opens the registry, the ledger, keys, audit log and
@@ -137,44 +211,7 @@ func Open(ctx context.Context, c Config) (_ *Stores, err error) {
 func (s *Stores) openRecords(ctx context.Context, c Config) error {
 	if c.Postgres != "" {
 		s.Profile.Records = "postgres"
-		reg, err := pgstore.Open(ctx, c.Postgres, &pgstore.Options{Schema: c.Schema, Logger: c.Logger})
-		if err != nil {
-			return err
-		}
-		s.cleanups.AddCloser(reg)
-		s.Registry = reg
-		s.RegistryChanges = func(ctx context.Context, changed func()) error {
-			return reg.Listen(ctx, func(kind, _ string) {
-				if kind == pgstore.KindVendor || kind == pgstore.KindResync {
-					changed()
-				}
-			})
-		}
-		keys, err := OpenKeys(ctx, c)
-		if err != nil {
-			return err
-		}
-		s.cleanups.AddCloser(keys)
-		s.Keys = keys
-		l, err := pgaudit.Open(ctx, c.Postgres, &pgaudit.Options{Schema: c.Schema})
-		if err != nil {
-			return err
-		}
-		s.cleanups.AddCloser(l)
-		s.Audit = l
-		p, err := pgapproval.Open(ctx, c.Postgres, &pgapproval.Options{Schema: c.Schema})
-		if err != nil {
-			return err
-		}
-		s.cleanups.AddCloser(p)
-		s.Approvals = p
-		led, err := pgledger.Open(ctx, c.Postgres, &pgledger.Options{Schema: c.Schema})
-		if err != nil {
-			return err
-		}
-		s.cleanups.AddCloser(led)
-		s.Ledger = led
-		return nil
+		return s.openPostgresRecords(ctx, c)
 	}
 	s.Profile.Records = "embedded"
 	reg, err := sqlstore.Open(ctx, filepath.Join(c.Data, "registry.db"), nil)
@@ -242,12 +279,22 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		}
 		s.cleanups.AddCloser(fast)
 		s.cleanups.AddCloser(durable)
-		js, err := redisjobs.New(ctx, durable, &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"})
+		// A Redis that does not answer within FirstTry does not fail the
+		// start: the queue's consumer group is created when it does.
+		first, cancel := context.WithTimeout(ctx, c.FirstTry)
+		js, err := redisjobs.New(first, durable, &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"})
+		cancel()
 		if err != nil {
 			return err
 		}
 		s.cleanups.AddCloser(js)
 		s.Jobs = js
+		s.Health.track(StoreRedis)
+		// Health asks through the queue's client: the call path's 100 ms
+		// timeout would call a busy Redis away.
+		s.watches = append(s.watches, func(ctx context.Context) {
+			s.Health.watch(ctx, StoreRedis, func(ctx context.Context) error { return durable.Ping(ctx).Err() }, js.EnsureGroups)
+		})
 		taskOpts.Prefix = c.RedisPrefix + "a2a:"
 		ts := redistasks.New(durable, taskOpts)
 		s.cleanups.AddCloser(ts)

@@ -2,9 +2,11 @@ package backend_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,4 +120,75 @@ func openUnder(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// A PostgreSQL or Redis that cannot be reached does not fail Open (issue
+// 36): the records answer AwayError until it is joined. A DSN that does
+// not parse still fails at once.
+func TestOpenWithStoresAway(t *testing.T) {
+	data := t.TempDir()
+	s, err := backend.Open(t.Context(), backend.Config{Data: data, Redis: "redis://127.0.0.1:1/0",
+		Postgres: "postgres://postgres@127.0.0.1:1/test?sslmode=disable", Schema: "toolhub_away"})
+	if err != nil {
+		t.Fatalf("Open with both stores away: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Registry.ListVendors(t.Context()); !backend.IsAway(err) {
+		t.Errorf("registry while postgres is away: %v, want an AwayError", err)
+	}
+	if err := s.Ledger.Append(t.Context(), nil); !backend.IsAway(err) {
+		t.Errorf("ledger while postgres is away: %v, want an AwayError", err)
+	}
+	if err := s.Health.Away(); err == nil || !strings.Contains(err.Error(), "postgres") || !strings.Contains(err.Error(), "redis") {
+		t.Errorf("Health.Away() = %v, want both named", err)
+	}
+	for _, bad := range []backend.Config{
+		{Data: data, Postgres: "postgres://postgres@127.0.0.1:1/test?sslmode=nonsense"},
+		{Data: data, Redis: "http://127.0.0.1:1"},
+	} {
+		if s, err := backend.Open(t.Context(), bad); err == nil {
+			s.Close()
+			t.Errorf("Open(%+v) took a bad URL", bad)
+		}
+	}
+}
+
+// A store that takes the connection and never answers (a hung process)
+// is away too, once Config.FirstTry has passed.
+func TestOpenWithStoresHung(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	addr := ln.Addr().String()
+	s, err := backend.Open(t.Context(), backend.Config{Data: t.TempDir(), Redis: "redis://" + addr + "/0",
+		Postgres: "postgres://postgres@" + addr + "/test?sslmode=disable", Schema: "toolhub_hung", FirstTry: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open with both stores hung: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Keys.ListKeys(t.Context()); !backend.IsAway(err) {
+		t.Errorf("keys while postgres hangs: %v, want an AwayError", err)
+	}
 }

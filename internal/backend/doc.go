@@ -38,6 +38,16 @@
 // RegistryChanges follows the PostgreSQL registry's notifications, so a
 // vendor registered on one hub is applied on all.
 //
+// # Starting while a shared store is away
+//
+// Open does not fail for a Redis or PostgreSQL that does not answer within
+// Config.FirstTry (refused, timed out, reset): the PostgreSQL stores answer
+// [AwayError] until they are opened, the queue creates its consumer group
+// when Redis answers, and [Stores.Health] follows each configured store
+// (joined in the background, retried from 100 ms doubling to 5 s). A DSN or
+// URL that does not parse, or a store that answers with an error of its
+// own (a wrong password, a missing database), still fails Open.
+//
 // # Opening files and databases
 //
 // Every SQLite file is opened by sqlitedb.Open (one escaped file: URI,

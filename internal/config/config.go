@@ -36,31 +36,35 @@ func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
 
 // Config is toolhub.yaml.
 type Config struct {
-	Addr         string              `yaml:"addr"`            // listen address; default 127.0.0.1:8080
-	Data         string              `yaml:"data"`            // data folder; default ./data
-	Redis        string              `yaml:"redis"`           // "" = embedded limits, cache, jobs
-	Postgres     string              `yaml:"postgres"`        // "" = embedded registry and ledger (SQLite)
-	Schema       string              `yaml:"postgres_schema"` // PostgreSQL schema of the registry and ledger; default "toolhub"
-	RedisPrefix  string              `yaml:"redis_prefix"`    // prefix of every Redis key; default "toolhub:" (one per hub cluster)
-	MaxBodyBytes int64               `yaml:"max_body_bytes"`  // default 4 MiB
-	Timeout      registry.Duration   `yaml:"timeout"`         // default vendor timeout; default 5s
-	LogLevel     string              `yaml:"log_level"`       // debug, info (default), warn, error
-	Examples     *Examples           `yaml:"examples"`        // serve the example vendors in process
-	Instances    int                 `yaml:"instances"`       // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
-	FailOpen     bool                `yaml:"fail_open"`       // Redis down: admit every call instead of local rate/instances limits
-	Governance   Governance          `yaml:"governance"`
-	Cache        cache.Config        `yaml:"cache"`    // result cache policies per tool / capability
-	Fallback     fallback.Config     `yaml:"fallback"` // chain policies, queue, high-risk, degradation thresholds
-	Jobs         Jobs                `yaml:"jobs"`
-	Billing      billing.Config      `yaml:"billing"` // prices and budgets (docs/finance.md)
-	Planner      orchestrator.Config `yaml:"planner"` // goal → tool calls; rules only unless an LLM is configured
-	Auth         Auth                `yaml:"auth"`
-	Outbound     Outbound            `yaml:"outbound"`
-	Privacy      Privacy             `yaml:"privacy"`
-	HTTP         HTTP                `yaml:"http"`      // timeouts of the front door (docs/security.md)
-	MCP          MCP                 `yaml:"mcp"`       // MCP sessions of the front door (docs/security.md)
-	Admin        Admin               `yaml:"admin"`     // what the admin API may do
-	Telemetry    telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
+	Addr         string            `yaml:"addr"`            // listen address; default 127.0.0.1:8080
+	Data         string            `yaml:"data"`            // data folder; default ./data
+	Redis        string            `yaml:"redis"`           // "" = embedded limits, cache, jobs
+	Postgres     string            `yaml:"postgres"`        // "" = embedded registry and ledger (SQLite)
+	Schema       string            `yaml:"postgres_schema"` // PostgreSQL schema of the registry and ledger; default "toolhub"
+	RedisPrefix  string            `yaml:"redis_prefix"`    // prefix of every Redis key; default "toolhub:" (one per hub cluster)
+	MaxBodyBytes int64             `yaml:"max_body_bytes"`  // default 4 MiB
+	Timeout      registry.Duration `yaml:"timeout"`         // default vendor timeout; default 5s
+	LogLevel     string            `yaml:"log_level"`       // debug, info (default), warn, error
+	Examples     *Examples         `yaml:"examples"`        // serve the example vendors in process
+	Instances    int               `yaml:"instances"`       // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
+	FailOpen     bool              `yaml:"fail_open"`       // Redis down: admit every call instead of local rate/instances limits
+	// RequireStores makes /readyz answer not ready (503) while Redis or
+	// PostgreSQL is away; calls are served either way. Default false:
+	// ready on local limits and the write-ahead log.
+	RequireStores bool                `yaml:"require_stores"`
+	Governance    Governance          `yaml:"governance"`
+	Cache         cache.Config        `yaml:"cache"`    // result cache policies per tool / capability
+	Fallback      fallback.Config     `yaml:"fallback"` // chain policies, queue, high-risk, degradation thresholds
+	Jobs          Jobs                `yaml:"jobs"`
+	Billing       billing.Config      `yaml:"billing"` // prices and budgets (docs/finance.md)
+	Planner       orchestrator.Config `yaml:"planner"` // goal → tool calls; rules only unless an LLM is configured
+	Auth          Auth                `yaml:"auth"`
+	Outbound      Outbound            `yaml:"outbound"`
+	Privacy       Privacy             `yaml:"privacy"`
+	HTTP          HTTP                `yaml:"http"`      // timeouts of the front door (docs/security.md)
+	MCP           MCP                 `yaml:"mcp"`       // MCP sessions of the front door (docs/security.md)
+	Admin         Admin               `yaml:"admin"`     // what the admin API may do
+	Telemetry     telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`

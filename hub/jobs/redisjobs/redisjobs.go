@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhub/toolhub/hub/jobs"
@@ -56,6 +57,9 @@ type Store struct {
 	now    func() time.Time
 	maxLen int64
 	idle   time.Duration
+	// grouped is set once the work streams' consumer group exists (New,
+	// or the first Claim that reaches Redis, see [Store.EnsureGroups]).
+	grouped atomic.Bool
 }
 
 var _ jobs.Store = (*Store)(nil)
@@ -63,7 +67,11 @@ var _ jobs.Store = (*Store)(nil)
 const redisGroup = "workers"
 
 // New returns a Redis store and creates the consumer group if needed.
-// Close does not close rdb.
+// A Redis that does not answer does not fail New (a hub starts while its
+// Redis is away): [Store.Claim] creates the group once Redis answers, and
+// until then every call fails as it does while Redis is away later. An
+// answer of Redis's own (a key of another type, a refused password) fails
+// New. Close does not close rdb.
 func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Store, error) {
 	s := &Store{rdb: rdb, p: "toolhub:jobs:", now: time.Now, maxLen: 100000}
 	if opts != nil {
@@ -78,13 +86,30 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Store,
 			s.maxLen = opts.EventsMaxLen
 		}
 	}
-	for _, q := range s.streams() {
-		err := rdb.XGroupCreateMkStream(ctx, q, redisGroup, "0").Err()
-		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
-			return nil, fmt.Errorf("jobs: redis: create consumer group on %s: %w", q, err)
+	if err := s.EnsureGroups(ctx); err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// EnsureGroups creates the work streams' consumer group unless it exists
+// already. Claim calls it until it succeeds once, and again after Redis
+// answered that the group is gone (a Redis restarted without its data).
+func (s *Store) EnsureGroups(ctx context.Context) error {
+	if s.grouped.Load() {
+		return nil
+	}
+	for _, q := range s.streams() {
+		err := s.rdb.XGroupCreateMkStream(ctx, q, redisGroup, "0").Err()
+		if err != nil && !strings.Contains(err.Error(), "BUSYGROUP") {
+			return fmt.Errorf("jobs: redis: create consumer group on %s: %w", q, err)
+		}
+	}
+	s.grouped.Store(true)
+	return nil
 }
 
 // streams are the work streams, most urgent first: interactive calls
@@ -336,6 +361,9 @@ func (s *Store) claimMsg(ctx context.Context, stream string, msg redis.XMessage,
 }
 
 func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*jobs.Job, error) {
+	if err := s.EnsureGroups(ctx); err != nil {
+		return nil, err
+	}
 	if err := redisPromote.Run(ctx, s.rdb, nil, s.argv(jobrow.MS(s.now()))...).Err(); err != nil {
 		return nil, fmt.Errorf("jobs: promote due retries: %w", err)
 	}
@@ -354,6 +382,9 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*
 				Stream: q, Group: redisGroup, Consumer: owner, MinIdle: idle, Start: start, Count: 1,
 			}).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
+				if strings.Contains(err.Error(), "NOGROUP") {
+					s.grouped.Store(false) // created again by the next Claim
+				}
 				return nil, fmt.Errorf("jobs: xautoclaim %s: %w", q, err)
 			}
 			for _, m := range msgs {
@@ -376,6 +407,9 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (*
 				break
 			}
 			if err != nil {
+				if strings.Contains(err.Error(), "NOGROUP") {
+					s.grouped.Store(false) // created again by the next Claim
+				}
 				return nil, fmt.Errorf("jobs: xreadgroup %s: %w", q, err)
 			}
 			if j, err := s.claimMsg(ctx, q, streams[0].Messages[0], owner, lease); j != nil || err != nil {
