@@ -2,9 +2,11 @@ package app
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/poison"
 )
 
 // startPins puts the tool pins (registry.Pinner, kept in the registry
@@ -12,10 +14,14 @@ import (
 // it was pinned — approved by an operator, registered, or first seen —
 // and any difference waits under GET /v1/admin/vendors/pending.
 func (a *App) startPins() {
+	scan := a.opts.ScanTools
+	if scan == nil {
+		scan = a.scanTool
+	}
 	a.pins = registry.NewPinner(&registry.PinnerOptions{
 		Store:  a.Store,
 		Policy: a.vendorPinPolicy,
-		Scan:   a.opts.ScanTools,
+		Scan:   scan,
 		Logger: a.log,
 	})
 	a.Catalog.SetGate(a.pins.Gate)
@@ -54,4 +60,33 @@ func pinPolicies(cfg *config.Config, vendors []registry.Vendor) *map[string]stri
 		}
 	}
 	return &m
+}
+
+// scanTool is the catalog's poisoning scan (config catalog_scan): the
+// findings of registry/poison on a tool about to be served, less those
+// the config allows. A finding holds the tool for an operator.
+func (a *App) scanTool(t registry.ToolText) []registry.Finding {
+	cfg := a.cfg.Load()
+	if cfg != nil && cfg.CatalogScan.Disabled {
+		return nil
+	}
+	found := poison.ScanTool(t.Def)
+	if cfg != nil && len(cfg.CatalogScan.Allow) > 0 {
+		var allow []poison.Allow
+		for _, al := range cfg.CatalogScan.Allow {
+			switch vendor, tool, _ := strings.Cut(al.Tool, "__"); {
+			case al.Tool == "":
+				allow = append(allow, al)
+			case vendor == t.Vendor && tool == t.Def.Name:
+				al.Tool = t.Def.Name
+				allow = append(allow, al)
+			}
+		}
+		found = poison.Filter(found, allow)
+	}
+	out := make([]registry.Finding, 0, len(found))
+	for _, f := range found {
+		out = append(out, registry.Finding{Rule: f.Rule, Field: f.Field, Span: f.Span})
+	}
+	return out
 }

@@ -237,6 +237,40 @@ func (s awayRegistry) DeleteCapability(ctx context.Context, name string) error {
 	return p.reg.DeleteCapability(ctx, name)
 }
 
+func (s awayRegistry) PutToolPin(ctx context.Context, pin registry.ToolPin) error {
+	p, err := s.j.get()
+	if err != nil {
+		return err
+	}
+	return p.reg.PutToolPin(ctx, pin)
+}
+
+// ToolPins fails while PostgreSQL is away: the pin gate then keeps what
+// the catalog serves (it fails closed).
+func (s awayRegistry) ToolPins(ctx context.Context, vendor string) ([]registry.ToolPin, error) {
+	p, err := s.j.get()
+	if err != nil {
+		return nil, err
+	}
+	return p.reg.ToolPins(ctx, vendor)
+}
+
+func (s awayRegistry) DeleteToolPin(ctx context.Context, vendor, tool, state string) error {
+	p, err := s.j.get()
+	if err != nil {
+		return err
+	}
+	return p.reg.DeleteToolPin(ctx, vendor, tool, state)
+}
+
+func (s awayRegistry) DeleteVendorPins(ctx context.Context, vendor string) error {
+	p, err := s.j.get()
+	if err != nil {
+		return err
+	}
+	return p.reg.DeleteVendorPins(ctx, vendor)
+}
+
 func (awayRegistry) Close() error { return nil }
 
 func (s awayKeys) PutKey(ctx context.Context, k auth.Key) error {

@@ -24,6 +24,7 @@ import (
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/poison"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -33,6 +34,14 @@ var defaultYAML []byte
 // DefaultYAML is the embedded default config (the example vendors on
 // loopback), used when toolhub runs without --config.
 func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// CatalogScan configures the catalog's poisoning scan.
+type CatalogScan struct {
+	Disabled bool `yaml:"disabled"` // true: no scan (pins still hold changes)
+	// Allow lists findings an operator accepts: {tool: <vendor>__<tool>
+	// ("" any), rule: the finding's rule, span: its text ("" any)}.
+	Allow []poison.Allow `yaml:"allow"`
+}
 
 // Config is toolhub.yaml.
 type Config struct {
@@ -48,6 +57,10 @@ type Config struct {
 	Examples     *Examples         `yaml:"examples"`        // serve the example vendors in process
 	Instances    int               `yaml:"instances"`       // toolhub instances sharing Redis; local fallback limits are rate/instances; default 1
 	FailOpen     bool              `yaml:"fail_open"`       // Redis down: admit every call instead of local rate/instances limits
+	// CatalogScan is the tool-poisoning scan of vendors' tools before any
+	// client sees them (registry/poison): a tool with a finding is held
+	// for an operator under GET /v1/admin/vendors/pending.
+	CatalogScan CatalogScan `yaml:"catalog_scan"`
 	// RequireStores makes /readyz answer not ready (503) while Redis or
 	// PostgreSQL is away; calls are served either way. Default false:
 	// ready on local limits and the write-ahead log.

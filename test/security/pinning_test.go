@@ -222,7 +222,7 @@ func TestConfigVendorPinStrictFirstUse(t *testing.T) {
 	if d := desc("pinned__lookup"); d != "Looks a word up." {
 		t.Errorf("pin: strict vendor serves %q before approval, want the pinned text", d)
 	}
-	if strings.Contains(mustJSON(t, h, "/v1/admin/vendors/pending"), `"vendor":"trusted"`) {
+	if strings.Contains(operatorJSON(t, h, "/v1/admin/vendors/pending"), `"vendor":"trusted"`) {
 		t.Error("the pin: off vendor has a pending change")
 	}
 	if st, m, _ := h.do("operator", "POST", "/v1/admin/vendors/pinned/reject", nil); st != 200 || m["status"] != "rejected" {
@@ -233,7 +233,7 @@ func TestConfigVendorPinStrictFirstUse(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, h *hubProc, path string) string {
+func operatorJSON(t *testing.T, h *hubProc, path string) string {
 	t.Helper()
 	_, m, _ := h.do("operator", "GET", path, nil)
 	b, _ := json.Marshal(m)
@@ -264,8 +264,8 @@ func TestVendorPutTextChangeHeld(t *testing.T) {
 	if st != 202 || m["status"] != "pending_approval" || !strings.Contains(string(raw), "[-word-] {+password+}") {
 		t.Fatalf("PUT with a changed description: %d %s, want 202 pending_approval with the word diff", st, raw)
 	}
-	if !strings.Contains(mustJSON(t, h, "/v1/admin/vendors/pending"), "{+password+}") {
-		t.Errorf("pending does not show the diff: %s", mustJSON(t, h, "/v1/admin/vendors/pending"))
+	if !strings.Contains(operatorJSON(t, h, "/v1/admin/vendors/pending"), "{+password+}") {
+		t.Errorf("pending does not show the diff: %s", operatorJSON(t, h, "/v1/admin/vendors/pending"))
 	}
 	_, m, raw = h.do("acme", "GET", "/v1/tools", nil)
 	if strings.Contains(string(raw), "password") || !slices.Contains(toolNames(m), "vx__lookup") {
@@ -278,7 +278,7 @@ func TestVendorPutTextChangeHeld(t *testing.T) {
 		_, _, raw := h.do("acme", "GET", "/v1/tools", nil)
 		return strings.Contains(string(raw), "Looks a password up.")
 	})
-	if s := mustJSON(t, h, "/v1/admin/vendors/pending"); strings.Contains(s, `"vendor":"vx"`) {
+	if s := operatorJSON(t, h, "/v1/admin/vendors/pending"); strings.Contains(s, `"vendor":"vx"`) {
 		t.Errorf("after one approval vx still waits: %s", s)
 	}
 }
