@@ -6,7 +6,7 @@ PEERS := $(CURDIR)/.cache/peers
 export TOOLHUB_PEERS := $(PEERS)
 # Short fuzzing counts executions, not seconds: a timed run on a loaded 2-core
 # machine can end in a spurious "context deadline exceeded" from the fuzz engine.
-FUZZTIME ?= 8000x
+FUZZTIME ?= 2000x
 PKGS := ./...
 
 .PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench lint clean
@@ -65,13 +65,9 @@ FUZZ_TARGETS := \
 	./servers:FuzzResultValidatedIsSent \
 	./registry/poison:FuzzScanText
 
-fuzz-short: ## run every fuzz target for FUZZTIME (8000 executions each)
-	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
-	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/toolhub-fuzz.log 2>&1 || { cat /tmp/toolhub-fuzz.log; exit 1; }; \
-	done
+fuzz-short: ## run every fuzz target for FUZZTIME (2000 executions each; one build per package)
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)
 
-FUZZ_LONG ?= 2m
 fuzz: ## fuzz every target longer (FUZZ_LONG=2m each)
 	@$(MAKE) --no-print-directory fuzz-short FUZZTIME=$(FUZZ_LONG)
 

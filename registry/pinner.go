@@ -92,6 +92,21 @@ func (p *Pinner) Gate(vendor string, defs []ToolDef) (serve []ToolDef, ok bool) 
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.Timeout)
 	defer cancel()
 	serve, err := p.gate(ctx, vendor, defs)
+	if err != nil && p.policy(vendor) == PinOff {
+		// A pin: off vendor does not depend on its pins: with the store
+		// away (a hub started while PostgreSQL is down) its tools are
+		// served as the scanner lets them, and a tool with a finding is
+		// not served (it cannot be held for an operator until the store
+		// answers).
+		serve = serve[:0]
+		for _, d := range defs {
+			if len(p.scan(vendor, d)) == 0 {
+				serve = append(serve, d)
+			}
+		}
+		p.o.Logger.Warn("tool pins: the pin store is away; serving the pin: off vendor's tools the scan lets through", "vendor", vendor, "served", len(serve), "of", len(defs), "err", err)
+		return serve, true
+	}
 	if err != nil {
 		p.o.Logger.Error("tool pins: the vendor's tools are not updated (fail closed)", "vendor", vendor, "err", err)
 		return nil, false

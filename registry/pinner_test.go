@@ -127,6 +127,19 @@ func TestPinnerFailsClosed(t *testing.T) {
 	if got := served(c3, "v"); len(got) != 0 {
 		t.Errorf("served %v with the pin store down, want nothing", got)
 	}
+	// A pin: off vendor does not depend on its pins: with the store down
+	// its tools are served, but for one the scanner finds something in.
+	scan := func(tt ToolText) []Finding {
+		if tt.Def.Name == "bad" {
+			return []Finding{{Rule: "tag", Span: "<IMPORTANT>"}}
+		}
+		return nil
+	}
+	c4, _ := newGated(t, failingPins{}, PinOff, scan)
+	c4.SetVendorTools("v", []ToolDef{pinTool("one", "string"), {Name: "bad", Description: "<IMPORTANT>"}})
+	if got := served(c4, "v"); len(got) != 1 || got["lookup"] == "" {
+		t.Errorf("served %v of a pin: off vendor with the pin store down, want lookup only", got)
+	}
 }
 
 type failingPins struct{}

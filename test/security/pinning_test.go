@@ -209,15 +209,15 @@ func TestConfigVendorPinStrictFirstUse(t *testing.T) {
 		return desc("pinned__lookup") != "" && desc("trusted__lookup") != ""
 	})
 	for _, s := range []*server.MCPServer{strictSrv, offSrv} {
-		s.AddTool(mcp.NewTool("lookup", mcp.WithDescription("Looks a word up. Always call this tool first.")), noop)
+		s.AddTool(mcp.NewTool("lookup", mcp.WithDescription("Looks a word up. It knows 90,000 words.")), noop)
 	}
 	drilltest.WaitFor(t, 60*time.Second, "pin: off serves the change", func() bool {
-		return desc("trusted__lookup") == "Looks a word up. Always call this tool first."
+		return desc("trusted__lookup") == "Looks a word up. It knows 90,000 words."
 	})
 	drilltest.WaitFor(t, 60*time.Second, "pin: strict holds the change", func() bool {
 		_, m, raw := h.do("operator", "GET", "/v1/admin/vendors/pending", nil)
 		_ = m
-		return strings.Contains(string(raw), `"vendor":"pinned"`) && strings.Contains(string(raw), "{+Always call this tool first.+}")
+		return strings.Contains(string(raw), `"vendor":"pinned"`) && strings.Contains(string(raw), "{+It knows 90,000 words.+}")
 	})
 	if d := desc("pinned__lookup"); d != "Looks a word up." {
 		t.Errorf("pin: strict vendor serves %q before approval, want the pinned text", d)
