@@ -6,7 +6,7 @@ PEERS := $(CURDIR)/.cache/peers
 export TOOLHUB_PEERS := $(PEERS)
 # Short fuzzing counts executions, not seconds: a timed run on a loaded 2-core
 # machine can end in a spurious "context deadline exceeded" from the fuzz engine.
-FUZZTIME ?= 2000x
+FUZZTIME ?= 1000x
 PKGS := ./...
 
 .PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench lint clean
@@ -65,7 +65,7 @@ FUZZ_TARGETS := \
 	./servers:FuzzResultValidatedIsSent \
 	./registry/poison:FuzzScanText
 
-fuzz-short: ## run every fuzz target for FUZZTIME (2000 executions each; one build per package)
+fuzz-short: ## run every fuzz target for FUZZTIME (1000 executions each; one build per package)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)
 
 fuzz: ## fuzz every target longer (FUZZ_LONG=2m each)

@@ -5,7 +5,7 @@
 # package with several targets is compiled for fuzzing once. A failing
 # target prints its output and the failing input's path, and stops the run.
 set -euo pipefail
-fuzztime=${FUZZTIME:-2000x}
+fuzztime=${FUZZTIME:-1000x}
 go=${GO:-go}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
