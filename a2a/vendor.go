@@ -15,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
 )
@@ -499,6 +500,11 @@ func (r *taskRun) result(ctx context.Context) (*hub.Result, error) {
 		r.cancelLater(ctx)
 		return nil, &hub.Error{Code: hub.CodeUpstream, Vendor: r.v.id, Message: fmt.Sprintf("vendor %q: skill %q: task %s asks for more (%s: %s); toolhub calls are one-shot, so the task was canceled",
 			r.v.id, r.skill, r.taskID, stateName(r.state), orText(textOf(r.status), "no message"))}
+	case sdk.TaskStateRejected:
+		// The agent declined the task: its definitive answer to this
+		// message, a final tool error (no retry, no other vendor, no job
+		// retrying it), passed on to the caller as final.
+		return &hub.Result{IsError: true, Final: true, Content: []mcp.Content{mcp.NewTextContent(fmt.Sprintf("agent %q rejected the task: %s", r.v.id, orText(textOf(r.status), "no reason given")))}}, nil
 	default:
 		return nil, &hub.Error{Code: hub.CodeUpstream, Vendor: r.v.id, Message: fmt.Sprintf("vendor %q: skill %q: task %s %s: %s",
 			r.v.id, r.skill, r.taskID, stateName(r.state), orText(textOf(r.status), "no message")),

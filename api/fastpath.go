@@ -607,6 +607,9 @@ func (fs *fastState) spliceRaw(buf []byte, q fastRequest, res *hub.Result) ([]by
 		}
 		buf = append(buf, prov...)
 	}
+	if res.IsError && res.Final {
+		buf = append(buf, `,"`+hub.MetaFinal+`":true`...)
+	}
 	buf = append(buf, `},"content":`...)
 	buf = append(buf, content...)
 	if isError {

@@ -304,6 +304,10 @@ func mcpResult(r *hub.Result) *mcp.CallToolResult {
 	if len(r.Findings) > 0 {
 		out.Meta.AdditionalFields[MetaFindings] = r.Findings
 	}
+	if r.IsError && r.Final {
+		// The vendor's definitive answer: a client need not retry it.
+		out.Meta.AdditionalFields[hub.MetaFinal] = true
+	}
 	return out
 }
 

@@ -75,10 +75,13 @@ type CallRequest struct {
 
 // CallResponse is a successful answer of POST /v1/tools/{name}/call.
 type CallResponse struct {
-	Content           any            `json:"content"`
-	StructuredContent any            `json:"structuredContent,omitempty"`
-	IsError           bool           `json:"isError,omitempty"`
-	Provenance        hub.Provenance `json:"provenance"`
+	Content           any  `json:"content"`
+	StructuredContent any  `json:"structuredContent,omitempty"`
+	IsError           bool `json:"isError,omitempty"`
+	// Final, with isError: the vendor's definitive answer to these
+	// arguments (no retry or other vendor would change it).
+	Final      bool           `json:"final,omitempty"`
+	Provenance hub.Provenance `json:"provenance"`
 	// Findings: the vendor's result scan flagged this text (the result is
 	// not changed); absent when there are none.
 	Findings []hub.Finding `json:"findings,omitempty"`
@@ -132,7 +135,7 @@ func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	if res.Content == nil {
 		content = []any{}
 	}
-	writeJSON(w, http.StatusOK, CallResponse{Content: content, StructuredContent: res.Structured, IsError: res.IsError, Provenance: res.Provenance, Findings: res.Findings})
+	writeJSON(w, http.StatusOK, CallResponse{Content: content, StructuredContent: res.Structured, IsError: res.IsError, Final: res.IsError && res.Final, Provenance: res.Provenance, Findings: res.Findings})
 }
 
 func (s *Server) listVendors(w http.ResponseWriter, r *http.Request) {

@@ -266,3 +266,24 @@ func TestAnswerWithAnotherID(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalToolErrorPassedOn (issue 28, leftovers): a tool error the
+// vendor marks final (_meta "toolhub/final": true) reaches callers marked
+// final too — MCP _meta["toolhub/final"], REST "final" — so a client knows
+// not to retry it; an error not marked final is not.
+func TestFinalToolErrorPassedOn(t *testing.T) {
+	rv := newRawVendor(t)
+	h := rawVendorHub(t, rv)
+	call := h.mcpSession("acme")
+	rv.set(jsonResult(`{"content":[{"type":"text","text":"no such city"}],"isError":true,"_meta":{"toolhub/final":true}}`))
+	if got := call("tools/call", `{"name":"raw__count","arguments":{}}`); !strings.Contains(got, `"toolhub/final":true`) || !strings.Contains(got, `"isError":true`) {
+		t.Errorf("/mcp: a final tool error is not marked final: %s", got)
+	}
+	if st, body := h.req("acme", "POST", "/v1/tools/raw__count/call", `{"arguments":{}}`, nil); st != 200 || !strings.Contains(body, `"final":true`) {
+		t.Errorf("REST: a final tool error is not marked final: %d %s", st, body)
+	}
+	rv.set(jsonResult(`{"content":[{"type":"text","text":"try later"}],"isError":true}`))
+	if got := call("tools/call", `{"name":"raw__count","arguments":{}}`); strings.Contains(got, `toolhub/final`) {
+		t.Errorf("/mcp: a tool error not marked final is marked final: %s", got)
+	}
+}
