@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func (rejectAgent) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 // answers with it instead of trying its next vendor, a job fails at once),
 // not an upstream error that is retried.
 func TestRejectedTaskIsFinal(t *testing.T) {
-	var calls int
+	var calls atomic.Int32
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(rejectAgent{}))
 	var ts *httptest.Server
 	ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +52,7 @@ func TestRejectedTaskIsFinal(t *testing.T) {
 			_ = json.NewEncoder(w).Encode(card)
 			return
 		}
-		calls++
+		calls.Add(1)
 		rpc.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -67,7 +68,7 @@ func TestRejectedTaskIsFinal(t *testing.T) {
 	if !res.IsError || !res.Final || !strings.Contains(hub.TextOf(res), "policy: no drawings of people") {
 		t.Errorf("result: isError %v, final %v, %q", res.IsError, res.Final, hub.TextOf(res))
 	}
-	if calls != 1 {
-		t.Errorf("the agent got %d calls, want 1 (a rejection is not retried)", calls)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the agent got %d calls, want 1 (a rejection is not retried)", n)
 	}
 }

@@ -365,13 +365,12 @@ func redactParams(params any, redact func(map[string]any) map[string]any) (any, 
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
+	before, _ := json.Marshal(m) // m's keys sorted, as out's are
 	out, err := json.Marshal(redact(m))
 	if err != nil {
 		return nil, err
 	}
-	var same map[string]any
-	_ = json.Unmarshal(b, &same)
-	if again, _ := json.Marshal(same); bytes.Equal(again, out) {
+	if bytes.Equal(before, out) {
 		return params, nil
 	}
 	p := reflect.New(reflect.TypeOf(params))

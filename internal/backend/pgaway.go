@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/pgapproval"
@@ -61,22 +62,47 @@ func openPostgres(ctx context.Context, c Config) (_ *pgSet, err error) {
 // PostgreSQL was away: until [pgJoin.join] opens them, every store
 // answers an [AwayError]; then each forwards to its store.
 type pgJoin struct {
-	mu      sync.Mutex
-	set     *pgSet
-	lastErr error
-	joined  chan struct{} // closed once set is
-	closed  bool
+	mu        sync.Mutex
+	set       *pgSet
+	joinedSet atomic.Pointer[pgSet] // set, once joined
+	lastErr   error
+	joined    chan struct{} // closed once set is
+	closed    bool
 }
 
 func newPGJoin(first error) *pgJoin { return &pgJoin{lastErr: first, joined: make(chan struct{})} }
 
+// get returns the joined stores, or the AwayError; once joined, without
+// a lock (keys are read on every authenticated request).
 func (j *pgJoin) get() (*pgSet, error) {
+	if p := j.joinedSet.Load(); p != nil {
+		return p, nil
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.set == nil {
 		return nil, &AwayError{Store: StorePostgres, Err: j.lastErr}
 	}
 	return j.set, nil
+}
+
+// through runs f on the joined stores, or answers their AwayError.
+func through[T any](j *pgJoin, f func(*pgSet) (T, error)) (T, error) {
+	p, err := j.get()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f(p)
+}
+
+// throughErr is through for a call that answers only an error.
+func throughErr(j *pgJoin, f func(*pgSet) error) error {
+	p, err := j.get()
+	if err != nil {
+		return err
+	}
+	return f(p)
 }
 
 // join opens the stores once; an error is kept for the AwayErrors.
@@ -93,6 +119,7 @@ func (j *pgJoin) join(ctx context.Context, c Config) error {
 		return nil
 	}
 	j.set = p
+	j.joinedSet.Store(p)
 	close(j.joined)
 	return nil
 }
@@ -142,229 +169,121 @@ var (
 )
 
 func (s awayRegistry) PutVendor(ctx context.Context, v registry.Vendor, expect int64, by string) (registry.VendorRecord, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return registry.VendorRecord{}, err
-	}
-	return p.reg.PutVendor(ctx, v, expect, by)
+	return through(s.j, func(p *pgSet) (registry.VendorRecord, error) { return p.reg.PutVendor(ctx, v, expect, by) })
 }
 
 func (s awayRegistry) GetVendor(ctx context.Context, id string) (registry.VendorRecord, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return registry.VendorRecord{}, err
-	}
-	return p.reg.GetVendor(ctx, id)
+	return through(s.j, func(p *pgSet) (registry.VendorRecord, error) { return p.reg.GetVendor(ctx, id) })
 }
 
 func (s awayRegistry) VendorHistory(ctx context.Context, id string) ([]registry.VendorRecord, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.reg.VendorHistory(ctx, id)
+	return through(s.j, func(p *pgSet) ([]registry.VendorRecord, error) { return p.reg.VendorHistory(ctx, id) })
 }
 
 func (s awayRegistry) ListVendors(ctx context.Context) ([]registry.VendorRecord, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.reg.ListVendors(ctx)
+	return through(s.j, func(p *pgSet) ([]registry.VendorRecord, error) { return p.reg.ListVendors(ctx) })
 }
 
 func (s awayRegistry) DeleteVendor(ctx context.Context, id string) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.DeleteVendor(ctx, id)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.DeleteVendor(ctx, id) })
 }
 
 func (s awayRegistry) PutTenant(ctx context.Context, t registry.Tenant) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.PutTenant(ctx, t)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.PutTenant(ctx, t) })
 }
 
 func (s awayRegistry) GetTenant(ctx context.Context, id string) (registry.Tenant, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return registry.Tenant{}, err
-	}
-	return p.reg.GetTenant(ctx, id)
+	return through(s.j, func(p *pgSet) (registry.Tenant, error) { return p.reg.GetTenant(ctx, id) })
 }
 
 func (s awayRegistry) ListTenants(ctx context.Context) ([]registry.Tenant, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.reg.ListTenants(ctx)
+	return through(s.j, func(p *pgSet) ([]registry.Tenant, error) { return p.reg.ListTenants(ctx) })
 }
 
 func (s awayRegistry) DeleteTenant(ctx context.Context, id string) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.DeleteTenant(ctx, id)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.DeleteTenant(ctx, id) })
 }
 
 func (s awayRegistry) PutCapability(ctx context.Context, c registry.Capability) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.PutCapability(ctx, c)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.PutCapability(ctx, c) })
 }
 
 func (s awayRegistry) ListCapabilities(ctx context.Context) ([]registry.Capability, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.reg.ListCapabilities(ctx)
+	return through(s.j, func(p *pgSet) ([]registry.Capability, error) { return p.reg.ListCapabilities(ctx) })
 }
 
 func (s awayRegistry) DeleteCapability(ctx context.Context, name string) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.DeleteCapability(ctx, name)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.DeleteCapability(ctx, name) })
 }
 
 func (s awayRegistry) PutToolPin(ctx context.Context, pin registry.ToolPin) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.PutToolPin(ctx, pin)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.PutToolPin(ctx, pin) })
 }
 
 // ToolPins fails while PostgreSQL is away: the pin gate then keeps what
 // the catalog serves (it fails closed).
 func (s awayRegistry) ToolPins(ctx context.Context, vendor string) ([]registry.ToolPin, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.reg.ToolPins(ctx, vendor)
+	return through(s.j, func(p *pgSet) ([]registry.ToolPin, error) { return p.reg.ToolPins(ctx, vendor) })
 }
 
 func (s awayRegistry) DeleteToolPin(ctx context.Context, vendor, tool, state string) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.DeleteToolPin(ctx, vendor, tool, state)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.DeleteToolPin(ctx, vendor, tool, state) })
 }
 
 func (s awayRegistry) DeleteVendorPins(ctx context.Context, vendor string) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.reg.DeleteVendorPins(ctx, vendor)
+	return throughErr(s.j, func(p *pgSet) error { return p.reg.DeleteVendorPins(ctx, vendor) })
 }
 
 func (awayRegistry) Close() error { return nil }
 
 func (s awayKeys) PutKey(ctx context.Context, k auth.Key) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.keys.PutKey(ctx, k)
+	return throughErr(s.j, func(p *pgSet) error { return p.keys.PutKey(ctx, k) })
 }
 
 func (s awayKeys) GetKey(ctx context.Context, id string) (auth.Key, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return auth.Key{}, err
-	}
-	return p.keys.GetKey(ctx, id)
+	return through(s.j, func(p *pgSet) (auth.Key, error) { return p.keys.GetKey(ctx, id) })
 }
 
 func (s awayKeys) ListKeys(ctx context.Context) ([]auth.Key, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.keys.ListKeys(ctx)
+	return through(s.j, func(p *pgSet) ([]auth.Key, error) { return p.keys.ListKeys(ctx) })
 }
 
 func (awayKeys) Close() error { return nil }
 
 func (s awayAudit) Append(ctx context.Context, e audit.Entry) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.audit.Append(ctx, e)
+	return throughErr(s.j, func(p *pgSet) error { return p.audit.Append(ctx, e) })
 }
 
 func (s awayAudit) Recent(ctx context.Context, n int) ([]audit.Entry, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.audit.Recent(ctx, n)
+	return through(s.j, func(p *pgSet) ([]audit.Entry, error) { return p.audit.Recent(ctx, n) })
 }
 
 func (awayAudit) Close() error { return nil }
 
 func (s awayApprovals) Put(ctx context.Context, c approval.Change) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.approvals.Put(ctx, c)
+	return throughErr(s.j, func(p *pgSet) error { return p.approvals.Put(ctx, c) })
 }
 
 func (s awayApprovals) List(ctx context.Context) ([]approval.Change, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.approvals.List(ctx)
+	return through(s.j, func(p *pgSet) ([]approval.Change, error) { return p.approvals.List(ctx) })
 }
 
 func (s awayApprovals) Take(ctx context.Context, vendor string) (approval.Change, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return approval.Change{}, err
-	}
-	return p.approvals.Take(ctx, vendor)
+	return through(s.j, func(p *pgSet) (approval.Change, error) { return p.approvals.Take(ctx, vendor) })
 }
 
 func (awayApprovals) Close() error { return nil }
 
 func (s awayLedger) Append(ctx context.Context, events []billing.Event) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.ledger.Append(ctx, events)
+	return throughErr(s.j, func(p *pgSet) error { return p.ledger.Append(ctx, events) })
 }
 
 func (s awayLedger) Query(ctx context.Context, f billing.Filter, fn func(billing.Event) error) error {
-	p, err := s.j.get()
-	if err != nil {
-		return err
-	}
-	return p.ledger.Query(ctx, f, fn)
+	return throughErr(s.j, func(p *pgSet) error { return p.ledger.Query(ctx, f, fn) })
 }
 
 func (s awayLedger) Rollup(ctx context.Context, q billing.RollupQuery) ([]billing.Row, error) {
-	p, err := s.j.get()
-	if err != nil {
-		return nil, err
-	}
-	return p.ledger.Rollup(ctx, q)
+	return through(s.j, func(p *pgSet) ([]billing.Row, error) { return p.ledger.Rollup(ctx, q) })
 }
 
 func (s awayLedger) Stats() billing.LedgerStats {
