@@ -48,7 +48,7 @@ FUZZ_TARGETS := \
 	./billing:FuzzDecodeSpillLine \
 	./a2a:FuzzParseCard \
 	./servers:FuzzFastResponse \
-	./internal/jsonscan:FuzzScan \
+	./internal/x/jsonscan:FuzzScan \
 	./api:FuzzScanEnvelope \
 	./auth/oauth:FuzzVerify \
 	./internal/config:FuzzParse \
@@ -61,7 +61,7 @@ FUZZ_TARGETS := \
 	./billing:FuzzReadWAL \
 	./billing/internal/ledgersql:FuzzUnitsJSON \
 	./orchestrator:FuzzPlanOffline \
-	./internal/jsonscan:FuzzRepeatedKey \
+	./internal/x/jsonscan:FuzzRepeatedKey \
 	./servers:FuzzResultValidatedIsSent \
 	./registry/poison:FuzzScanText
 

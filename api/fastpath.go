@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/jsonscan"
+	"github.com/toolhub/toolhub/internal/x/jsonscan"
 )
 
 // The fast path answers the hot MCP requests — tools/call and tools/list

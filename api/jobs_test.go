@@ -24,7 +24,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs/redisjobs"
 	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/retry"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 	"github.com/toolhub/toolhub/registry"
 )
 

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/toolhub/toolhub/internal/jsonenc"
+	"github.com/toolhub/toolhub/internal/x/jsonenc"
 )
 
 // OutcomeUnknown is the outcome of a vendor attempt that started (its

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolhub/toolhub/internal/jsonenc"
+	"github.com/toolhub/toolhub/internal/x/jsonenc"
 )
 
 // AppendJSON appends p's JSON, byte for byte what encoding/json makes of

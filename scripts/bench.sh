@@ -14,7 +14,7 @@ trap 'rm -f "$out" "$out.go"' EXIT
   echo "## Go benchmarks"
   echo
   echo '```'
-  if ! go test -p 1 -run '^$' -bench . -benchmem -benchtime 1s ./hub/... ./registry/... ./servers/... ./billing/... ./orchestrator/... ./a2a/... ./ui/ ./api/ ./internal/jsonscan/ >"$out.go" 2>&1; then
+  if ! go test -p 1 -run '^$' -bench . -benchmem -benchtime 1s ./hub/... ./registry/... ./servers/... ./billing/... ./orchestrator/... ./a2a/... ./ui/ ./api/ ./internal/x/jsonscan/ >"$out.go" 2>&1; then
     cat "$out.go" >&2
     echo "bench: go benchmarks failed" >&2
     exit 1

@@ -20,7 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/jsonscan"
+	"github.com/toolhub/toolhub/internal/x/jsonscan"
 )
 
 // The fast path sends tools/call to a streamable HTTP vendor itself, on

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/toolhub/toolhub/internal/jsonscan"
+	"github.com/toolhub/toolhub/internal/x/jsonscan"
 )
 
 // FuzzResultValidatedIsSent is the differential fuzz target of a vendor's

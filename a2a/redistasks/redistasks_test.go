@@ -10,7 +10,7 @@ import (
 	"github.com/toolhub/toolhub/a2a"
 	"github.com/toolhub/toolhub/a2a/internal/taskrow"
 	"github.com/toolhub/toolhub/a2a/taskstoretest"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 func TestContract(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolhub/toolhub/approval"
-	"github.com/toolhub/toolhub/internal/pgschema"
+	"github.com/toolhub/toolhub/internal/x/pgschema"
 	"github.com/toolhub/toolhub/registry"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/approvaltest"
 	"github.com/toolhub/toolhub/approval/pgapproval"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 func TestContract(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolhub/toolhub/audit"
-	"github.com/toolhub/toolhub/internal/pgschema"
+	"github.com/toolhub/toolhub/internal/x/pgschema"
 )
 
 // DefaultSchema holds the table when [Options].Schema is empty.

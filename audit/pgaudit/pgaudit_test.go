@@ -11,7 +11,7 @@ import (
 	"github.com/toolhub/toolhub/audit"
 	"github.com/toolhub/toolhub/audit/audittest"
 	"github.com/toolhub/toolhub/audit/pgaudit"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 func open(t *testing.T, schema string) *pgaudit.Log {

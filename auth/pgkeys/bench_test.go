@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/sqlitekeys"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 // BenchmarkVerify is the per-request cost of authentication: auth.Verify

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 // exec runs one statement on a connection of its own.

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/toolhub/toolhub/auth"
-	"github.com/toolhub/toolhub/internal/pglisten"
-	"github.com/toolhub/toolhub/internal/pgschema"
+	"github.com/toolhub/toolhub/internal/x/pglisten"
+	"github.com/toolhub/toolhub/internal/x/pgschema"
 )
 
 // Channel is the notification channel of key changes; the payload is the

@@ -16,7 +16,7 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/authtest"
 	"github.com/toolhub/toolhub/auth/pgkeys"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -12,7 +12,7 @@ import (
 	"github.com/toolhub/toolhub/billing/budgettest"
 	"github.com/toolhub/toolhub/billing/redisbudget"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 func TestContract(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/volumetest"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 var quiet = slog.New(slog.DiscardHandler)

@@ -14,7 +14,7 @@ import (
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
-	"github.com/toolhub/toolhub/internal/gcfloor"
+	"github.com/toolhub/toolhub/internal/x/gcfloor"
 )
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/toolhub/toolhub/internal/clocktest"
+	"github.com/toolhub/toolhub/internal/x/clocktest"
 )
 
-// fakeClock is a settable clock (internal/clocktest).
+// fakeClock is a settable clock (internal/x/clocktest).
 type fakeClock = clocktest.Clock
 
 func newFakeClock() *fakeClock { return clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }

@@ -29,10 +29,10 @@ import (
 	"github.com/toolhub/toolhub/hub/retry"
 	"github.com/toolhub/toolhub/registry"
 
-	"github.com/toolhub/toolhub/internal/clocktest"
+	"github.com/toolhub/toolhub/internal/x/clocktest"
 )
 
-// clock is a settable clock (internal/clocktest).
+// clock is a settable clock (internal/x/clocktest).
 type clock = clocktest.Clock
 
 func newClock() *clock { return clocktest.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/jsonenc"
+	"github.com/toolhub/toolhub/internal/x/jsonenc"
 )
 
 // NewJSONHandler returns a [slog.Handler] that writes exactly what

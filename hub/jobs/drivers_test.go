@@ -9,7 +9,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/jobs/redisjobs"
 	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // The tests of package jobs run against both stores; the stores import

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/clocktest"
+	"github.com/toolhub/toolhub/internal/x/clocktest"
 )
 
-// fakeClock is a settable clock (internal/clocktest).
+// fakeClock is a settable clock (internal/x/clocktest).
 type fakeClock = clocktest.Clock
 
 func newClock() *fakeClock { return clocktest.New(time.Now().Truncate(time.Millisecond)) }

@@ -7,12 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/clocktest"
+	"github.com/toolhub/toolhub/internal/x/clocktest"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// fakeClock is a settable clock (internal/clocktest).
+// fakeClock is a settable clock (internal/x/clocktest).
 type fakeClock = clocktest.Clock
 
 func newFakeClock() *fakeClock { return clocktest.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) }

@@ -6,7 +6,7 @@
 //
 // It uses the global OpenTelemetry API (otel.GetTracerProvider and
 // otel.GetTextMapPropagator): with nothing configured both are no-ops and a
-// span costs one allocation-free Start. internal/telemetry installs the SDK
+// span costs one allocation-free Start. internal/x/telemetry installs the SDK
 // when OTEL_* variables or the config's telemetry block ask for it.
 //
 //	gw := hub.NewGateway(cat, ups, &hub.Options{

@@ -261,7 +261,7 @@ func (t transport) Unwrap() http.RoundTripper { return t.base }
 var enabled atomic.Bool
 
 // Enable turns on the spans that packages start by themselves ([Lookup]);
-// internal/telemetry calls it when it installs an SDK. Off, they cost a
+// internal/x/telemetry calls it when it installs an SDK. Off, they cost a
 // load of one flag.
 func Enable(on bool) { enabled.Store(on) }
 

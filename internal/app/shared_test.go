@@ -14,7 +14,7 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/servers"
 )

@@ -10,11 +10,11 @@ import (
 	"github.com/toolhub/toolhub/hub/fallback"
 	"github.com/toolhub/toolhub/hub/tracing"
 	"github.com/toolhub/toolhub/internal/config"
-	"github.com/toolhub/toolhub/internal/telemetry"
+	"github.com/toolhub/toolhub/internal/x/telemetry"
 )
 
 // startTelemetry installs OpenTelemetry tracing when the OTEL_* variables
-// or the config's telemetry block ask for it (internal/telemetry); off, the
+// or the config's telemetry block ask for it (internal/x/telemetry); off, the
 // pipeline gets no tracing middleware at all.
 func (a *App) startTelemetry(ctx context.Context, cfg *config.Config) error {
 	t, err := telemetry.Start(ctx, cfg.Telemetry, telemetry.Options{LookupEnv: a.opts.LookupEnv, Version: a.opts.Version, Logger: a.log})

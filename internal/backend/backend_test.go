@@ -14,8 +14,8 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/internal/backend"
-	"github.com/toolhub/toolhub/internal/pgtest"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 	"github.com/toolhub/toolhub/registry"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/fallback"
-	"github.com/toolhub/toolhub/internal/telemetry"
+	"github.com/toolhub/toolhub/internal/x/telemetry"
 	"github.com/toolhub/toolhub/netguard"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/pglisten"
+	"github.com/toolhub/toolhub/internal/x/pglisten"
 )
 
 // Channel is the PostgreSQL notification channel: every committed put or

@@ -14,13 +14,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/registrytest"
 )
 
-// testDSN is the database the tests use (see internal/pgtest).
+// testDSN is the database the tests use (see internal/x/pgtest).
 func testDSN() string { return pgtest.ConnString() }
 
 // withAppName returns dsn (URL or key=value form) with application_name

@@ -13,7 +13,7 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,7 +33,7 @@ import (
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // The limited vendor: one global limit for the three instances.

@@ -16,8 +16,8 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
-	"github.com/toolhub/toolhub/internal/pgtest"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // Issue 36, item 1: an instance starts while Redis or PostgreSQL is away

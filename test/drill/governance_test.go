@@ -16,7 +16,7 @@ import (
 	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/internal/drill"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 func uniqueID(prefix string) string {

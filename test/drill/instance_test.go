@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // TestInstanceKillDrill is the short version of `toolhub drill --faults

@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolhub/toolhub/examples/drillvendors"
 	"github.com/toolhub/toolhub/internal/drill"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // The short versions of `toolhub drill --faults redis,postgres`: what they

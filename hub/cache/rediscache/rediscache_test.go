@@ -8,7 +8,7 @@ import (
 	"github.com/toolhub/toolhub/hub/cache"
 	"github.com/toolhub/toolhub/hub/cache/cachetest"
 	"github.com/toolhub/toolhub/hub/cache/rediscache"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 func TestContract(t *testing.T) {

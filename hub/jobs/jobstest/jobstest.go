@@ -31,7 +31,7 @@ import (
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
 
-	"github.com/toolhub/toolhub/internal/clocktest"
+	"github.com/toolhub/toolhub/internal/x/clocktest"
 )
 
 // Opener opens a store on the same data each time it is called (to test
@@ -59,7 +59,7 @@ func Run(t *testing.T, newOpener func(t testing.TB) Opener) {
 	t.Run("WebhookStore", func(t *testing.T) { testWebhookStore(t, newOpener(t)) })
 }
 
-// Clock is a settable clock (internal/clocktest).
+// Clock is a settable clock (internal/x/clocktest).
 type Clock = clocktest.Clock
 
 // NewClock returns a clock set to now, truncated to milliseconds (what the

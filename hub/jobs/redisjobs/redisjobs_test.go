@@ -17,7 +17,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/jobs/jobstest"
 	"github.com/toolhub/toolhub/hub/retry"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 func TestContract(t *testing.T) {

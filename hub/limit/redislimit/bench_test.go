@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub/limit"
-	"github.com/toolhub/toolhub/internal/redistest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // BenchmarkRedisAllow measures one decision's latency on the shared limiter

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/internal/backend/pgdb"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 func TestOpenSetsSearchPathAndTimeout(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/toolhub/toolhub/internal/pgschema"
-	"github.com/toolhub/toolhub/internal/pgtest"
+	"github.com/toolhub/toolhub/internal/x/pgschema"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 
 func TestMigrate(t *testing.T) {
