@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -185,5 +187,44 @@ func TestResultFromParts(t *testing.T) {
 	b, _ := json.Marshal(parts)
 	if string(b) != `[{"data":{"a":1},"mediaType":"application/json"},{"text":"note","mediaType":"text/plain"}]` {
 		t.Errorf("parts = %s", b)
+	}
+}
+
+// Issue 28, leftovers: an agent card is read no further than its bound: a
+// card of endless bytes fails at MaxCardBytes, and the hub reads little
+// more than that of it (its socket's buffers), not the card.
+func TestFetchCardStopsReading(t *testing.T) {
+	var sent atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(`{"name":"` + strings.Repeat("n", 32<<10))
+		for range 1024 { // 32 MiB
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+			chunk = chunk[:cap(chunk)]
+			for i := range chunk {
+				chunk[i] = 'n'
+			}
+		}
+	}))
+	ts.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if tc, ok := c.(*net.TCPConn); ok && s == http.StateNew {
+			_ = tc.SetWriteBuffer(16 << 10)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	_, err := FetchCard(t.Context(), ts.Client(), ts.URL)
+	if err == nil || !strings.Contains(err.Error(), "over 1048576 bytes") {
+		t.Fatalf("err = %v; want the card over 1048576 bytes", err)
+	}
+	ts.CloseClientConnections()
+	// The rest is the sockets' buffers (the kernel keeps a few MiB of a
+	// fast reader's data at most).
+	if got := sent.Load(); got > MaxCardBytes+8<<20 {
+		t.Errorf("the agent's socket took %d bytes of the card; want at most %d", got, MaxCardBytes+8<<20)
 	}
 }

@@ -93,6 +93,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		streamer   *transport.StreamableHTTP
 		htap       *httpTap
 	)
+	startCtx := cctx // the SSE transport's event stream: guarded (listguard.go)
 	switch spec.Transport {
 	case registry.TransportStdio:
 		env, err := v.stdioEnv()
@@ -103,12 +104,13 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		if o.MaxResponseBytes > 0 {
 			maxLine = int(min(o.MaxResponseBytes, int64(^uint(0)>>1)))
 		}
-		p, t, err := startProc(spec.Command, spec.Args, env, spec.Dir, v.log, v.red, maxLine)
+		lists := &listIDs{}
+		p, t, err := startProc(spec.Command, spec.Args, env, spec.Dir, v.log, v.red, maxLine, lists)
 		if err != nil {
 			return nil, err
 		}
 		c.proc = p
-		tr = &tap{Interface: t}
+		tr = &tap{Interface: t, lists: lists}
 		go func() {
 			select {
 			case <-p.exited:
@@ -157,7 +159,13 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 			if err != nil {
 				return nil, err
 			}
-			tr = &httpTap{tap: tap{Interface: t}}
+			lists := &listIDs{}
+			maxLine := int(^uint(0) >> 1)
+			if o.MaxResponseBytes > 0 {
+				maxLine = int(min(o.MaxResponseBytes, int64(maxLine)))
+			}
+			startCtx = context.WithValue(cctx, listStreamKey{}, &listStream{lists: lists, max: maxLine, log: v.log})
+			tr = &httpTap{tap: tap{Interface: t, lists: lists}}
 		}
 	default:
 		return nil, fmt.Errorf("transport %q is unknown", spec.Transport)
@@ -177,7 +185,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	// Start gets the connection's lifetime: the SSE transport ties its
 	// event stream to it. Its wait for the endpoint is bounded by
 	// WithEndpointTimeout.
-	if err := c.client.Start(cctx); err != nil {
+	if err := c.client.Start(startCtx); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 

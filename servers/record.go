@@ -27,6 +27,9 @@ import (
 type record struct {
 	wantRaw  bool  // keep the raw result
 	maxBytes int64 // bound on an HTTP response body; <= 0 means none
+	// listLimit, when above zero, holds the answer to the tools/list
+	// bounds (listguard.go) while it is read, its bytes to listLimit.
+	listLimit int64
 
 	mu         sync.Mutex
 	status     int // last non-2xx HTTP status
@@ -35,6 +38,7 @@ type record struct {
 	tooLarge   bool
 	rpcErr     *mcp.JSONRPCErrorDetails
 	raw        json.RawMessage
+	listErr    error // a tools/list bound the answer failed while read
 }
 
 type recordSnapshot struct {
@@ -44,12 +48,13 @@ type recordSnapshot struct {
 	tooLarge   bool
 	rpcErr     *mcp.JSONRPCErrorDetails
 	raw        json.RawMessage
+	listErr    error
 }
 
 func (r *record) snapshot() recordSnapshot {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return recordSnapshot{r.status, r.retryAfter, r.netErr, r.tooLarge, r.rpcErr, r.raw}
+	return recordSnapshot{r.status, r.retryAfter, r.netErr, r.tooLarge, r.rpcErr, r.raw, r.listErr}
 }
 
 type recordKey struct{}
@@ -74,7 +79,14 @@ func (t *recordingTransport) CloseIdleConnections() { closeIdle(t.base) }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
-	recordFrom(req.Context()).observe(resp, err, t.now)
+	rec := recordFrom(req.Context())
+	rec.observe(resp, err, t.now)
+	if rec == nil && err == nil && req.Method == http.MethodGet && resp.Body != nil {
+		// An SSE vendor's event stream carries the answers to tools/list.
+		if s, ok := req.Context().Value(listStreamKey{}).(*listStream); ok {
+			resp.Body = s.wrap(resp.Body)
+		}
+	}
 	return resp, err
 }
 
@@ -97,10 +109,40 @@ func (rec *record) observe(resp *http.Response, err error, now func() time.Time)
 		rec.status, rec.retryAfter = resp.StatusCode, wait
 		rec.mu.Unlock()
 	}
-	if rec.maxBytes > 0 && resp.Body != nil {
+	switch {
+	case resp.Body == nil:
+	case rec.listLimit > 0:
+		resp.Body = &listBody{rc: resp.Body, scan: newBodyScan(rec.listLimit), rec: rec}
+	case rec.maxBytes > 0:
 		resp.Body = &limitedBody{rc: resp.Body, left: rec.maxBytes, rec: rec}
 	}
 }
+
+// listBody holds a tools/list answer's body to the tools/list bounds as
+// it is read: a read past one fails, and nothing more is read.
+type listBody struct {
+	rc   io.ReadCloser
+	scan *listScan
+	rec  *record
+	err  error
+}
+
+func (b *listBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	if k, serr := b.scan.feed(p[:n]); serr != nil {
+		b.err = serr
+		b.rec.mu.Lock()
+		b.rec.listErr = serr
+		b.rec.mu.Unlock()
+		return k, serr
+	}
+	return n, err
+}
+
+func (b *listBody) Close() error { return b.rc.Close() }
 
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
 func parseRetryAfter(v string, now time.Time) time.Duration {
@@ -164,6 +206,11 @@ type tap struct {
 	notifyFn atomic.Pointer[func(mcp.JSONRPCNotification)]
 	reqFn    atomic.Pointer[transport.RequestHandler]
 	discover atomic.Pointer[json.RawMessage] // the _meta of the last server/discover sent
+
+	// lists are the tools/list requests in flight, for a stream guard
+	// (stdio, an SSE vendor's event stream); nil on streamable HTTP, where
+	// each answer has a body of its own.
+	lists *listIDs
 }
 
 // discoverMeta is the _meta of the last server/discover mcp-go sent: on
@@ -201,6 +248,12 @@ func (t *tap) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*t
 		if p, ok := req.Params.(map[string]json.RawMessage); ok && p["_meta"] != nil {
 			m := p["_meta"]
 			t.discover.Store(&m)
+		}
+	}
+	if t.lists != nil && req.Method == string(mcp.MethodToolsList) {
+		if rec := recordFrom(ctx); rec != nil && rec.listLimit > 0 {
+			k := t.lists.add(req.ID.Value(), rec.listLimit)
+			defer t.lists.remove(k)
 		}
 	}
 	resp, err := t.Interface.SendRequest(ctx, req)

@@ -39,7 +39,7 @@ type proc struct {
 }
 
 // startProc starts a stdio vendor.
-func startProc(command string, args, env []string, dir string, log *slog.Logger, red *redactor, maxLine int) (*proc, transport.Interface, error) {
+func startProc(command string, args, env []string, dir string, log *slog.Logger, red *redactor, maxLine int, lists *listIDs) (*proc, transport.Interface, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, nil, fmt.Errorf("command %q: %w", command, err)
@@ -89,10 +89,10 @@ func startProc(command string, args, env []string, dir string, log *slog.Logger,
 	}()
 	go p.drainStderr(log, red)
 
-	var out io.Reader = outR
-	if maxLine > 0 {
-		out = &lineLimiter{r: bufio.NewReaderSize(outR, 64<<10), max: maxLine, log: log}
+	if maxLine <= 0 {
+		maxLine = int(^uint(0) >> 1)
 	}
+	out := &lineLimiter{r: bufio.NewReaderSize(outR, 64<<10), max: maxLine, log: log, scan: newStreamScan(lists)}
 	return p, transport.NewIO(out, inW, nil), nil
 }
 
@@ -178,13 +178,18 @@ func (p *proc) drainStderr(log *slog.Logger, red *redactor) {
 // lineLimiter passes stdout through line by line, dropping any line longer
 // than max: mcp-go's stdio transport reads whole lines into memory, so one
 // runaway line could take all of toolhub's. The request it answered then
-// ends at its deadline.
+// ends at its deadline. An answer to a tools/list in flight (scan) is held
+// to the tools/list bounds as it is read: past one, the rest of its line
+// is read and dropped, and an error answer for its id takes its place.
+// It also guards an SSE vendor's event stream (prefix "data: ").
 type lineLimiter struct {
-	r   *bufio.Reader
-	max int
-	log *slog.Logger
-	buf bytes.Buffer
-	err error
+	r      *bufio.Reader
+	max    int
+	log    *slog.Logger
+	scan   *listScan
+	prefix string // of the refused answer's line
+	buf    bytes.Buffer
+	err    error
 }
 
 func (l *lineLimiter) Read(p []byte) (int, error) {
@@ -200,10 +205,23 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 // fill reads one line (or fails).
 func (l *lineLimiter) fill() {
 	n := 0
+	var (
+		refused error
+		id      []byte
+	)
+	if l.scan != nil {
+		l.scan.reset()
+	}
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		n += len(chunk)
-		if n <= l.max {
+		if refused == nil && l.scan != nil {
+			if _, serr := l.scan.feed(chunk); serr != nil {
+				refused, id = serr, append([]byte(nil), l.scan.id...)
+				l.buf.Reset()
+			}
+		}
+		if n <= l.max && refused == nil {
 			l.buf.Write(chunk)
 		}
 		switch {
@@ -211,16 +229,38 @@ func (l *lineLimiter) fill() {
 			continue
 		case err != nil:
 			l.err = err
-			if n > l.max {
+			if n > l.max || refused != nil {
 				l.buf.Reset()
 			}
 			return
 		}
-		if n > l.max {
+		switch {
+		case refused != nil:
+			l.buf.Reset()
+			l.buf.Write(refusedLine(l.prefix, id, refused))
+			l.log.Warn("stopped reading a tools/list answer over a bound", "id", string(id), "bytes", n, "error", refused)
+		case n > l.max:
 			l.buf.Reset()
 			l.log.Warn("dropped an oversized message from a stdio vendor; the request it answered will time out",
 				"bytes", n, "limit", l.max)
 		}
 		return
 	}
+}
+
+// listStream guards an SSE vendor's event stream (recordingTransport
+// finds it in the context of the stream's GET).
+type listStream struct {
+	lists *listIDs
+	max   int
+	log   *slog.Logger
+}
+
+type listStreamKey struct{}
+
+func (s *listStream) wrap(rc io.ReadCloser) io.ReadCloser {
+	return &struct {
+		io.Reader
+		io.Closer
+	}{&lineLimiter{r: bufio.NewReaderSize(rc, 64<<10), max: s.max, log: s.log, scan: newStreamScan(s.lists), prefix: "data: "}, rc}
 }

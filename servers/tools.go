@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/registry"
@@ -34,19 +35,25 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 		bad    []error
 		cursor mcp.Cursor
 		seen   = map[mcp.Cursor]bool{"": true}
-		size   int // bytes of defs
+		size   int                       // bytes of defs
+		budget int64 = MaxToolsListBytes // bytes of answers the sync may still read
 	)
 	for page := 1; ; page++ {
 		if page > MaxTools {
 			return nil, nil, fmt.Errorf("%w: over %d pages", ErrToolListLoop, MaxTools)
 		}
-		rec := &record{wantRaw: true, maxBytes: c.v.m.opts.MaxResponseBytes}
+		rec := &record{wantRaw: true, maxBytes: c.v.m.opts.MaxResponseBytes, listLimit: budget}
 		req := mcp.ListToolsRequest{}
 		req.Params.Cursor = cursor
 		res, err := c.client.ListToolsByPage(withRecord(ctx, rec), req)
 		snap := rec.snapshot()
 		var keep map[string]bool
 		switch {
+		case snap.listErr != nil:
+			return nil, nil, fmt.Errorf("vendor %q: tools/list page %d: %w", c.v.id, page, snap.listErr)
+		case snap.rpcErr != nil && snap.rpcErr.Code == listRefusedCode:
+			msg := strings.TrimPrefix(snap.rpcErr.Message, ErrToolListTooLarge.Error()+": ")
+			return nil, nil, fmt.Errorf("vendor %q: tools/list page %d: %w: %s", c.v.id, page, ErrToolListTooLarge, msg)
 		case err == nil:
 			keep = make(map[string]bool, len(res.Tools))
 			for _, t := range res.Tools {
@@ -61,6 +68,7 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 		default:
 			return nil, nil, wrapMsg(fmt.Sprintf("tools/list page %d", page), classify(ctx, c.v.id, err, rec, c.v.red))
 		}
+		budget -= int64(len(snap.raw))
 		pageDefs, pageBad, next, err := parseToolsPage(c.v.id, snap.raw, keep)
 		if err != nil {
 			return nil, nil, fmt.Errorf("tools/list page %d: %w", page, err)
@@ -78,6 +86,9 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 		}
 		if next == "" {
 			return defs, bad, nil
+		}
+		if budget <= 0 {
+			return nil, nil, fmt.Errorf("vendor %q: tools/list page %d: %w: the tool sync's answers are over %d bytes together", c.v.id, page, ErrToolListTooLarge, MaxToolsListBytes)
 		}
 		if seen[next] {
 			return nil, nil, fmt.Errorf("%w: page %d repeats cursor %q", ErrToolListLoop, page, truncate(string(next), 64))

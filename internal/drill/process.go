@@ -117,6 +117,9 @@ func (p *Process) WaitListening(ctx context.Context, d time.Duration) (string, e
 // Name is [ProcessOptions].Name, or "toolhub".
 func (p *Process) Name() string { return p.name }
 
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // URL is the process's base URL ("http://host:port"), once
 // [Process.WaitListening] returned it.
 func (p *Process) URL() string {

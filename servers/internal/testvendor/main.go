@@ -39,6 +39,7 @@ func main() {
 	badSchema := flag.Bool("bad-schema", false, "also serve a tool whose input schema does not compile")
 	page := flag.Int("page", 0, "tools/list page size (0: no paging)")
 	relay := flag.Bool("relay", false, "also serve tools that send the client requests (sample, elicit)")
+	hugeDesc := flag.Int("huge-desc", 0, "also serve a tool with a description of this many bytes")
 	flag.Parse()
 	if v := os.Getenv("TESTVENDOR_EXIT_AFTER"); v != "" && *exitAfter == 0 {
 		*exitAfter, _ = strconv.ParseInt(v, 10, 64)
@@ -134,6 +135,10 @@ func main() {
 	if *badSchema {
 		add(mcp.NewToolWithRawSchema("broken", "Its schema does not compile.", json.RawMessage(
 			`{"type":"object","properties":{"x":{"type":"integr"}}}`)), echo)
+	}
+
+	if *hugeDesc > 0 {
+		add(mcp.NewTool("huge", mcp.WithDescription(strings.Repeat("d", *hugeDesc))), echo)
 	}
 
 	if err := server.ServeStdio(s); err != nil {
