@@ -72,7 +72,77 @@ type fastState struct {
 	impl       mcp.Implementation
 	serverInfo []byte
 	sessions   sync.Map // session id → server.ClientSession
-	inflight   sync.Map // session id + ":" + request id → context.CancelFunc
+	inflight   sync.Map // inflightKey → *inflightCall
+}
+
+// inflightCall is a tools/call in flight that notifications/cancelled can
+// end.
+type inflightCall struct{ cancel context.CancelFunc }
+
+// inflightKey names a caller's request: its credential (role and key id,
+// or an OAuth token's subject), its MCP session (none on 2026-07-28) and
+// the request id as responseID gives it. A request id is the client's
+// own: two clients of one tenant may use the same one, and one must not
+// cancel the other's call (mcp-go finds a sessionless call by its id
+// alone within the tenant's server).
+func inflightKey(r *http.Request, id []byte) string {
+	p := PrincipalFrom(r.Context())
+	return p.Role + "\x00" + p.KeyID + "\x00" + r.Header.Get(server.HeaderKeySessionID) + "\x00" + string(id)
+}
+
+// trackCall makes ctx the context of a call that notifications/cancelled
+// from the same caller with the same request id ends; done forgets it.
+func (fs *fastState) trackCall(ctx context.Context, r *http.Request, id []byte) (_ context.Context, done func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	e, key := &inflightCall{cancel: cancel}, inflightKey(r, id)
+	fs.inflight.Store(key, e)
+	return ctx, func() {
+		fs.inflight.CompareAndDelete(key, e)
+		cancel()
+	}
+}
+
+// cancelCall ends the caller's call with request id, if it is in flight.
+func (fs *fastState) cancelCall(r *http.Request, id []byte) {
+	if v, ok := fs.inflight.Load(inflightKey(r, id)); ok {
+		v.(*inflightCall).cancel()
+	}
+}
+
+// sessionless handles what a request without an MCP session (protocol
+// 2026-07-28) needs scoped to its caller, whether the fast path or mcp-go
+// answers it: a tools/call is tracked under inflightKey (the returned
+// request carries the tracked context; done forgets it), and
+// notifications/cancelled is answered here (202, as mcp-go answers a
+// notification), ending only the caller's own call: mcp-go would end any
+// call of the tenant with that request id.
+func (fs *fastState) sessionless(w http.ResponseWriter, r *http.Request, body []byte) (_ *http.Request, done func(), answered bool) {
+	done = func() {}
+	if r.Header.Get(server.HeaderKeySessionID) != "" {
+		return r, done, false
+	}
+	call := bytes.Contains(body, methodToolsCall)
+	if !call && !bytes.Contains(body, methodCancelled) {
+		return r, done, false
+	}
+	env, ok := scanEnvelope(body)
+	if !ok && json.Unmarshal(body, &env) != nil {
+		return r, done, false
+	}
+	switch {
+	case env.Method == "tools/call" && len(env.ID) > 0:
+		if id, ok := responseID(env.ID); ok {
+			ctx, done := fs.trackCall(r.Context(), r, id)
+			return r.WithContext(ctx), done, false
+		}
+	case env.Method == string(mcp.MethodNotificationCancelled) && len(env.ID) == 0:
+		if id, ok := responseID(env.Params.RequestID); ok {
+			fs.cancelCall(r, id)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return r, done, true
+	}
+	return r, done, false
 }
 
 // track keeps fs's sessions as mcp-go registers and unregisters them.
@@ -307,9 +377,7 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 			// A fast call's cancel is ours; mcp-go still sees the
 			// notification (it cancels its own calls).
 			if id, ok := responseID(env.Params.RequestID); ok {
-				if cancel, ok := fs.inflight.Load(r.Header.Get(server.HeaderKeySessionID) + ":" + string(id)); ok {
-					cancel.(context.CancelFunc)()
-				}
+				fs.cancelCall(r, id)
 			}
 		}
 	}
@@ -464,13 +532,11 @@ func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastSta
 	}()
 	ctx := withTenant(r.Context(), TenantFrom(r.Context()))
 	if q.sess != nil {
+		// (A sessionless call is tracked by the guard: sessionless.)
 		ctx = fs.srv.WithContext(ctx, q.sess)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		key := q.sess.SessionID() + ":" + string(id)
-		fs.inflight.Store(key, cancel)
-		defer fs.inflight.Delete(key)
+		var done func()
+		ctx, done = fs.trackCall(ctx, r, id)
+		defer done()
 	}
 	ctx = hub.WithPeer(ctx, out)
 

@@ -362,6 +362,11 @@ func (f *mcpFront) guard(fs *fastState, next http.Handler) http.Handler {
 			defer res.done()
 			r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, res))
 		}
+		r, done, answered := fs.sessionless(w, r, body)
+		defer done()
+		if answered {
+			return
+		}
 		if !f.s.opts.DisableFastPath {
 			if f.fast(w, r, fs, body) {
 				return
