@@ -42,8 +42,14 @@ type Options struct {
 	// Deny lists CIDRs, addresses or host names that are always refused,
 	// even if public.
 	Deny []string
-	// Resolver; nil means net.DefaultResolver.
+	// Resolver; nil means net.DefaultResolver (the Sandbox's when set).
 	Resolver *net.Resolver
+	// Dialer dials the addresses the policy allows; nil means a
+	// net.Dialer with a 10 s timeout and 30 s keep-alive.
+	Dialer *net.Dialer
+	// Sandbox, when set, keeps every dial and DNS query on loopback
+	// (tests, drills): see [Sandbox].
+	Sandbox *Sandbox
 }
 
 // Policy decides where toolhub may connect.
@@ -51,12 +57,23 @@ type Policy struct {
 	allowNets, denyNets   []netip.Prefix
 	allowHosts, denyHosts map[string]bool // lower-case names and "host:port"
 	res                   *net.Resolver
+	dialer                *net.Dialer
+	sandbox               *Sandbox
 	next                  atomic.Pointer[Policy] // set by Update: the lists in force
 }
 
 // New builds a policy, checking every entry.
 func New(o Options) (*Policy, error) {
-	p := &Policy{allowHosts: map[string]bool{}, denyHosts: map[string]bool{}, res: o.Resolver}
+	p := &Policy{allowHosts: map[string]bool{}, denyHosts: map[string]bool{}, res: o.Resolver, dialer: o.Dialer, sandbox: o.Sandbox}
+	if p.dialer == nil {
+		p.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	}
+	if s := o.Sandbox; s != nil {
+		p.dialer = s.dialer(p.dialer)
+		if p.res == nil {
+			p.res = s.Resolver()
+		}
+	}
 	if p.res == nil {
 		p.res = net.DefaultResolver
 	}
@@ -188,10 +205,9 @@ func (p *Policy) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	var last error
 	for _, a := range addrs {
-		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		c, err := p.dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return c, nil
 		}

@@ -1,20 +1,36 @@
 package netguard
 
 import (
-	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
 
-func TestCheckURL(t *testing.T) {
-	p, err := New(Options{Allow: []string{"10.1.0.0/16", "127.0.0.1:9100"}, Deny: []string{"203.0.113.7"}})
+// sandboxed is a policy of o whose traffic a Sandbox keeps on loopback.
+// At the end of the test nothing may have been dialled off loopback, nor a
+// DNS query sent: a test asserts on what the policy refused, and a
+// regression of the policy shows here instead of leaving the machine.
+func sandboxed(t testing.TB, o Options) (*Policy, *Sandbox) {
+	t.Helper()
+	sb := &Sandbox{}
+	o.Sandbox = sb
+	p, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if r := sb.Refused(); len(r) > 0 {
+			t.Errorf("the policy let traffic through that the sandbox stopped: %v", r)
+		}
+	})
+	return p, sb
+}
+
+func TestCheckURL(t *testing.T) {
+	p, sb := sandboxed(t, Options{Allow: []string{"10.1.0.0/16", "127.0.0.1:9100"}, Deny: []string{"203.0.113.7"}})
 	tests := []struct {
 		url, want string // want "" means allowed
 	}{
@@ -44,6 +60,9 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("%s: err = %v, want a refusal mentioning %q", tt.url, err, tt.want)
 		}
 	}
+	if d := sb.Dials(); len(d) > 0 {
+		t.Errorf("CheckURL dialled %v", d)
+	}
 }
 
 func TestClientChecksDialsAndRedirects(t *testing.T) {
@@ -57,10 +76,7 @@ func TestClientChecksDialsAndRedirects(t *testing.T) {
 		w.Write([]byte("ok"))
 	}))
 	defer front.Close()
-	p, err := New(Options{Allow: []string{front.Listener.Addr().String()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sb := sandboxed(t, Options{Allow: []string{front.Listener.Addr().String()}})
 	c := p.Client(nil)
 	resp, err := c.Get(front.URL + "/")
 	if err != nil {
@@ -73,6 +89,43 @@ func TestClientChecksDialsAndRedirects(t *testing.T) {
 	if _, err := c.Get(target.URL + "/"); err == nil || !errors.Is(err, ErrRefused) {
 		t.Errorf("a direct dial to a refused address went through: %v", err)
 	}
+	// The policy refused the target before any dial: only front was dialled.
+	for _, d := range sb.Dials() {
+		if d != front.Listener.Addr().String() {
+			t.Errorf("dialled %s; want only the allowed %s", d, front.Listener.Addr())
+		}
+	}
+}
+
+// The sandbox itself: were the policy to let an address through, the
+// sandbox refuses the dial (and the DNS query) and records it, so nothing
+// leaves the machine.
+func TestSandboxCatchesARegression(t *testing.T) {
+	sb := &Sandbox{}
+	var told []string
+	sb.OnRefuse = func(addr string) { told = append(told, addr) }
+	// A policy that allows what it must not, as a regression would.
+	p, err := New(Options{Allow: []string{"169.254.0.0/16", "10.0.0.0/8"}, Sandbox: sb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Client(nil)
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data", "http://10.0.0.7:8080/mcp"} {
+		if _, err := c.Get(u); !errors.Is(err, ErrOffLoopback) {
+			t.Errorf("%s: err = %v; want the sandbox's refusal", u, err)
+		}
+	}
+	if err := p.CheckURL(t.Context(), "http://vendor.example/mcp"); !errors.Is(err, ErrResolve) {
+		t.Errorf("a name: err = %v; want ErrResolve (no DNS query sent)", err)
+	}
+	want := []string{"169.254.169.254:80", "10.0.0.7:8080"}
+	if got := sb.Dials(); !slices.Equal(got, want) {
+		t.Errorf("dials %v; want %v", got, want)
+	}
+	r := sb.Refused()
+	if len(r) < 3 || !slices.Equal(r[:2], want) || !strings.HasPrefix(r[2], "dns ") || !slices.Equal(told, r) {
+		t.Errorf("refused %v, told %v; want the two dials, then DNS", r, told)
+	}
 }
 
 func FuzzCheckURL(f *testing.F) {
@@ -80,10 +133,7 @@ func FuzzCheckURL(f *testing.F) {
 		f.Add(s)
 	}
 	// No DNS while fuzzing: names fail to resolve at once.
-	noDNS := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return nil, errors.New("no DNS in this test")
-	}}
-	p, _ := New(Options{Resolver: noDNS})
+	p, _ := New(Options{Sandbox: &Sandbox{}})
 	f.Fuzz(func(t *testing.T, raw string) {
 		err := p.CheckURL(t.Context(), raw)
 		if err == nil && strings.Contains(raw, "127.0.0.1") && !strings.Contains(raw, "@") {

@@ -1,9 +1,7 @@
 package netguard
 
 import (
-	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 )
@@ -11,10 +9,7 @@ import (
 // The addresses the first SSRF guard let through (issue 12, defect 15),
 // and the other IANA special-purpose ranges, each with its reason.
 func TestSpecialPurposeRegistries(t *testing.T) {
-	p, err := New(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sb := sandboxed(t, Options{})
 	tests := []struct {
 		url, want string // want "" means allowed
 	}{
@@ -63,16 +58,20 @@ func TestSpecialPurposeRegistries(t *testing.T) {
 			t.Errorf("%s: err = %v, want a refusal mentioning %q", tt.url, err, tt.want)
 		}
 	}
+	if d := sb.Dials(); len(d) > 0 {
+		t.Errorf("CheckURL dialled %v", d)
+	}
 }
 
 // A name that does not resolve is not a refusal: it may resolve later.
 func TestUnresolvedIsNotRefused(t *testing.T) {
-	noDNS := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return nil, errors.New("no DNS in this test")
-	}}
-	p, _ := New(Options{Resolver: noDNS})
+	sb := &Sandbox{}
+	p, _ := New(Options{Sandbox: sb})
 	err := p.CheckURL(t.Context(), "http://vendor.example/mcp")
 	if !errors.Is(err, ErrResolve) || errors.Is(err, ErrRefused) {
 		t.Fatalf("err = %v, want ErrResolve and not ErrRefused", err)
+	}
+	if r := sb.Refused(); len(r) == 0 || !strings.HasPrefix(r[0], "dns ") {
+		t.Errorf("the sandbox saw no DNS query: %v", r)
 	}
 }

@@ -10,10 +10,7 @@ import (
 func TestUpdateAppliesToEarlierClients(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	p, err := New(Options{Allow: []string{"127.0.0.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, sb := sandboxed(t, Options{Allow: []string{"127.0.0.1"}})
 	client := p.Client(nil)
 	client.Transport.(*http.Transport).DisableKeepAlives = true
 	if err := p.CheckURL(t.Context(), srv.URL); err != nil {
@@ -34,13 +31,13 @@ func TestUpdateAppliesToEarlierClients(t *testing.T) {
 	if _, err := client.Get(srv.URL); !errors.Is(err, ErrRefused) {
 		t.Errorf("a client made before the update dialled a denied address: %v", err)
 	}
+	if d := sb.Dials(); len(d) > 0 {
+		t.Errorf("dialled %v after the deny", d)
+	}
 }
 
 func TestDenyWinsOverAnAllowedHostPort(t *testing.T) {
-	p, err := New(Options{Allow: []string{"127.0.0.1:9100", "localhost"}, Deny: []string{"127.0.0.0/8", "::1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := sandboxed(t, Options{Allow: []string{"127.0.0.1:9100", "localhost"}, Deny: []string{"127.0.0.0/8", "::1"}})
 	for _, u := range []string{"http://127.0.0.1:9100/mcp", "http://localhost:9100/mcp"} {
 		if err := p.CheckURL(t.Context(), u); !errors.Is(err, ErrRefused) {
 			t.Errorf("%s: %v, want refused by the deny list", u, err)

@@ -150,7 +150,13 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	}
 	a.cleanups.AddCloser(a.stores)
 	a.Store, a.Keys, a.auditLog, a.approvals, a.Ledger = a.stores.Registry, a.stores.Keys, a.stores.Audit, a.stores.Approvals, a.stores.Ledger
-	if a.Guard, err = netguard.New(netguard.Options{Allow: cfg.Outbound.Allow, Deny: cfg.Outbound.Deny}); err != nil {
+	guard := netguard.Options{Allow: cfg.Outbound.Allow, Deny: cfg.Outbound.Deny}
+	if cfg.Outbound.LoopbackOnly {
+		guard.Sandbox = &netguard.Sandbox{OnRefuse: func(addr string) {
+			a.log.Warn("outbound: loopback_only refused traffic off this machine", "addr", addr)
+		}}
+	}
+	if a.Guard, err = netguard.New(guard); err != nil {
 		return nil, err
 	}
 	a.Catalog = registry.NewCatalog()

@@ -81,7 +81,7 @@ func TestJobResultPushedByWebhookAndA2A(t *testing.T) {
 	vaddr, raddr := strings.TrimPrefix(vsrv.URL, "http://"), strings.TrimPrefix(recv.URL, "http://")
 	cfg := parse(t, `
 data: `+t.TempDir()+`
-outbound: {allow: ["`+vaddr+`", "`+raddr+`"]}
+outbound: {loopback_only: true, allow: ["`+vaddr+`", "`+raddr+`"]}
 vendors:
   - {id: doubao, mcp: {transport: http, url: "`+vsrv.URL+`/mcp"}, probe: {disabled: true}}
 capabilities:
@@ -92,7 +92,8 @@ capabilities:
 fallback:
   capabilities: {image.generate: {queue: true}}
 `)
-	a, err := New(t.Context(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	var logs syncLog
+	a, err := New(t.Context(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +148,11 @@ fallback:
 	if _, err := send("http://169.254.169.254/latest/meta-data"); err == nil || !strings.Contains(err.Error(), "outbound guard") {
 		t.Errorf("a metadata address as A2A push URL: %v", err)
 	}
+	// The guard refused both itself: the sandbox (loopback_only) that keeps
+	// this test on the machine never had to stop a dial.
+	if l := logs.String(); strings.Contains(l, "loopback_only refused") {
+		t.Errorf("the outbound sandbox had to stop a dial:\n%s", l)
+	}
 	setMode(vendors.ModeHTTP500)
 	res, err := send(recv.URL + "/a2a")
 	if err != nil {
@@ -179,4 +185,22 @@ fallback:
 	if len(hooks) != 1 || hooks[0].JobID != jobID || hooks[0].Status != jobs.Succeeded || !strings.Contains(string(hooks[0].Result), "image") {
 		t.Errorf("webhook deliveries %+v, want the job's result once", hooks)
 	}
+}
+
+// syncLog is a log destination safe for concurrent writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

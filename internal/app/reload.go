@@ -22,7 +22,7 @@ import (
 // here and applied in [App.Reload].
 var ReloadableKeys = []string{
 	"vendors", "capabilities", "tenants", "privacy", "cache", "fallback",
-	"outbound", "billing.budgets", "governance.timeouts",
+	"outbound.allow", "outbound.deny", "billing.budgets", "governance.timeouts",
 	"jobs.deadline", "jobs.webhooks", "governance.deadlines", // read at each use (jobs.go, webhooks.go, deadline.go)
 }
 

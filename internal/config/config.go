@@ -147,6 +147,11 @@ type Admin struct {
 type Outbound struct {
 	Allow []string `yaml:"allow"` // CIDRs, addresses, host:port pairs or host names
 	Deny  []string `yaml:"deny"`  // always refused, even if public
+	// LoopbackOnly keeps vendor traffic on this machine whatever allow
+	// says (tests, drills, demos): a dial to any address but loopback is
+	// refused and logged, and names resolve from the hosts file only
+	// (netguard.Sandbox). Restart to change.
+	LoopbackOnly bool `yaml:"loopback_only"`
 }
 
 // Privacy holds the redaction rules vendors opt into with `redact:`.

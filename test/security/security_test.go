@@ -47,7 +47,7 @@ func setup(t *testing.T, allow ...string) *env {
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Config: `
 auth: {enabled: true}
-outbound: {allow: ["{{vendors_addr}}"` + strings.Repeat(`, "`+strings.Join(allow, `", "`)+`"`, min(len(allow), 1)) + `]}
+outbound: {loopback_only: true, allow: ["{{vendors_addr}}"` + strings.Repeat(`, "`+strings.Join(allow, `", "`)+`"`, min(len(allow), 1)) + `]}
 vendors:
   - id: weather-a
     mcp: {transport: http, url: "{{vendors}}/weather-a/mcp"}
@@ -321,6 +321,9 @@ func TestVendorSelfServiceAndSSRF(t *testing.T) {
 	if st != 503 || !strings.Contains(fmt.Sprint(m), "metadata") {
 		t.Errorf("a redirect to the metadata address: %d %v", st, m)
 	}
+	// The guard refused each of these itself: the outbound sandbox
+	// (loopback_only) never had to stop a dial off this machine.
+	assertStayedOnLoopback(t, e.logs.String)
 	// A breaking change (its tool disappears) waits for an operator.
 	st, m = e.do("vx", "PUT", "/v1/vendors/vx", map[string]any{"mcp": map[string]any{"transport": "http", "url": e.lab.URL + "/places/mcp"}})
 	if st != 202 || m["status"] != "pending_approval" || !strings.Contains(fmt.Sprint(m["breaking"]), `"current_weather" removed`) {

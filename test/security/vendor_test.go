@@ -164,9 +164,14 @@ func TestHeaderSecretsMaskedEverywhere(t *testing.T) {
 // Issue 12, defect 15: the SSRF guard let through addresses of the IANA
 // special-purpose registries and IPv6 forms of loopback; a DNS failure
 // was reported as "forbidden".
+//
+// Issue 28, leftovers: the hub runs with outbound.loopback_only, so a
+// regression of the guard is refused at the dialer (and logged) instead of
+// sending traffic off the machine; the test asserts that the guard refused
+// each address (403 naming it) and that the sandbox never had to.
 func TestSSRFSpecialPurposeAddresses(t *testing.T) {
 	tv := newTestVendor(t, echoServer())
-	h := startHub(t, vendorHubConfig(tv.addr()), nil, vendorKeys)
+	h := startHub(t, strings.Replace(vendorHubConfig(tv.addr()), "outbound: {", "outbound: {loopback_only: true, ", 1), nil, vendorKeys)
 	if st, m, _ := h.do("vx", "POST", "/v1/vendors/vx", mcpSpec(tv.ts.URL+"/mcp")); st != 200 {
 		t.Fatalf("register: %d %v", st, m)
 	}
@@ -183,9 +188,10 @@ func TestSSRFSpecialPurposeAddresses(t *testing.T) {
 	} {
 		st, m, _ := h.do("vx", "PUT", "/v1/vendors/vx", mcpSpec(u))
 		if st != 403 || !strings.Contains(fmt.Sprint(m), "refuses") {
-			t.Errorf("%s: %d %v", u, st, m)
+			t.Errorf("%s: %d %v; want 403, the guard's refusal", u, st, m)
 		}
 	}
+	defer assertStayedOnLoopback(t, h.p.Logs)
 	// A name that does not resolve is not forbidden: nothing was refused.
 	st, m, _ := h.do("vx", "PUT", "/v1/vendors/vx", mcpSpec("http://no-such-vendor.invalid/mcp"))
 	if st == 403 || code(m) == "forbidden" || !strings.Contains(fmt.Sprint(m), "resolve") {
@@ -407,4 +413,16 @@ func TestDefaultProbeReachesVendor(t *testing.T) {
 		gov, _ := h.vendorStatus("operator", "quiet")["governance"].(map[string]any)
 		return gov["ejected"] == true
 	})
+}
+
+// assertStayedOnLoopback fails the test if the hub's outbound sandbox
+// (outbound.loopback_only) had to refuse a dial: the guard should have
+// refused it first. Refused DNS queries are the sandbox's own doing.
+func assertStayedOnLoopback(t *testing.T, logs func() string) {
+	t.Helper()
+	for line := range strings.SplitSeq(logs(), "\n") {
+		if strings.Contains(line, "loopback_only refused") && !strings.Contains(line, `"addr":"dns `) {
+			t.Errorf("the guard let a dial through that only the sandbox stopped: %s", line)
+		}
+	}
 }
