@@ -77,7 +77,8 @@ type Vendor struct {
 	// Redact names the redaction rules (privacy.rules) applied to every
 	// string argument sent to this vendor, e.g. [phone, national_id].
 	Redact []string `json:"redact,omitempty" yaml:"redact,omitempty"`
-	// ResultScan scans the text content of the vendor's results for
+	// ResultScan scans the text content and the structuredContent
+	// strings of the vendor's results for
 	// instructions aimed at the model (the rules of registry/poison) and
 	// marks a result with findings: _meta["toolhub/findings"] (MCP),
 	// "findings" (REST) and the decision log. The result itself is never

@@ -2,7 +2,10 @@ package app
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
@@ -13,7 +16,7 @@ import (
 const maxResultFindings = poison.MaxFindings
 
 // resultScan marks the results of vendors with result_scan on: their text
-// content is scanned with the rules of registry/poison and what is found
+// content and structuredContent strings are scanned with the rules of registry/poison and what is found
 // goes into Result.Findings, which the front doors render next to the
 // provenance and the decision log records. The result is never changed.
 // It runs first among the Call middlewares, so a cached, stale or
@@ -41,7 +44,17 @@ func (a *App) resultScan() hub.Middleware {
 	}
 }
 
-// scanResult scans the text of r's content items, text resources included.
+// Bounds of the walk of a result's structuredContent.
+const (
+	maxStructuredDepth   = 64
+	maxStructuredStrings = 10000
+)
+
+// scanResult scans the text of r's content items, text resources
+// included, and every string of its structuredContent (object keys and
+// values, at most maxStructuredStrings of them, maxStructuredDepth deep),
+// named by JSON pointer ("structuredContent/forecast/0/note"): a client
+// that reads the structured result hands those strings to the model too.
 func scanResult(r *hub.Result) []hub.Finding {
 	var out []hub.Finding
 	add := func(field, text string) {
@@ -65,5 +78,33 @@ func scanResult(r *hub.Result) []hub.Finding {
 			}
 		}
 	}
+	strs := 0
+	var walk func(field string, v any, depth int)
+	walk = func(field string, v any, depth int) {
+		if depth > maxStructuredDepth || strs >= maxStructuredStrings || len(out) == maxResultFindings {
+			return
+		}
+		switch v := v.(type) {
+		case string:
+			strs++
+			add(field, v)
+		case []any:
+			for i, e := range v {
+				walk(field+"/"+strconv.Itoa(i), e, depth+1)
+			}
+		case map[string]any:
+			keys := slices.Sorted(maps.Keys(v))
+			for _, k := range keys {
+				f := field + "/" + pointerToken.Replace(k)
+				strs++
+				add(f+" (key)", k)
+				walk(f, v[k], depth+1)
+			}
+		}
+	}
+	walk("structuredContent", r.Structured, 0)
 	return out
 }
+
+// pointerToken escapes a JSON pointer reference token (RFC 6901).
+var pointerToken = strings.NewReplacer("~", "~0", "/", "~1")
