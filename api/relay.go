@@ -63,7 +63,11 @@ func (f *mcpFront) relayOptions(vendor string) []server.ServerOption {
 		if f.s.opts.Relay == nil || !f.s.gw.VendorVisible(TenantFrom(ctx), vendor) {
 			return
 		}
-		if err := f.s.opts.Relay.SetLevel(ctx, vendor, req.Params.Level); err != nil {
+		// Through the gateway, metered like completion/complete. The
+		// level carries no data of the tenant's: L0 for the privacy gate.
+		call := &hub.Call{Tenant: TenantFrom(ctx), Method: string(mcp.MethodSetLogLevel),
+			Params: mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: req.Params.Level}}}
+		if _, err := f.s.gw.Relay(ctx, vendor, call); err != nil {
 			f.s.log.Debug("logging/setLevel not relayed", "vendor", vendor, "error", err)
 		}
 	})
@@ -329,7 +333,19 @@ func (f *mcpFront) subscribeAs(ctx context.Context, endpoint, vendor, uri string
 	after := f.subs.usersLocked(vendor, uri)
 	f.subs.mu.Unlock()
 	if (before == 0) != (after == 0) {
-		if err := f.s.opts.Relay.Subscribe(ctx, vendor, uri, after == 0); err != nil {
+		// The client's request reaches the vendor through the gateway, as
+		// resources/read does: its privacy gate (the URI is the caller's),
+		// limits, metering.
+		method := string(mcp.MethodResourcesSubscribe)
+		if after == 0 {
+			method = string(mcp.MethodResourcesUnsubscribe)
+		}
+		req := mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}
+		call, err := f.s.relayedCall(ctx, method, req, nil)
+		if err == nil {
+			_, err = f.s.gw.Relay(ctx, vendor, call)
+		}
+		if err != nil {
 			f.s.log.Warn("resource subscription not relayed", "vendor", vendor, "uri", uri, "error", err)
 		}
 	}

@@ -135,6 +135,11 @@ func (m *Manager) SetLevel(ctx context.Context, id string, level mcp.LoggingLeve
 	if err != nil {
 		return err
 	}
+	return c.setLevel(ctx, level)
+}
+
+// setLevel runs logging/setLevel on c.
+func (c *conn) setLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	req := mcp.SetLevelRequest{}
 	req.Params.Level = level
 	if c.fast != nil && c.fast.modern {
@@ -142,7 +147,7 @@ func (m *Manager) SetLevel(ctx context.Context, id string, level mcp.LoggingLeve
 		// mcp-go keeps: tool calls take its path from now on.
 		c.fast.off.Store(true)
 	}
-	_, err = relayOn(ctx, c, "logging/setLevel", func(ctx context.Context) (struct{}, error) {
+	_, err := relayOn(ctx, c, "logging/setLevel", func(ctx context.Context) (struct{}, error) {
 		//lint:ignore SA1019 relayed for clients on revisions before 2026-07-28
 		return struct{}{}, c.client.SetLevel(ctx, req)
 	})
@@ -156,6 +161,12 @@ func (m *Manager) Subscribe(ctx context.Context, id, uri string, unsubscribe boo
 	if err != nil {
 		return err
 	}
+	return c.subscribe(ctx, uri, unsubscribe)
+}
+
+// subscribe runs resources/subscribe or resources/unsubscribe on c.
+func (c *conn) subscribe(ctx context.Context, uri string, unsubscribe bool) error {
+	var err error
 	if unsubscribe {
 		req := mcp.UnsubscribeRequest{}
 		req.Params.URI = uri
@@ -225,6 +236,18 @@ func (c *conn) relayCall(ctx context.Context, call *hub.Call) (*hub.Result, erro
 		out, err = relayOn(ctx, c, call.Method, func(ctx context.Context) (*mcp.GetPromptResult, error) {
 			return c.client.GetPrompt(ctx, req)
 		})
+	case string(mcp.MethodSetLogLevel):
+		if req, ok := call.Params.(mcp.SetLevelRequest); ok {
+			if err = c.setLevel(ctx, req.Params.Level); err == nil {
+				out = &mcp.EmptyResult{}
+			}
+		}
+	case string(mcp.MethodResourcesSubscribe), string(mcp.MethodResourcesUnsubscribe):
+		if req, ok := call.Params.(mcp.SubscribeRequest); ok {
+			if err = c.subscribe(ctx, req.Params.URI, call.Method == string(mcp.MethodResourcesUnsubscribe)); err == nil {
+				out = &mcp.EmptyResult{}
+			}
+		}
 	}
 	if err != nil {
 		return nil, err

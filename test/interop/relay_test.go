@@ -130,11 +130,20 @@ func TestTypeScriptClientRelayAggregated(t *testing.T) {
 // server-everything's own names to the endpoint's.
 func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string) string) {
 	t.Helper()
+	// logging/setLevel is relayed on a vendor's own endpoint (on /mcp it
+	// would name no vendor).
+	perVendor := path != "/mcp"
+	var setLevel []map[string]any
+	if perVendor {
+		setLevel = []map[string]any{{"op": "setLevel", "level": "debug"}}
+	}
 	events := runTSSpec(t, dir, map[string]any{
 		"url":          h.url + path,
 		"capabilities": true,
 		"elicitAnswer": map[string]any{"name": "Ada", "check": true, "integer": 7},
-		"steps": []map[string]any{
+		"steps": append(setLevel, []map[string]any{
+			{"op": "subscribe", "uri": name("demo://resource/dynamic/text/1")},
+			{"op": "unsubscribe", "uri": name("demo://resource/dynamic/text/1")},
 			{"op": "listResources"},
 			{"op": "readResource", "uri": name("demo://resource/dynamic/text/1")},
 			{"op": "listPrompts"},
@@ -146,9 +155,16 @@ func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string
 			{"op": "call", "name": name("trigger-long-running-operation"), "arguments": map[string]any{"duration": 0.3, "steps": 3}, "progress": true},
 			{"op": "call", "name": name("trigger-long-running-operation"), "arguments": map[string]any{"duration": 120, "steps": 600},
 				"progress": true, "cancelAfterProgress": 1},
-		},
+		}...),
 	})
 	checkRelay(t, events, name)
+	for _, op := range []string{"setLevel", "subscribe", "unsubscribe"} {
+		for _, e := range events {
+			if e.Event == "step" && e.Op == op && e.Error != nil {
+				t.Errorf("%s: %+v", op, e.Error)
+			}
+		}
+	}
 
 	// The cancelled call ended at toolhub too: nothing stays in flight on
 	// the vendor's connection (the operation would run two minutes).
@@ -172,7 +188,13 @@ func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"resources/read", "prompts/get"} {
+	// Issue 29: completions, logging/setLevel and resource subscriptions
+	// too (before, setLevel and subscriptions went to the vendor unmetered).
+	wants := []string{"resources/read", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe"}
+	if perVendor {
+		wants = append(wants, "logging/setLevel")
+	}
+	for _, want := range wants {
 		if !seen[want] {
 			t.Errorf("no usage event for %s in the ledger; tools metered: %v", want, seen)
 		}

@@ -68,6 +68,9 @@ try {
         case "listPrompts": result = await client.listPrompts(); break;
         case "getPrompt": result = await client.getPrompt({ name: st.name, arguments: st.arguments ?? {} }); break;
         case "complete": result = await client.complete({ ref: st.ref, argument: st.argument, context: st.context }); break;
+        case "setLevel": result = await client.setLoggingLevel(st.level); break;
+        case "subscribe": result = await client.subscribeResource({ uri: st.uri }); break;
+        case "unsubscribe": result = await client.unsubscribeResource({ uri: st.uri }); break;
         case "call": {
           const ac = new AbortController();
           const opts = { signal: ac.signal, timeout: 120000 };
