@@ -60,6 +60,16 @@ func (l *listIDs) remove(k string) {
 	l.mu.Unlock()
 }
 
+// any reports whether a tools/list is in flight.
+func (l *listIDs) any() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ids) > 0
+}
+
 func (l *listIDs) budget(rawID []byte) (int64, bool) {
 	if l == nil {
 		return 0, false
@@ -72,10 +82,11 @@ func (l *listIDs) budget(rawID []byte) (int64, bool) {
 
 // listScan follows the JSON of a tools/list answer a byte at a time,
 // keeping no more of it than a few bytes of state: it fails once one
-// string or the answer is over its bound. In stream mode (a line of stdio
-// or of an event stream, each a message) it also reads the message's
-// top-level id and holds only answers to listIDs to the bounds. A newline
-// ends a line: JSON strings cannot hold one.
+// string or the answer is over its bound. In stream mode (one line of
+// stdio or of an event stream, each a message; reset between lines) it
+// also reads the message's top-level id and holds only answers to listIDs
+// to the bounds, and a result that comes before its id while a tools/list
+// is in flight.
 type listScan struct {
 	stream bool
 	lists  *listIDs
@@ -89,9 +100,12 @@ type listScan struct {
 	depth      int
 	wantKey    bool // at depth 1, the next string is a key
 	inKey      bool
-	key        [3]byte
+	key        [7]byte
 	keyLen     int
 	keyIsID    bool
+	keyIsRes   bool
+	idSeen     bool
+	done       bool // a bound failed: scan on only to find the id
 	capID      bool
 	id         []byte
 }
@@ -110,11 +124,13 @@ func (s *listScan) reset() {
 }
 
 // feed scans b and returns how many of its bytes it took before a bound
-// failed (with the error), or len(b) and nil.
+// failed (with the error), or len(b) and nil. After a failure the scan is
+// done: fed the rest of the line, it only looks for the message's id.
 func (s *listScan) feed(b []byte) (int, error) {
 	for i, c := range b {
 		s.n++
 		if s.active && s.n > s.limit {
+			s.active, s.done = false, true
 			return i, s.overPage()
 		}
 		if s.inStr {
@@ -127,7 +143,8 @@ func (s *listScan) feed(b []byte) (int, error) {
 				s.inStr = false
 				if s.inKey {
 					s.inKey = false
-					s.keyIsID = s.keyLen == 2 && s.key[0] == 'i' && s.key[1] == 'd'
+					k := string(s.key[:s.keyLen])
+					s.keyIsID, s.keyIsRes = k == "id", k == "result"
 				}
 				if s.capID && len(s.id) < 64 {
 					s.id = append(s.id, c)
@@ -136,7 +153,8 @@ func (s *listScan) feed(b []byte) (int, error) {
 			}
 			s.strLen++
 			if s.active && s.strLen > MaxToolsListString {
-				return i, fmt.Errorf("%w: a string of more than %d bytes, over the %d-byte limit of any string in a tools/list page (the longest tool field is a 256 KiB schema)",
+				s.active, s.done = false, true
+				return i + 1, fmt.Errorf("%w: a string of more than %d bytes, over the %d-byte limit of any string in a tools/list page (the longest tool field is a 256 KiB schema)",
 					ErrToolListTooLarge, MaxToolsListString, MaxToolsListString)
 			}
 			if s.inKey && s.keyLen < len(s.key) {
@@ -146,10 +164,6 @@ func (s *listScan) feed(b []byte) (int, error) {
 			if s.capID && len(s.id) < 64 {
 				s.id = append(s.id, c)
 			}
-			continue
-		}
-		if c == '\n' && s.stream {
-			s.reset()
 			continue
 		}
 		if !s.stream {
@@ -177,6 +191,15 @@ func (s *listScan) feed(b []byte) (int, error) {
 				s.keyIsID, s.capID, s.id = false, true, s.id[:0]
 				continue
 			}
+			if s.depth == 1 && s.keyIsRes {
+				// A result before its id, while a tools/list is in
+				// flight: held to the bounds too (SDKs write the id
+				// first; a vendor that does not must not slip past).
+				s.keyIsRes = false
+				if !s.idSeen && !s.active && !s.done && s.lists.any() {
+					s.active, s.limit = true, MaxToolsListPage
+				}
+			}
 		case ',':
 			if s.depth == 1 {
 				if s.capID {
@@ -195,8 +218,8 @@ func (s *listScan) feed(b []byte) (int, error) {
 // endID ends the top-level id: an answer to a tools/list in flight is held
 // to the bounds from here on (the bytes of the line so far count).
 func (s *listScan) endID() {
-	s.capID = false
-	if budget, ok := s.lists.budget(s.id); ok && !s.active {
+	s.capID, s.idSeen = false, true
+	if budget, ok := s.lists.budget(s.id); ok && !s.active && !s.done {
 		s.active, s.limit = true, min(budget, MaxToolsListPage)
 	}
 }

@@ -167,6 +167,17 @@ func TestStreamGuardRefusesListAnswer(t *testing.T) {
 		if line := l.buf.String(); !strings.Contains(line, `"id":"list-a"`) || !strings.Contains(line, "over the 1048576-byte limit") {
 			t.Errorf("%q: a string id: %.300s", prefix, line)
 		}
+
+		// A result before its id, while a tools/list is in flight.
+		first := strings.NewReader(prefix + `{"jsonrpc":"2.0","result":{"tools":[{"name":"a","description":"` + big + `"}]},"id":7}` + "\n")
+		l = &lineLimiter{r: bufio.NewReaderSize(first, 64<<10), max: 16 << 20, log: discardLogger(), scan: newStreamScan(lists), prefix: prefix}
+		l.fill()
+		if c := l.buf.Cap(); c > MaxToolsListString+256<<10 {
+			t.Errorf("%q: the guard held %d bytes of an answer whose result came before its id", prefix, c)
+		}
+		if line := l.buf.String(); !strings.Contains(line, `"id":7,`) || !strings.Contains(line, "over the 1048576-byte limit") {
+			t.Errorf("%q: a result before its id: %.300s", prefix, line)
+		}
 	}
 }
 

@@ -215,11 +215,16 @@ func (l *lineLimiter) fill() {
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		n += len(chunk)
-		if refused == nil && l.scan != nil {
-			if _, serr := l.scan.feed(chunk); serr != nil {
-				refused, id = serr, append([]byte(nil), l.scan.id...)
+		switch {
+		case l.scan == nil:
+		case refused == nil:
+			if k, serr := l.scan.feed(chunk); serr != nil {
+				refused = serr
 				l.buf.Reset()
+				_, _ = l.scan.feed(chunk[k:]) // on to the id, if it comes after
 			}
+		default:
+			_, _ = l.scan.feed(chunk)
 		}
 		if n <= l.max && refused == nil {
 			l.buf.Write(chunk)
@@ -234,7 +239,13 @@ func (l *lineLimiter) fill() {
 			}
 			return
 		}
+		if refused != nil {
+			id = bytes.TrimSpace(l.scan.id)
+		}
 		switch {
+		case refused != nil && len(id) == 0:
+			l.buf.Reset()
+			l.log.Warn("dropped an answer with no id over a tools/list bound", "bytes", n, "error", refused)
 		case refused != nil:
 			l.buf.Reset()
 			l.buf.Write(refusedLine(l.prefix, id, refused))

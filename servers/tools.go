@@ -17,7 +17,10 @@ const MaxTools = registry.MaxVendorTools
 
 // listTools lists all of the vendor's tools, following nextCursor. It stops
 // with ErrToolListLoop at a repeated cursor, past MaxTools or after
-// MaxTools pages, and with registry.ErrCatalogTooLarge once the tools
+// MaxTools pages, with ErrToolListTooLarge at an answer over the bounds of
+// listguard.go (enforced while the answer is read: a string over
+// MaxToolsListString, a page over MaxToolsListPage, the sync's pages over
+// MaxToolsListBytes), and with registry.ErrCatalogTooLarge once the tools
 // taken are over registry.MaxVendorCatalogBytes; a tool over a size bound
 // (registry.CheckToolDef) is dropped as soon as its page is read, so what
 // a vendor sends is never held beyond one page. Schemas are
