@@ -254,6 +254,21 @@ loop:
 	tick.Stop()
 	elapsed := time.Since(start)
 	measuring.Store(false)
+	if windows {
+		// The last window ends with the phase (its ticker and the end fire
+		// together, and the end may win).
+		now := time.Now()
+		winMu.Lock()
+		l, e := winLat, winErrs
+		winMu.Unlock()
+		if d := now.Sub(winStart); d >= o.Window/2 && len(l)+int(e) > 0 {
+			w := Result{Name: name, Calls: int64(len(l)), Errors: e, Elapsed: d}
+			w.PerSec = float64(w.Calls) / d.Seconds()
+			w.setLatencies(l)
+			w.Latencies = nil
+			o.OnWindow(w)
+		}
+	}
 	if o.MeasureEnd != nil {
 		o.MeasureEnd()
 	}
