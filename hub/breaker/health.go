@@ -265,11 +265,13 @@ func RunProbes(ctx context.Context, interval time.Duration, p Prober, h *Health)
 // already make it), and a ping's success is trusted less each time the
 // trials it let through fail: after a half-open circuit that a ping opened
 // trips again, the pings skip twice as many intervals before the next (up
-// to 32), until the circuit closes. Each ping gets at most one interval.
+// to 8: with a 250ms interval, a try every 2s, no more often than a
+// waiting job looks again by itself), until the circuit closes. Each ping
+// gets at most one interval.
 func RunPings(ctx context.Context, interval time.Duration, p Prober, b *Breaker, h *Health, need func() bool) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	const maxBackoff = 32
+	const maxBackoff = 8
 	backoff, skip := 1, 0
 	pinged := false // a ping turned the circuit half-open; the trials decide
 	for {

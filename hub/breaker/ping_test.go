@@ -108,9 +108,9 @@ func TestRunPingsBackOff(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		// Without a back-off: a half-open every 200ms, 50 in 10s. With it:
-		// 1, 2, 4, 8, 16, 32, 32… intervals apart.
-		if n := halfOpens.Load(); n < 3 || n > 8 {
-			t.Errorf("%d half-opens in 10s of good pings and failing trials, want 3–8", n)
+		// 1, 2, 4, 8, 8… intervals apart: at 0.1s, 0.3s, 0.7s, 1.5s, 2.3s … 9.5s.
+		if n := halfOpens.Load(); n != 14 {
+			t.Errorf("%d half-opens in 10s of good pings and failing trials, want 14", n)
 		}
 	})
 }
