@@ -9,7 +9,7 @@ export TOOLHUB_PEERS := $(PEERS)
 FUZZTIME ?= 1000x
 PKGS := ./...
 
-.PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench lint clean
+.PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench soak lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ fuzz: ## fuzz every target longer (FUZZ_LONG=2m each)
 
 bench: services peers build ## run the benchmarks and the load generator; writes docs/benchmarks.md
 	@bash scripts/bench.sh
+
+soak: build ## hold toolhub at 70% of saturation for 4m, sampling RSS, goroutines, p99 every 10s; into docs/benchmarks.md
+	@bash scripts/soak.sh
 
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck

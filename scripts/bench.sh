@@ -98,6 +98,9 @@ trap 'rm -f "$out" "$out.go"' EXIT
     ./bin/toolhub bench --hop ${vendor_bin[@]+"${vendor_bin[@]}"} --duration "${BENCH_DURATION:-5s}" --sessions "$sessions" 2>/dev/null
     echo
   done
+  if [ "${BENCH_SOAK:-1}" != 0 ]; then
+    bash scripts/soak.sh --print
+  fi
   echo "## Fault drills (\`toolhub drill\`)"
   echo
   echo "weather-a breaks under load and weather-b takes over: breaker defaults (open on 5 failures in a row"

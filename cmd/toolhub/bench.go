@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -42,23 +43,49 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	split := fs.Bool("split", false, "run the hub in its own process (the production shape) and report its CPU time per call")
 	pin := fs.Bool("pin", false, "with --split: pin the hub to the last CPU and the load generator and vendor to the others")
 	hop := fs.Bool("hop", false, "instead: the hop table: one tools/call of mcp-go's conformance server directly, through a bare\nhttputil.ReverseProxy and through toolhub /mcp/vendors/{vendor}, each hop in its own process, shared\nand pinned, with the hop's CPU per call; then --sessions held open against toolhub for its memory")
-	hopConc := fs.String("hop-concurrency", "1,16", "with --hop: the concurrencies measured")
+	hopConc := fs.String("hop-concurrency", "1,16,64", "with --hop: the concurrencies measured")
 	hopShapes := fs.String("hop-shapes", "shared,pinned", "with --hop: the shapes measured (shared: every process on every CPU; pinned: the hop on the last CPU)")
 	protocol := fs.String("protocol", mcp.ProtocolVersion20250326, "with --hop: the MCP revision the load generator speaks")
 	vendorBin := fs.String("vendor-bin", "", "with --hop: mcp-go's conformance server binary; empty: built from the module cache with go build")
 	rounds := fs.Int("hop-rounds", 3, "with --hop: rounds each phase is split into, taken turn about (direct, proxy, toolhub, …)")
 	sessions := fs.Int("sessions", 1000, "with --hop: MCP sessions held open against toolhub to measure its memory; 0 skips it")
+	hopTrace := fs.String("hop-trace", "", "with --hop: write an execution trace (runtime/trace) of each hub's life to this file, the hub's pid appended\n(for the pinned c=16 run: --hop-shapes pinned --hop-concurrency 16 --sessions 0; read with go tool trace)")
+	soak := fs.Bool("soak", false, "instead: the soak: toolhub /mcp/vendors/{vendor} in front of mcp-go's conformance server held at\n--soak-load of its saturation for --soak-duration, sampling the hub's RSS, goroutines and p99 every --soak-every")
+	soakDur := fs.Duration("soak-duration", 4*time.Minute, "with --soak: how long the load is held")
+	soakEvery := fs.Duration("soak-every", 10*time.Second, "with --soak: how often it is sampled")
+	soakLoad := fs.Float64("soak-load", 0.7, "with --soak: the share of saturation offered, in (0, 1]")
+	soakConc := fs.Int("soak-concurrency", 16, "with --soak: clients")
 	limiter := addLimiterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *soak {
+		if !(*soakLoad > 0 && *soakLoad <= 1) || *soakDur <= 0 || *soakEvery <= 0 || *soakConc <= 0 {
+			return fmt.Errorf("bench --soak: --soak-load must be in (0, 1], --soak-duration, --soak-every and --soak-concurrency positive")
+		}
+		rep, err := benchSoak(ctx, soakOptions{VendorBin: *vendorBin, Concurrency: *soakConc, Load: *soakLoad,
+			Duration: *soakDur, Every: *soakEvery, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		rep.Markdown(stdout)
+		return nil
 	}
 	if *hop {
 		conc, err := parseInts(*hopConc)
 		if err != nil {
 			return err
 		}
+		var hubEnv []string
+		if *hopTrace != "" {
+			abs, err := filepath.Abs(*hopTrace)
+			if err != nil {
+				return err
+			}
+			hubEnv = append(hubEnv, "TOOLHUB_SERVE_TRACE="+abs)
+		}
 		rep, err := benchHop(ctx, hopOptions{Protocol: *protocol, Concurrency: conc, Shapes: strings.Split(*hopShapes, ","),
-			Duration: *dur, Rounds: *rounds, VendorBin: *vendorBin, Sessions: *sessions, Progress: stderr})
+			Duration: *dur, Rounds: *rounds, VendorBin: *vendorBin, Sessions: *sessions, Progress: stderr, HubEnv: hubEnv})
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,9 @@ type hopOptions struct {
 	// the environment of every process the bench starts.
 	Binary string
 	Env    []string
+	// HubEnv is added to the hub's environment only (after Env): e.g.
+	// TOOLHUB_SERVE_TRACE for an execution trace of the hub.
+	HubEnv []string
 	// VendorBin is mcp-go's conformance server (examples/conformance);
 	// "" builds it from the module cache with `go build`. If that fails,
 	// the bench falls back to the example vendor weather-a, and says so.
@@ -52,7 +56,7 @@ type hopOptions struct {
 	// Protocol is the MCP revision the load generator speaks; default
 	// 2025-03-26. The hub picks its own revision upstream.
 	Protocol string
-	// Concurrency lists the numbers of clients; default 1 and 16.
+	// Concurrency lists the numbers of clients; default 1, 16 and 64.
 	Concurrency []int
 	// Shapes lists "shared" (every process on every CPU) and "pinned" (the
 	// proxy or hub on the last CPU, the load generator and the vendor on
@@ -110,6 +114,18 @@ type hopReport struct {
 	Rounds                                 int
 	Rows                                   []hopRow
 	Memory                                 *hopMemory
+	// Procs is each shape's GOMAXPROCS, as the processes report it.
+	Procs []hopProcs
+}
+
+// hopProcs is the GOMAXPROCS of one shape's processes: the hub's (its
+// /metrics, go_sched_gomaxprocs_threads), the bare proxy's (its
+// /debug/gomaxprocs) and the load generator's (this process). A process
+// learns it from the CPUs it may run on (taskset) when it starts.
+type hopProcs struct {
+	Shape              string
+	Hub, Proxy, Client int
+	HubCPUs, ProxyCPUs string // the CPUs each may run on (taskset -c), "" for all
 }
 
 // hopVendorID is the vendor's id in the hub.
@@ -121,6 +137,25 @@ type hopVendor struct {
 	bin  string // conformance server; "" for the example vendor
 	tool string
 	args map[string]any
+}
+
+// hopVendorFor is the vendor of the hop bench: mcp-go's conformance server
+// (bin, or built into dir from the module cache), else the example vendor
+// weather-a, with a note saying so.
+func hopVendorFor(ctx context.Context, bin, dir string) (hopVendor, string) {
+	v := hopVendor{name: "mcp-go's conformance server (examples/conformance)", bin: bin,
+		tool: "test_simple_text", args: map[string]any{}}
+	if v.bin != "" {
+		return v, ""
+	}
+	v.bin = filepath.Join(dir, "conformance-server")
+	build := exec.CommandContext(ctx, "go", "build", "-o", v.bin, "github.com/mark3labs/mcp-go/examples/conformance")
+	if out, err := build.CombinedOutput(); err != nil {
+		note := fmt.Sprintf("mcp-go's conformance server could not be built here (%v: %s); the vendor is toolhub's example vendor weather-a instead, so the figures do not compare with runs against the conformance server",
+			err, strings.TrimSpace(lastLine(string(out))))
+		return hopVendor{name: "toolhub's example vendor weather-a (fallback)", tool: "current_weather", args: map[string]any{"city": "Paris"}}, note
+	}
+	return v, ""
 }
 
 func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
@@ -135,7 +170,7 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 		o.Protocol = mcp.ProtocolVersion20250326
 	}
 	if len(o.Concurrency) == 0 {
-		o.Concurrency = []int{1, 16}
+		o.Concurrency = []int{1, 16, 64}
 	}
 	if len(o.Shapes) == 0 {
 		o.Shapes = []string{"shared", "pinned"}
@@ -162,17 +197,8 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 
 	rep := &hopReport{Protocol: o.Protocol, CPUs: runtime.NumCPU(), Duration: o.Duration, Warmup: o.Warmup, Rounds: o.Rounds,
 		Endpoint: "/mcp/vendors/" + hopVendorID}
-	v := hopVendor{name: "mcp-go's conformance server (examples/conformance)", bin: o.VendorBin,
-		tool: "test_simple_text", args: map[string]any{}}
-	if v.bin == "" {
-		v.bin = filepath.Join(dir, "conformance-server")
-		build := exec.CommandContext(ctx, "go", "build", "-o", v.bin, "github.com/mark3labs/mcp-go/examples/conformance")
-		if out, err := build.CombinedOutput(); err != nil {
-			rep.Note = fmt.Sprintf("mcp-go's conformance server could not be built here (%v: %s); the vendor is toolhub's example vendor weather-a instead, so the figures do not compare with runs against the conformance server",
-				err, strings.TrimSpace(lastLine(string(out))))
-			v = hopVendor{name: "toolhub's example vendor weather-a (fallback)", tool: "current_weather", args: map[string]any{"city": "Paris"}}
-		}
-	}
+	v, note := hopVendorFor(ctx, o.VendorBin, dir)
+	rep.Note = note
 	rep.Vendor, rep.Tool = v.name, v.tool
 
 	for _, shape := range o.Shapes {
@@ -181,10 +207,11 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 			rep.Note = strings.TrimSpace(rep.Note + " One CPU only: the pinned shape was skipped.")
 			continue
 		}
-		rows, upstream, err := hopShape(ctx, o, v, dir, pinned)
+		rows, procs, upstream, err := hopShape(ctx, o, v, dir, pinned)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", shape, err)
 		}
+		rep.Procs = append(rep.Procs, procs)
 		rep.Rows = append(rep.Rows, rows...)
 		rep.Upstream = upstream
 	}
@@ -201,6 +228,7 @@ func benchHop(ctx context.Context, o hopOptions) (*hopReport, error) {
 // hopLab is the vendor, the proxy and the hub of one shape, each in its own
 // process.
 type hopLab struct {
+	procs                     hopProcs
 	vendor, proxy, hub        *child
 	vendorURL, proxyURL       string
 	hubBase, hubURL           string
@@ -259,6 +287,10 @@ func startHopLab(ctx context.Context, o hopOptions, v hopVendor, dir string, pin
 			return nil, err
 		}
 		l.proxyURL = "http://" + paddr + "/mcp"
+		if l.procs.Proxy, err = proxyProcs(ctx, "http://"+paddr); err != nil {
+			return nil, err
+		}
+		l.procs.ProxyCPUs = hopCPUs
 	}
 
 	haddr, err := freeAddr()
@@ -277,7 +309,7 @@ func startHopLab(ctx context.Context, o hopOptions, v hopVendor, dir string, pin
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	if l.hub, err = startChild("toolhub", hopCPUs, o.Env, o.Binary, "serve", "--config", cfgFile); err != nil {
+	if l.hub, err = startChild("toolhub", hopCPUs, append(slices.Clip(o.Env), o.HubEnv...), o.Binary, "serve", "--config", cfgFile); err != nil {
 		return nil, err
 	}
 	l.hubBase = "http://" + haddr
@@ -286,15 +318,19 @@ func startHopLab(ctx context.Context, o hopOptions, v hopVendor, dir string, pin
 	if l.upstreamRevision, err = waitVendorReady(ctx, l.hub, l.hubBase, hopVendorID); err != nil {
 		return nil, err
 	}
+	if l.procs.Hub, err = hubProcs(ctx, l.hubBase); err != nil {
+		return nil, err
+	}
+	l.procs.HubCPUs = hopCPUs
 	return l, nil
 }
 
 // hopShape measures every concurrency against the three paths in one
 // shape.
-func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned bool) ([]hopRow, string, error) {
+func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned bool) ([]hopRow, hopProcs, string, error) {
 	l, err := startHopLab(ctx, o, v, dir, pinned, true)
 	if err != nil {
-		return nil, "", err
+		return nil, hopProcs{}, "", err
 	}
 	defer l.close()
 	shape := "shared"
@@ -307,7 +343,7 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 			set.Set(c)
 		}
 		if err := pinThreads(&set); err != nil {
-			return nil, "", fmt.Errorf("pin the load generator: %w", err)
+			return nil, hopProcs{}, "", fmt.Errorf("pin the load generator: %w", err)
 		}
 		procs := runtime.GOMAXPROCS(ncpu - 1)
 		defer func() {
@@ -319,6 +355,7 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 			runtime.GOMAXPROCS(procs)
 		}()
 	}
+	l.procs.Shape, l.procs.Client = shape, runtime.GOMAXPROCS(0)
 	paths := []struct {
 		path, url, tool string
 		proc            *child
@@ -358,10 +395,10 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 				}
 				rr, err := loadgen.Run(ctx, name, lo)
 				if err != nil {
-					return nil, "", err
+					return nil, hopProcs{}, "", err
 				}
 				if cpuErr != nil {
-					return nil, "", cpuErr
+					return nil, hopProcs{}, "", cpuErr
 				}
 				res[i] = append(res[i], rr)
 				for k := range cpu[i] {
@@ -382,7 +419,59 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 			rows = append(rows, row)
 		}
 	}
-	return rows, l.upstreamRevision, nil
+	return rows, l.procs, l.upstreamRevision, nil
+}
+
+// hubProcs reads a hub's GOMAXPROCS from its /metrics.
+func hubProcs(ctx context.Context, base string) (int, error) {
+	b, err := getBody(ctx, base+"/metrics")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "go_sched_gomaxprocs_threads "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("bench: %s/metrics: %q: %w", base, line, err)
+			}
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("bench: %s/metrics has no go_sched_gomaxprocs_threads", base)
+}
+
+// proxyProcs reads the bare proxy's GOMAXPROCS (`bench proxy` answers it
+// at /debug/gomaxprocs).
+func proxyProcs(ctx context.Context, base string) (int, error) {
+	b, err := getBody(ctx, base+"/debug/gomaxprocs")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("bench: %s/debug/gomaxprocs: %q: %w", base, b, err)
+	}
+	return n, nil
+}
+
+func getBody(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("bench: GET %s: %s", url, resp.Status)
+	}
+	return b, nil
 }
 
 // hopSessions starts a fresh vendor and hub (shared shape), opens one
@@ -473,6 +562,11 @@ func (r *hopReport) Markdown(w io.Writer) {
 	}
 	if r.Note != "" {
 		fmt.Fprintf(w, "\n**Note:** %s\n", r.Note)
+	}
+	fmt.Fprintln(w)
+	for _, p := range r.Procs {
+		fmt.Fprintf(w, "- %s: GOMAXPROCS hub %d (CPUs %s), proxy %d (CPUs %s), load generator %d\n",
+			p.Shape, p.Hub, cpuList(p.HubCPUs), p.Proxy, cpuList(p.ProxyCPUs), p.Client)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| shape | c | path | calls/s | p50 µs | p99 µs | errors | hop CPU/call µs | vendor CPU/call µs | client CPU/call µs | calls/s ÷ proxy | p50 − proxy µs | CPU ÷ proxy |")
@@ -608,7 +702,12 @@ func benchProxy(ctx context.Context, args []string, stderr io.Writer) error {
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(u) },
 		Transport: tr,
 	}
-	return serveUntilDone(ctx, *addr, rp)
+	mux := http.NewServeMux()
+	mux.Handle("/", rp)
+	mux.HandleFunc("GET /debug/gomaxprocs", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, runtime.GOMAXPROCS(0))
+	})
+	return serveUntilDone(ctx, *addr, mux)
 }
 
 // benchExampleVendor is the hidden `toolhub bench vendor`: the example
@@ -802,4 +901,12 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// cpuList names a taskset CPU list, or all of them.
+func cpuList(cpus string) string {
+	if cpus == "" {
+		return "all"
+	}
+	return cpus
 }

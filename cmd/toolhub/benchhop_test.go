@@ -87,9 +87,22 @@ func TestBenchHopEndToEnd(t *testing.T) {
 	if m := rep.Memory; m == nil || m.Sessions != 10 || m.Before <= 0 || m.After <= 0 || m.Peak < m.After {
 		t.Errorf("memory: %+v", m)
 	}
+	// Each shape's GOMAXPROCS, as the processes report it: one P for the
+	// hub and the proxy pinned to one CPU.
+	if len(rep.Procs) != 2 {
+		t.Fatalf("GOMAXPROCS of %d shapes, want 2: %+v", len(rep.Procs), rep.Procs)
+	}
+	for _, p := range rep.Procs {
+		if p.Hub <= 0 || p.Proxy <= 0 || p.Client <= 0 {
+			t.Errorf("%s: GOMAXPROCS %+v", p.Shape, p)
+		}
+		if p.Shape == "pinned" && (p.Hub != 1 || p.Proxy != 1) {
+			t.Errorf("pinned to one CPU: GOMAXPROCS hub %d, proxy %d; want 1", p.Hub, p.Proxy)
+		}
+	}
 	var out bytes.Buffer
 	rep.Markdown(&out)
-	for _, want := range []string{"| shared | 1 | direct |", "| shared | 1 | bare ReverseProxy |", "| pinned | 1 | toolhub `/mcp/vendors/conf` |", "10 sessions held open"} {
+	for _, want := range []string{"pinned: GOMAXPROCS hub 1", "| shared | 1 | direct |", "| shared | 1 | bare ReverseProxy |", "| pinned | 1 | toolhub `/mcp/vendors/conf` |", "10 sessions held open"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report has no %q:\n%s", want, out.String())
 		}
@@ -115,4 +128,36 @@ func TestBenchHopFallsBackToTheExampleVendor(t *testing.T) {
 		t.Fatalf("vendor %s (%s), note %q: want the example vendor weather-a, noted", rep.Vendor, rep.Tool, rep.Note)
 	}
 	checkHopRows(t, rep, "shared")
+}
+
+// TestBenchSoakEndToEnd runs the soak briefly: a saturation, then paced
+// windows, each with the hub's RSS and goroutines read. No figure is
+// judged: this is not a timing test.
+func TestBenchSoakEndToEnd(t *testing.T) {
+	rep, err := benchSoak(t.Context(), soakOptions{
+		Env:         []string{asToolhub + "=1"},
+		Concurrency: 4,
+		Saturation:  500 * time.Millisecond,
+		Duration:    2 * time.Second,
+		Every:       500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Saturation <= 0 || rep.Rate != rep.Saturation*0.7 {
+		t.Fatalf("saturation %.0f, rate %.0f: want 70%% of a positive saturation", rep.Saturation, rep.Rate)
+	}
+	if len(rep.Samples) < 2 {
+		t.Fatalf("%d samples in 2s every 500ms", len(rep.Samples))
+	}
+	for _, s := range rep.Samples {
+		if s.RSS <= 0 || s.Goroutines <= 0 || s.Res.Calls+s.Res.Errors == 0 {
+			t.Errorf("sample %+v", s)
+		}
+	}
+	var out bytes.Buffer
+	rep.Markdown(&out)
+	if !strings.Contains(out.String(), "| hub RSS MB | hub goroutines |") || !strings.Contains(out.String(), "Flat") {
+		t.Errorf("the report:\n%s", out.String())
+	}
 }

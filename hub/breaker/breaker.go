@@ -136,6 +136,12 @@ type Change struct {
 	CoolDown time.Duration
 	// Trips counts trips since the circuit was last healthy.
 	Trips int
+	// Evidence reports a change to [HalfOpen] made on evidence that the
+	// upstream answers again ([Breaker.TrialNow]: a probe, a ping), rather
+	// than at the end of a cool-down or for a caller's own trial
+	// ([Breaker.TrialEvery]). Its trial calls are likely to succeed: a
+	// caller that waits for the upstream may send them now.
+	Evidence bool
 }
 
 // Snapshot is a breaker's state for the status API.
@@ -409,6 +415,9 @@ func (b *Breaker) TrialNow() bool {
 	_, s := b.loadLocked()
 	if s == Open {
 		changes = b.setLocked(now, HalfOpen, changes)
+		if n := len(changes); n > 0 {
+			changes[n-1].Evidence = true
+		}
 	}
 	b.mu.Unlock()
 	b.notify(changes)

@@ -173,6 +173,13 @@ func (h *Health) TrialEvery(every time.Duration) bool {
 	return true
 }
 
+// ejectedByProbes reports an ejection that a good probe ends (not an operator's).
+func (h *Health) ejectedByProbes() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ejected && !h.manual
+}
+
 // Ejected reports whether the upstream is out of service.
 func (h *Health) Ejected() bool {
 	h.mu.Lock()
@@ -239,6 +246,77 @@ func RunProbes(ctx context.Context, interval time.Duration, p Prober, h *Health)
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// RunPings pings an upstream every interval while its breaker b is open,
+// or its probes ejected it from h (h may be nil), and need reports true (a
+// caller waits for the upstream: a queued job). A ping that succeeds counts
+// as a good probe: it re-admits an ejected upstream (h.Record(nil)) and
+// turns an open b half-open ([Breaker.TrialNow]), so that trial calls find
+// the recovery at once instead of at the end of the cool-down or of the
+// next probe's interval. It blocks until ctx is done; run it in a goroutine
+// of its own.
+//
+// A ping is a protocol-level check (an MCP ping, an A2A agent card fetch):
+// that the upstream answers, not that its tools work. So a failed ping is
+// recorded nowhere (it counts against the upstream no more than the probes
+// already make it), and a ping's success is trusted less each time the
+// trials it let through fail: after a half-open circuit that a ping opened
+// trips again, the pings skip twice as many intervals before the next (up
+// to 8: with a 250ms interval, a try every 2s, no more often than a
+// waiting job looks again by itself), until the circuit closes. Each ping
+// gets at most one interval.
+func RunPings(ctx context.Context, interval time.Duration, p Prober, b *Breaker, h *Health, need func() bool) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	const maxBackoff = 8
+	backoff, skip := 1, 0
+	pinged := false // a ping turned the circuit half-open; the trials decide
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s := b.State()
+		if pinged && s != HalfOpen {
+			pinged = false
+			if s == Open { // the trials failed: the pings said too little
+				backoff = min(2*backoff, maxBackoff)
+				skip = backoff - 1
+			}
+		}
+		if s == Closed {
+			backoff, skip = 1, 0
+		}
+		open, ejected := s == Open, h != nil && h.ejectedByProbes()
+		if !(open || ejected) || !need() {
+			continue
+		}
+		if open && skip > 0 {
+			skip--
+			open = false
+			if !ejected {
+				continue
+			}
+		}
+		pctx, cancel := context.WithTimeout(ctx, interval)
+		err := p.Probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		if ejected {
+			h.Record(nil)
+		}
+		if open {
+			b.TrialNow()
+			pinged = b.State() == HalfOpen
 		}
 	}
 }

@@ -78,6 +78,12 @@ type Options struct {
 	// jobs can wait, and the call they make is a better probe than a ping.
 	// Zero means [DefaultJobTrialEvery] (1s); negative, never.
 	JobTrialEvery time.Duration
+	// JobPingEvery is how often a vendor whose probe is a ping
+	// ([Governor.StartPingProbes]) is also pinged while its breaker is open
+	// (or it is ejected) and a queued job waits for it: a good ping lets
+	// the breaker's trial calls through at once ([breaker.RunPings]). Zero
+	// means [DefaultJobPingEvery] (250ms); negative, never.
+	JobPingEvery time.Duration
 	// Health configures the trackers made by [Governor.StartProbes]. Nil
 	// means breaker's defaults (eject after 3 failed probes). Now defaults
 	// to [Options.Now]; OnChange is chained after the governor's own.
@@ -128,6 +134,7 @@ type vendorState struct {
 	health     atomic.Pointer[breaker.Health]
 	inflight   atomic.Int64
 	rejections atomic.Int64 // rate-limit and bulkhead refusals
+	jobWaitAt  atomic.Int64 // unix ns: a queued job's call last found the vendor down
 
 	lastProbeMu sync.Mutex
 	lastProbe   *ProbeStatus

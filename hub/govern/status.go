@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
@@ -25,6 +26,30 @@ type probeRun struct {
 // half-open at once ([breaker.Breaker.TrialNow]). Starting probes for a vendor
 // already probed replaces the old probes.
 func (g *Governor) StartProbes(ctx context.Context, vendor string, interval time.Duration, probe func(ctx context.Context) error) {
+	g.startProbes(ctx, vendor, interval, probe, false)
+}
+
+// StartPingProbes is [Governor.StartProbes] for a vendor whose probe is a
+// protocol-level ping (an MCP ping, an A2A agent card fetch; no business
+// probe is configured): while its breaker is open, or it is ejected, and a
+// queued job waits for it (a job's call found it down within the last
+// [JobWaitWindow]), it is also pinged every [Options.JobPingEvery]. A good
+// ping counts as a good probe: it re-admits the vendor and turns its
+// breaker half-open, whose trial calls then decide; a failed one is not
+// recorded ([breaker.RunPings]).
+func (g *Governor) StartPingProbes(ctx context.Context, vendor string, interval time.Duration, ping func(ctx context.Context) error) {
+	g.startProbes(ctx, vendor, interval, ping, true)
+}
+
+// JobWaitWindow is how long after a queued job's call found its vendor
+// down the vendor counts as waited for (by [Governor.StartPingProbes]):
+// a waiting job looks again within 2s (jobs.DefaultMaxWait).
+const JobWaitWindow = 5 * time.Second
+
+// DefaultJobPingEvery is the default of [Options.JobPingEvery].
+const DefaultJobPingEvery = 250 * time.Millisecond
+
+func (g *Governor) startProbes(ctx context.Context, vendor string, interval time.Duration, probe func(ctx context.Context) error, ping bool) {
 	g.StopProbes(vendor)
 	vs := g.state(vendor)
 	var o breaker.HealthOptions
@@ -80,9 +105,27 @@ func (g *Governor) StartProbes(ctx context.Context, vendor string, interval time
 	g.probesMu.Lock()
 	g.probes[vendor] = run
 	g.probesMu.Unlock()
+	every := g.o.JobPingEvery
+	if every == 0 {
+		every = DefaultJobPingEvery
+	}
+	if !ping || every < 0 {
+		go func() {
+			defer close(run.done)
+			breaker.RunProbes(pctx, interval, p, h)
+		}()
+		return
+	}
+	waited := func() bool {
+		at := vs.jobWaitAt.Load()
+		return at != 0 && g.now().Sub(time.Unix(0, at)) < JobWaitWindow
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { breaker.RunProbes(pctx, interval, p, h) })
+	wg.Go(func() { breaker.RunPings(pctx, every, breaker.ProberFunc(probe), vs.breaker, h, waited) })
 	go func() {
 		defer close(run.done)
-		breaker.RunProbes(pctx, interval, p, h)
+		wg.Wait()
 	}()
 }
 

@@ -33,6 +33,10 @@ import (
 //     concurrency bulkhead (overloaded after [Options.BulkheadWait]); then
 //     the upstream.
 //
+// A queued job's call (Meta[hub.MetaJobID]) is not held to the ramps'
+// share, nor counted in it: it is the backlog, bounded by the job workers
+// and the vendor's limits, and its failure still drops the ramps back.
+//
 // A skipped call (steps 1–2) fails with circuit_open, Details
 // {"reason": "ramp"}: not a vendor fault, so a capability chain moves to its
 // next vendor and nothing counts against the vendor. Every refusal of
@@ -60,6 +64,16 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	v := c.Vendor()
 	vs := g.state(v)
 
+	// A queued job's call is the backlog, not interactive traffic: the
+	// recovery ramps do not count it against their share (the job pool's
+	// workers and the vendor's limits bound it; a failure still drops the
+	// ramps back and counts at the breaker), and a job that finds its
+	// vendor down is noted, so the vendor is pinged while it waits.
+	_, job := c.Meta[hub.MetaJobID]
+	if job && breaker.State(vs.state.Load()) != breaker.Closed {
+		vs.jobWaitAt.Store(g.now().UnixNano())
+	}
+
 	// 1. Active health.
 	h := vs.health.Load()
 	trial := false // a job's call let past its vendor's ejection
@@ -68,17 +82,20 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 			c.Trace.Decide("health " + v + " ejected: a job's call is the trial")
 			trial = true
 		} else if h.Ejected() {
+			if job {
+				vs.jobWaitAt.Store(g.now().UnixNano())
+			}
 			c.Trace.Decide("health " + v + " ejected")
 			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused, Details: map[string]any{"reason": "ejected"},
 				Message: fmt.Sprintf("vendor %q ejected by health probe; calls resume when a probe succeeds", v)}
 		}
-		if !trial && !h.Ramp().Admit() {
+		if !trial && !job && !h.Ramp().Admit() {
 			return nil, g.skip(c, v, h.Ramp())
 		}
 	}
 	// 2. The breaker's recovery ramp.
 	b := vs.breaker
-	if !b.Ramp().Admit() {
+	if !job && !b.Ramp().Admit() {
 		return nil, g.skip(c, v, b.Ramp())
 	}
 	// 3. The breaker.

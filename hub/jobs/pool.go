@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,6 +84,11 @@ type Pool struct {
 	Logger *slog.Logger
 
 	wakes atomic.Int64 // counts wakes seen here, so a run that raced one does not sleep through it
+
+	dueMu      sync.Mutex
+	due        dueHeap     // when jobs this pool left waiting or queued become due
+	dueTimer   *time.Timer // fires at due[0]
+	dueStopped bool
 
 	mu      sync.Mutex
 	started bool
@@ -215,6 +221,12 @@ func (p *Pool) Stop(ctx context.Context) error {
 		return nil
 	}
 	stop()
+	p.dueMu.Lock()
+	if p.dueTimer != nil {
+		p.dueTimer.Stop()
+	}
+	p.due, p.dueStopped = nil, true
+	p.dueMu.Unlock()
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	select {
@@ -393,6 +405,7 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		}
 		log.Debug("jobs: waiting for a vendor", "err", msg, "until", next)
 		finish(Outcome{Status: Waiting, Error: msg, NextAt: next})
+		p.wakeAt(next)
 		return
 	}
 	wait := p.Backoff.Backoff(j.Attempts - 1)
@@ -406,6 +419,75 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 	}
 	log.Info("jobs: retry", "err", msg, "wait", wait)
 	finish(Outcome{Status: Queued, Error: msg, NextAt: now.Add(wait)})
+	p.wakeAt(now.Add(wait))
+}
+
+// maxDue bounds the wake-ups a pool keeps; past it, jobs are found by the poll.
+const maxDue = 4096
+
+// wakeAt wakes the idle workers at t, when a job this pool left waiting
+// or queued becomes due, rather than at their next poll (up to Poll
+// later: a waiting job's retry, which may be its vendor's trial, would lag
+// by as much).
+func (p *Pool) wakeAt(t time.Time) {
+	p.dueMu.Lock()
+	defer p.dueMu.Unlock()
+	if p.dueStopped || len(p.due) >= maxDue {
+		return
+	}
+	heap.Push(&p.due, t)
+	if p.due[0].Equal(t) {
+		p.armLocked()
+	}
+}
+
+// armLocked sets the timer to the earliest wake-up.
+func (p *Pool) armLocked() {
+	if len(p.due) == 0 {
+		return
+	}
+	d := p.due[0].Sub(p.Now())
+	if p.dueTimer == nil {
+		p.dueTimer = time.AfterFunc(d, p.dueFired)
+		return
+	}
+	p.dueTimer.Reset(d)
+}
+
+// dueFired wakes the idle workers for the jobs due now and sets the timer
+// to the next wake-up.
+func (p *Pool) dueFired() {
+	p.dueMu.Lock()
+	now := p.Now()
+	woke := false
+	for len(p.due) > 0 && !p.due[0].After(now.Add(time.Millisecond)) {
+		heap.Pop(&p.due)
+		woke = true
+	}
+	p.armLocked()
+	p.dueMu.Unlock()
+	if woke {
+		for range p.Concurrency {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// dueHeap is a min-heap of times, for container/heap.
+type dueHeap []time.Time
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
 }
 
 // finalError is a job's error for a tool error its vendor marked final.

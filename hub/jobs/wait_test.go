@@ -195,3 +195,28 @@ func TestPoolWakeDuringARefusedRun(t *testing.T) {
 		waitStatus(t, q, id, Succeeded)
 	})
 }
+
+// TestPoolWakesAtNextAt: a job left waiting for its vendor runs again
+// when its wait is over, not at the workers' next poll: with a poll of an
+// hour, it used to sit until then (its retry, which may be its vendor's
+// trial, lagged by up to a poll, 500ms by default).
+func TestPoolWakesAtNextAt(t *testing.T) {
+	forEach(t, func(t *testing.T, open opener) {
+		q := NewQueue(open(t, nil), nil)
+		var runs atomic.Int32
+		startPool(t, &Pool{Store: q, Poll: time.Hour, MaxWait: 20 * time.Millisecond, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			if runs.Add(1) <= 3 {
+				return nil, breakerOpen(0)
+			}
+			return textResult("a fox"), nil
+		}})
+		id, err := q.Enqueue(context.Background(), &hub.Call{Tenant: "acme", Name: "image.generate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := waitStatus(t, q, id, Succeeded)
+		if runs.Load() != 4 || j.Attempts != 1 {
+			t.Errorf("runs %d, attempts %d; want 4 runs, 1 attempt (waits give theirs back)", runs.Load(), j.Attempts)
+		}
+	})
+}

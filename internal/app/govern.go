@@ -73,7 +73,12 @@ func (a *App) syncProbes(specs map[string]registry.Vendor) {
 		if v.Probe != nil && v.Probe.Interval > 0 {
 			interval = v.Probe.Interval.D()
 		}
-		a.Gov.StartProbes(a.ctx, id, interval, a.probe(id, v.Probe))
+		if v.Probe == nil || v.Probe.Tool == "" {
+			// The probe is a ping: also pinged while jobs wait for it.
+			a.Gov.StartPingProbes(a.ctx, id, interval, a.probe(id, v.Probe))
+		} else {
+			a.Gov.StartProbes(a.ctx, id, interval, a.probe(id, v.Probe))
+		}
 		a.probing[id] = string(key)
 	}
 }

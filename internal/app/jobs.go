@@ -42,11 +42,16 @@ func (a *App) vendorBack(halfOpenOrClosed bool) {
 	}
 }
 
-// breakerChanged wakes the waiting jobs when a breaker closes. A
-// half-open breaker does not wake them: its few trial calls are taken by
-// whoever comes (a waiting job's own retry among them), and a wake of every
-// job at each trial would have them all retry at once, then all sleep.
-func (a *App) breakerChanged(c breaker.Change) { a.vendorBack(c.To == breaker.Closed) }
+// breakerChanged wakes the waiting jobs when a breaker closes, or turns
+// half-open on evidence that its vendor answers again (a probe or a ping
+// succeeded: its trial calls are likely to pass, and the waiting jobs are
+// the callers to make them). A breaker half-open at the end of its
+// cool-down, or for a job's own trial, does not wake them: its few trial
+// calls are taken by whoever comes, and a wake of every job at each such
+// trial would have them all retry at once, then all sleep.
+func (a *App) breakerChanged(c breaker.Change) {
+	a.vendorBack(c.To == breaker.Closed || c.To == breaker.HalfOpen && c.Evidence)
+}
 
 func (a *App) healthChanged(c breaker.HealthChange) { a.vendorBack(!c.Ejected) }
 

@@ -66,8 +66,9 @@ billing:
 // business probes (each vendor gets the default MCP ping, every 10s), the
 // default breaker cool-down (30s) and recovery ramp (30s a step). Waiting
 // jobs find the recovery by themselves: their calls are the open
-// breakers' trials (at most one a second) and a ramp admits a call at
-// least every 10ms (governance.ramp_floor).
+// breakers' trials (at most one a second), the vendors are pinged every
+// 250ms while jobs wait for them (a good ping half-opens the breaker and
+// wakes the jobs), and the recovery ramp does not hold back jobs' calls.
 var ImageOutageDefaultsConfig = strings.NewReplacer(
 	"    probe: {tool: generate_image, args: {prompt: probe}, interval: 500ms}\n", "",
 	"    probe: {tool: txt2img, args: {text: probe}, interval: 500ms}\n", "",

@@ -35,6 +35,17 @@ type Options struct {
 	// phase starts and ends (after the warm-up; before the clients stop),
 	// to sample what the phase costs elsewhere, e.g. a process's CPU time.
 	MeasureStart, MeasureEnd func()
+	// Rate, when positive, paces the calls to about Rate a second in all
+	// (each client starts one every Concurrency/Rate, and skips the calls
+	// it fell behind by rather than bursting), instead of as fast as the
+	// clients go: a steady load below saturation, for a soak.
+	Rate float64
+	// Window and OnWindow, when both set, report the calls of each Window
+	// of the measured phase as it ends: calls/s, errors and percentiles
+	// of that window alone (Latencies nil), e.g. a soak's p99 over time.
+	// OnWindow runs on Run's goroutine; a slow one delays the next.
+	Window   time.Duration
+	OnWindow func(Result)
 }
 
 // Result of one run.
@@ -132,13 +143,25 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 		lat       = make([]time.Duration, 0, 1<<16)
 		firstErr  atomic.Value
 	)
+	windows := o.Window > 0 && o.OnWindow != nil
+	var (
+		winMu   sync.Mutex
+		winLat  []time.Duration
+		winErrs int64
+	)
+	var period time.Duration // between one client's calls, when paced
+	if o.Rate > 0 {
+		period = time.Duration(float64(time.Second) * float64(o.Concurrency) / o.Rate)
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	began := time.Now()
+	for i, c := range clients {
 		wg.Add(1)
 		go func(c *client.Client) {
 			defer wg.Done()
 			local := make([]time.Duration, 0, 4096)
+			next := began.Add(period * time.Duration(i) / time.Duration(len(clients))) // staggered
 			for {
 				select {
 				case <-stop:
@@ -147,6 +170,15 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 					mu.Unlock()
 					return
 				default:
+				}
+				if period > 0 {
+					now := time.Now()
+					if d := next.Sub(now); d > 0 {
+						time.Sleep(d)
+					} else if -d > period {
+						next = now // fell behind: skip, do not burst
+					}
+					next = next.Add(period)
 				}
 				t0 := time.Now()
 				res, err := c.CallTool(ctx, req)
@@ -160,10 +192,20 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 						err = fmt.Errorf("tool error: %v", res.Content)
 					}
 					firstErr.CompareAndSwap(nil, err)
+					if windows {
+						winMu.Lock()
+						winErrs++
+						winMu.Unlock()
+					}
 					continue
 				}
 				calls.Add(1)
 				local = append(local, d)
+				if windows {
+					winMu.Lock()
+					winLat = append(winLat, d)
+					winMu.Unlock()
+				}
 			}
 		}(c)
 	}
@@ -175,9 +217,30 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
 	end := time.After(o.Duration)
+	var window <-chan time.Time
+	if windows {
+		winMu.Lock()
+		winLat, winErrs = winLat[:0], 0 // the warm-up's calls are not the window's
+		winMu.Unlock()
+		wt := time.NewTicker(o.Window)
+		defer wt.Stop()
+		window = wt.C
+	}
+	winStart := start
 loop:
 	for {
 		select {
+		case now := <-window:
+			winMu.Lock()
+			l, e := winLat, winErrs
+			winLat, winErrs = make([]time.Duration, 0, len(l)), 0
+			winMu.Unlock()
+			w := Result{Name: name, Calls: int64(len(l)), Errors: e, Elapsed: now.Sub(winStart)}
+			w.PerSec = float64(w.Calls) / w.Elapsed.Seconds()
+			w.setLatencies(l)
+			w.Latencies = nil
+			winStart = now
+			o.OnWindow(w)
 		case <-tick.C:
 			if o.Progress != nil {
 				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), calls.Load())
@@ -191,6 +254,21 @@ loop:
 	tick.Stop()
 	elapsed := time.Since(start)
 	measuring.Store(false)
+	if windows {
+		// The last window ends with the phase (its ticker and the end fire
+		// together, and the end may win).
+		now := time.Now()
+		winMu.Lock()
+		l, e := winLat, winErrs
+		winMu.Unlock()
+		if d := now.Sub(winStart); d >= o.Window/2 && len(l)+int(e) > 0 {
+			w := Result{Name: name, Calls: int64(len(l)), Errors: e, Elapsed: d}
+			w.PerSec = float64(w.Calls) / d.Seconds()
+			w.setLatencies(l)
+			w.Latencies = nil
+			o.OnWindow(w)
+		}
+	}
 	if o.MeasureEnd != nil {
 		o.MeasureEnd()
 	}
