@@ -29,12 +29,7 @@ func TestStoreFaultsDrill(t *testing.T) {
 			}
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "toolhub")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/toolhub")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build toolhub: %v\n%s", err, out)
-	}
+	bin := toolhubBinary(t)
 	var logs syncBuffer
 	rep, err := drill.StoreFaults(t.Context(), &drill.StoreFaultsOptions{Binary: bin, Vendors: drillvendors.Server,
 		Rate: 20, Hold: 2 * time.Second, Settle: time.Second, Logs: &logs})
