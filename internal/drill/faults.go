@@ -213,7 +213,10 @@ func StoreFaults(ctx context.Context, opts *StoreFaultsOptions) (StoreFaultsRepo
 	if err != nil {
 		return rep, err
 	}
-	defer pg.kill()
+	defer func() {
+		_ = pg.stop() // a clean shutdown releases its shared memory
+		pg.kill()
+	}()
 
 	served, err := o.Vendors.Serve(map[string]*VendorOptions{vendorWeatherA: {Knobs: Knobs{Latency: 10 * time.Millisecond}}})
 	if err != nil {
