@@ -9,7 +9,7 @@ export TOOLHUB_PEERS := $(PEERS)
 FUZZTIME ?= 1000x
 PKGS := ./...
 
-.PHONY: help build run test test-go services peers chromium fuzz-short fuzz bench soak lint clean
+.PHONY: help build run test test-go setup services peers chromium fuzz-short fuzz bench soak lint clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -29,7 +29,10 @@ peers: ## install the pinned npm peers (MCP SDK client, server-everything) once 
 chromium: ## make sure headless Chromium is installed (the dashboard's end-to-end test, test/ui)
 	@bash scripts/chromium.sh
 
-test: services peers chromium build ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
+setup: ## everything make test needs: one apt transaction for what is missing, npm peers and Go modules alongside
+	@GO=$(GO) bash scripts/setup.sh
+
+test: setup build ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 	@$(MAKE) --no-print-directory fuzz-short

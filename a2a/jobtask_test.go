@@ -183,8 +183,10 @@ func checkJobArtifact(t *testing.T, task *sdk.Task, jobID, msg string) {
 // the vendor comes back, another instance's worker runs the job, and the
 // task completes with the job's result as its artifact.
 func TestQueuedCallIsWorkingTask(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	for _, kind := range []string{"sqlite", "redis"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			l := newJobLab(t, kind)
 			_, client := l.serve(t)
 			task, jobID := sendQueued(t, client, "hello")
@@ -259,6 +261,7 @@ func TestQueuedCallIsWorkingTask(t *testing.T) {
 // TestQueuedCallCanceled: CancelTask of a task whose job has not started
 // cancels the job and the task.
 func TestQueuedCallCanceled(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	l := newJobLab(t, "sqlite")
 	_, client := l.serve(t)
 	task, jobID := sendQueued(t, client, "never")
@@ -284,6 +287,7 @@ func TestQueuedCallCanceled(t *testing.T) {
 // TestQueuedCallJobCanceledByOperator: a job canceled outside A2A (the
 // jobs API) cancels its task.
 func TestQueuedCallJobCanceledByOperator(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	l := newJobLab(t, "sqlite")
 	_, client := l.serve(t)
 	task, jobID := sendQueued(t, client, "op")
@@ -302,8 +306,10 @@ func containsText(m *sdk.Message, s string) bool { return strings.Contains(textO
 // while the job waits; a new server over the same stores resumes
 // following the job and completes the task when another instance runs it.
 func TestQueuedCallSurvivesRestart(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	for _, kind := range []string{"sqlite", "redis"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			l := newJobLab(t, kind)
 			first, client := l.serve(t)
 			task, jobID := sendQueued(t, client, "again")

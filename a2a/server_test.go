@@ -73,6 +73,7 @@ func startHub(t *testing.T) (*httptest.Server, *Server) {
 
 // TestServerJSClient drives toolhub's A2A endpoint with the @a2a-js/sdk client.
 func TestServerJSClient(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	dir := peers(t)
 	ts, _ := startHub(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -128,6 +129,7 @@ func TestServerJSClient(t *testing.T) {
 
 // TestServerGoClient drives toolhub's A2A endpoint with the a2a-go client.
 func TestServerGoClient(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	ts, _ := startHub(t)
 	ctx := t.Context()
 	card, err := agentcard.DefaultResolver.Resolve(ctx, ts.URL)

@@ -23,6 +23,7 @@ import (
 // (one whose card streams, one whose card does not) and calls its skills
 // through a hub.Gateway.
 func TestJSAgentThroughGateway(t *testing.T) {
+	t.Parallel() // its own stores, servers and peers
 	agent := startJSAgent(t)
 	cat := registry.NewCatalog()
 	m := NewManager(cat, &Options{Logger: quietLogger(), RefreshInterval: -1})

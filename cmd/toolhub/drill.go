@@ -26,6 +26,9 @@ func drillCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "outage" {
 		return drillOutageCmd(ctx, args[1:], stdout, stderr) // drilloutage.go
 	}
+	if len(args) > 0 && args[0] == "faults" {
+		return drillFaultsCmd(ctx, args[1:], stdout, stderr) // drillfaults.go
+	}
 	fs := flags("drill", "[flags]", `Run fault drills: a hub and the example vendors, calls at a steady rate, a fault
 injected, healed, and the ledger checked. Each prints time to detect, time to fall
 back, success during the fault, time to recover and usage events lost (must be 0).
@@ -48,6 +51,11 @@ back, success during the fault, time to recover and usage events lost (must be 0
 outage (toolhub drill outage --help)
       both image vendors down under load for --duration, then back: what
       became of the calls and the queued jobs.
+
+faults (toolhub drill faults --help)
+      two instances on a Redis and a PostgreSQL of the drill's own: Redis hung,
+      an instance killed, PostgreSQL stopped, an instance restarted while Redis
+      is gone; answers per phase and instance, ledger = vendor = clients.
 
 redis, postgres and instance need the Redis and PostgreSQL of --redis and
 --postgres (make services); they use a key prefix and a schema of their own.`, stderr)

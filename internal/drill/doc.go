@@ -18,6 +18,10 @@
 //     through a [Proxy], is cut mid-load and restored.
 //   - [InstanceKill]: several `toolhub serve` processes on one Redis and
 //     PostgreSQL, one killed with SIGKILL while jobs run on it, restarted.
+//   - [StoreFaults]: two `toolhub serve` processes on a Redis and a
+//     PostgreSQL of the drill's own (so they can be hung and stopped):
+//     Redis hung, an instance killed, PostgreSQL stopped, an instance
+//     restarted while Redis is gone; answers per phase and instance.
 //   - [SharedLimit]: limiter accuracy across hubs on one Redis limit.
 //
 // The pieces [InstanceKill] runs real processes with serve the tests in

@@ -2,8 +2,6 @@ package drill_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,12 +16,7 @@ import (
 // may be lost or counted twice; the times are reported, never asserted.
 func TestInstanceKillDrill(t *testing.T) {
 	redistest.Client(t)
-	bin := filepath.Join(t.TempDir(), "toolhub")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/toolhub")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build toolhub: %v\n%s", err, out)
-	}
+	bin := toolhubBinary(t)
 	var logs syncBuffer
 	rep, err := drill.InstanceKill(t.Context(), &drill.InstanceOptions{Binary: bin, Vendors: drillvendors.Server, Rate: 60, Jobs: 4,
 		Redis: redistest.Addr(), Postgres: os.Getenv("TOOLHUB_TEST_POSTGRES"), Logs: &logs})

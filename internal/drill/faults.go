@@ -1,0 +1,533 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/billing/pgledger"
+)
+
+// StoreFaultsOptions configure [StoreFaults]. Binary and Vendors are
+// required; zero fields of the others mean the defaults.
+type StoreFaultsOptions struct {
+	// Binary is the toolhub executable the two instances run.
+	Binary string
+	// Vendors serves weather-a, the vendor of the traffic.
+	Vendors VendorServer
+	// Env is added to the instances' environment.
+	Env []string
+	// Rate is the offered calls/s over both instances; zero means 40.
+	Rate float64
+	// Hold is how long Redis stays hung and PostgreSQL stopped, and Redis
+	// gone around the restart; zero means 8s.
+	Hold time.Duration
+	// Settle is the healthy traffic before the first fault and after
+	// each one (it counts in the fault's phase); zero means 2s.
+	Settle time.Duration
+	// Logs, if set, receives the instances' log lines, prefixed.
+	Logs io.Writer
+}
+
+// PhaseCounts are one instance's calls in one phase: Sent to it (a call
+// the client moved to the other instance counts on both), Answered with
+// a result, Errors (refused, reset, or an HTTP error).
+type PhaseCounts struct {
+	Sent, Answered, Errors int64
+}
+
+// FaultPhase is one phase of [StoreFaults]: the fault, then Settle of
+// healthy traffic. Calls, Answered and Failed are the client's (a call
+// moved to the other instance counts once).
+type FaultPhase struct {
+	Name                    string
+	Instances               []PhaseCounts
+	Calls, Answered, Failed int64
+	// FirstError is the first error an instance answered in the phase
+	// (the call then moved to the other one).
+	FirstError string
+}
+
+// StoreFaultsReport is what [StoreFaults] measured.
+type StoreFaultsReport struct {
+	Rate   float64
+	Hold   time.Duration
+	Phases []FaultPhase
+	// KillRestart: SIGKILL → the killed instance, restarted on its data
+	// folder, answering; AwayRestart: the restart with Redis gone → the
+	// instance answering; Rejoined: Redis back → both instances with
+	// both stores joined (/readyz).
+	KillRestart, AwayRestart, Rejoined time.Duration
+	// The client's totals over every phase; FirstError is the first
+	// call that no instance answered.
+	Calls, Answered, Failed int64
+	FirstError              string
+	// InFlightKilled: calls on the killed instance when it died; the
+	// client moved them to the other instance.
+	InFlightKilled int64
+	// The ledger against the vendor and the clients. LedgerCalls are the
+	// call events; VendorCalls the calls weather-a received;
+	// LedgerAttempts its attempt events, UnknownAttempts of them recovered
+	// from the killed instance's write-ahead log (it died before the
+	// answer, so the client moved the call: such a call reached the
+	// vendor twice and is answered once).
+	LedgerCalls, VendorCalls, LedgerAttempts, UnknownAttempts int64
+	// EventsLost: answered calls with no call event (must be 0);
+	// EventsExtra: call events for calls no client saw answered, beyond
+	// those in flight at the kill (must be 0). AttemptsLost: vendor calls
+	// with no attempt event; AttemptsExtra: attempt events beyond the
+	// vendor's calls (both must be 0).
+	EventsLost, EventsExtra, AttemptsLost, AttemptsExtra int64
+}
+
+// The phases of [StoreFaults], in order.
+const (
+	phaseSteady    = "steady"
+	phaseRedisHung = "redis hung (SIGSTOP)"
+	phaseKill      = "instance 1 killed (SIGKILL), restarted"
+	phasePGStop    = "postgres stopped"
+	phaseAway      = "instance 0 restarted, redis gone"
+)
+
+func (r StoreFaultsReport) String() string {
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "two instances on one Redis and one PostgreSQL (private to the drill) at %.0f calls/s; faults held %v\n", r.Rate, r.Hold)
+	fmt.Fprintf(&b, "%-40s %8s %8s %8s  %-22s %-22s\n", "phase", "calls", "answered", "failed", "instance 0 sent/ok/err", "instance 1 sent/ok/err")
+	for _, p := range r.Phases {
+		fmt.Fprintf(&b, "%-40s %8d %8d %8d ", p.Name, p.Calls, p.Answered, p.Failed)
+		for _, c := range p.Instances {
+			fmt.Fprintf(&b, " %-22s", fmt.Sprintf("%d/%d/%d", c.Sent, c.Answered, c.Errors))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%-40s %8d %8d %8d\n", "all", r.Calls, r.Answered, r.Failed)
+	for _, p := range r.Phases {
+		if p.FirstError != "" {
+			fmt.Fprintf(&b, "%s: first error answered (the call moved): %s\n", p.Name, p.FirstError)
+		}
+	}
+	fmt.Fprintf(&b, "killed instance answering %v after SIGKILL; instance restarted without Redis answering %v after start; both stores joined by both %v after Redis returned\n",
+		ms(r.KillRestart), ms(r.AwayRestart), ms(r.Rejoined))
+	fmt.Fprintf(&b, "ledger %d calls = clients %d answered (lost %d, extra %d); vendor %d calls = ledger %d attempts (lost %d, extra %d; %d unknown: %d calls in flight on the killed instance, moved)",
+		r.LedgerCalls, r.Answered, r.EventsLost, r.EventsExtra, r.VendorCalls, r.LedgerAttempts, r.AttemptsLost, r.AttemptsExtra, r.UnknownAttempts, r.InFlightKilled)
+	if r.FirstError != "" {
+		fmt.Fprintf(&b, "\nfirst error: %s", r.FirstError)
+	}
+	return b.String()
+}
+
+// Ok reports whether every call was answered, each instance answered in
+// every phase, and ledger, vendor and clients agree.
+func (r StoreFaultsReport) Ok() bool {
+	for _, p := range r.Phases {
+		if p.Failed != 0 || p.Answered == 0 {
+			return false
+		}
+		for _, c := range p.Instances {
+			if c.Answered == 0 {
+				return false
+			}
+		}
+	}
+	return r.Failed == 0 && len(r.Phases) > 0 && r.EventsLost == 0 && r.EventsExtra == 0 && r.AttemptsLost == 0 && r.AttemptsExtra == 0
+}
+
+// faultsConfig is each instance's toolhub.yaml: a fixed port (a restart
+// comes back where its clients call), the drill's Redis and PostgreSQL,
+// weather-a with no retries (each call is one vendor attempt).
+const faultsConfig = `addr: %[1]s
+log_level: info
+redis: redis://%[2]s/0
+redis_prefix: "drill:"
+postgres: %[3]q
+postgres_schema: toolhub_drill
+instances: 2
+outbound: {allow: [%[4]q]}
+governance:
+  retry: {max: 0}
+vendors:
+  - id: weather-a
+    mcp: {transport: http, url: "http://%[4]s/weather-a/mcp"}
+    probe: {disabled: true}
+`
+
+// StoreFaults runs two `toolhub serve` instances on one Redis and one
+// PostgreSQL of its own (started in a temporary folder on free ports, so
+// that they can be hung and stopped), spreads steady weather calls over
+// them from a client that moves a failed call to the other instance (as a
+// load balancer would), and goes through the phases: Redis hung with
+// SIGSTOP for Hold; instance 1 killed with SIGKILL and restarted on its
+// data folder; PostgreSQL stopped for Hold; Redis killed, instance 0
+// restarted while it is gone, Redis back after Hold. It reports the calls
+// of each phase on each instance, and the ledger against the vendor and
+// the clients.
+func StoreFaults(ctx context.Context, opts *StoreFaultsOptions) (StoreFaultsReport, error) {
+	var o StoreFaultsOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Binary == "" {
+		return StoreFaultsReport{}, errors.New("drill: StoreFaultsOptions.Binary: the toolhub executable is required")
+	}
+	if o.Vendors == nil {
+		return StoreFaultsReport{}, errors.New("drill: StoreFaultsOptions.Vendors: a vendor server is required")
+	}
+	if o.Rate <= 0 {
+		o.Rate = 40
+	}
+	if o.Hold <= 0 {
+		o.Hold = 8 * time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
+	}
+	rep := StoreFaultsReport{Rate: o.Rate, Hold: o.Hold}
+
+	dir, err := os.MkdirTemp("", "toolhub-drill-faults-")
+	if err != nil {
+		return rep, err
+	}
+	defer os.RemoveAll(dir)
+	for _, d := range []string{"redis", "postgres"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			return rep, err
+		}
+	}
+	rs, err := startPrivateRedis(ctx, filepath.Join(dir, "redis"))
+	if err != nil {
+		return rep, err
+	}
+	defer rs.kill()
+	pg, err := startPrivatePostgres(ctx, filepath.Join(dir, "postgres"))
+	if err != nil {
+		return rep, err
+	}
+	defer func() {
+		_ = pg.stop() // a clean shutdown releases its shared memory
+		pg.kill()
+	}()
+
+	served, err := o.Vendors.Serve(map[string]*VendorOptions{vendorWeatherA: {Knobs: Knobs{Latency: 10 * time.Millisecond}}})
+	if err != nil {
+		return rep, err
+	}
+	defer served.Close()
+	weather := served.Vendors[vendorWeatherA]
+
+	const n = 2
+	cfgs, urls := make([]string, n), make([]string, n)
+	for i := range n {
+		port, err := freePort()
+		if err != nil {
+			return rep, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		urls[i] = "http://" + addr
+		cfgs[i] = filepath.Join(dir, fmt.Sprintf("toolhub-%d.yaml", i))
+		text := fmt.Sprintf(faultsConfig, addr, rs.addr, pg.dsn("test"), served.Addr)
+		if err := os.WriteFile(cfgs[i], []byte(text), 0o600); err != nil {
+			return rep, err
+		}
+	}
+	hubs := make([]*Process, n)
+	defer func() {
+		for _, h := range hubs {
+			if h != nil {
+				h.Kill()
+			}
+		}
+	}()
+	start := func(i int) (*Process, error) {
+		po := ProcessOptions{Binary: o.Binary, Config: cfgs[i], Data: filepath.Join(dir, fmt.Sprintf("data-%d", i)), Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
+		if o.Logs != nil {
+			po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
+		}
+		h, err := StartProcess(po)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := h.WaitListening(ctx, 30*time.Second); err != nil {
+			h.Kill()
+			return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
+		}
+		if _, err := waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA) }); err != nil {
+			h.Kill()
+			return nil, fmt.Errorf("instance %d: weather-a not ready: %w\n%s", i, err, h.Tail(20))
+		}
+		return h, nil
+	}
+	// The first alone: it creates the schema.
+	for i := range n {
+		if hubs[i], err = start(i); err != nil {
+			return rep, err
+		}
+	}
+
+	c := &faultClient{urls: urls}
+	phase := func(name string) { c.begin(name, n) }
+	phase(phaseSteady)
+	tr := startTraffic(ctx, o.Rate, c.call)
+	defer tr.stop()
+	sleep(ctx, o.Settle)
+
+	// Redis hung: every connection to it stalls.
+	phase(phaseRedisHung)
+	if err := rs.hang(); err != nil {
+		return rep, err
+	}
+	sleep(ctx, o.Hold)
+	if err := rs.resume(); err != nil {
+		return rep, err
+	}
+	sleep(ctx, o.Settle)
+
+	// An instance killed mid-load and restarted on its data folder.
+	phase(phaseKill)
+	killed := time.Now()
+	c.killed(1, killed)
+	hubs[1].Kill()
+	if hubs[1], err = start(1); err != nil {
+		return rep, fmt.Errorf("restarting the killed instance: %w", err)
+	}
+	rep.KillRestart = time.Since(killed)
+	c.killed(-1, time.Time{})
+	sleep(ctx, o.Settle)
+
+	// PostgreSQL stopped (a fast shutdown) and started again.
+	phase(phasePGStop)
+	if err := pg.stop(); err != nil {
+		return rep, err
+	}
+	sleep(ctx, o.Hold)
+	if err := pg.start(ctx); err != nil {
+		return rep, err
+	}
+	sleep(ctx, o.Settle)
+
+	// Redis killed; instance 0 restarted (a deploy) while it is gone.
+	phase(phaseAway)
+	gone := time.Now()
+	rs.kill()
+	sleep(ctx, o.Hold/4)
+	if err := stopHub(hubs[0]); err != nil {
+		return rep, err
+	}
+	restart := time.Now()
+	if hubs[0], err = start(0); err != nil {
+		return rep, fmt.Errorf("restarting an instance while Redis is gone: %w", err)
+	}
+	rep.AwayRestart = time.Since(restart)
+	sleep(ctx, time.Until(gone.Add(o.Hold)))
+	if err := rs.start(ctx); err != nil {
+		return rep, err
+	}
+	back := time.Now()
+	joined, err := waitFor(ctx, 60*time.Second, func() bool { return storesJoined(ctx, hubs) })
+	if err != nil {
+		return rep, fmt.Errorf("the instances did not join Redis and PostgreSQL within 60s of Redis returning: %w", err)
+	}
+	rep.Rejoined = joined.Sub(back)
+	sleep(ctx, o.Settle)
+	tr.stop()
+
+	// Stop both gracefully: their meters flush to the ledger.
+	for _, h := range hubs {
+		if err := stopHub(h); err != nil {
+			return rep, err
+		}
+	}
+	if err := tr.err(); err != nil {
+		rep.FirstError = err.Error()
+	}
+	rep.Phases, rep.InFlightKilled = c.report()
+	for _, p := range rep.Phases {
+		rep.Calls += p.Calls
+		rep.Answered += p.Answered
+		rep.Failed += p.Failed
+	}
+	rep.VendorCalls = weather.Counters().CallsTotal
+	return rep, c.countLedger(ctx, pg.dsn("test"), &rep)
+}
+
+// freePort asks the kernel for a loopback port nobody listens on.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// storesJoined reports whether every instance's /readyz shows every
+// store up.
+func storesJoined(ctx context.Context, hubs []*Process) bool {
+	for _, h := range hubs {
+		var r struct {
+			Stores []struct {
+				Store string `json:"store"`
+				Up    bool   `json:"up"`
+			} `json:"stores"`
+		}
+		if getJSON(ctx, h.URL()+"/readyz", &r) != nil || len(r.Stores) == 0 {
+			return false
+		}
+		for _, s := range r.Stores {
+			if !s.Up {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// faultClient spreads calls over the instances round robin and moves a
+// call an instance did not answer to the next one, counting per phase.
+type faultClient struct {
+	urls []string
+	next atomic.Uint64
+
+	mu       sync.Mutex
+	phases   []FaultPhase
+	answered map[string]bool // call ids
+	victim   int             // -1: no instance being killed
+	killedAt time.Time
+	inFlight int64
+}
+
+func (c *faultClient) begin(name string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.phases == nil {
+		c.victim = -1
+	}
+	c.phases = append(c.phases, FaultPhase{Name: name, Instances: make([]PhaseCounts, n)})
+}
+
+// killed marks instance i as killed at t (i < 0: restarted).
+func (c *faultClient) killed(i int, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.victim, c.killedAt = i, t
+}
+
+func (c *faultClient) call(ctx context.Context) error {
+	n := c.next.Add(1)
+	body := map[string]any{"arguments": map[string]any{"city": cities[n%uint64(len(cities))]}}
+	c.mu.Lock()
+	p := len(c.phases) - 1
+	c.phases[p].Calls++
+	c.mu.Unlock()
+	var last error
+	for k := range len(c.urls) {
+		i := int((n + uint64(k)) % uint64(len(c.urls)))
+		sent := time.Now()
+		st, res, err := postJSON(ctx, c.urls[i]+"/v1/tools/weather-a__current_weather/call", body)
+		c.mu.Lock()
+		pc := &c.phases[p].Instances[i]
+		pc.Sent++
+		if err != nil || st != http.StatusOK {
+			pc.Errors++
+			if err != nil && i == c.victim && sent.Before(c.killedAt) {
+				c.inFlight++
+			}
+			c.mu.Unlock()
+			if err == nil {
+				err = fmt.Errorf("HTTP %d: %v", st, res)
+			}
+			last = fmt.Errorf("instance %d: %w", i, err)
+			c.mu.Lock()
+			if c.phases[p].FirstError == "" {
+				c.phases[p].FirstError = last.Error()
+			}
+			c.mu.Unlock()
+			continue
+		}
+		pc.Answered++
+		c.phases[p].Answered++
+		pr, _ := res["provenance"].(map[string]any)
+		id, _ := pr["call_id"].(string)
+		if c.answered == nil {
+			c.answered = map[string]bool{}
+		}
+		c.answered[id] = true
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Lock()
+	c.phases[p].Failed++
+	c.mu.Unlock()
+	return fmt.Errorf("no instance answered: %w", last)
+}
+
+func (c *faultClient) report() ([]FaultPhase, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]FaultPhase, len(c.phases))
+	for i, p := range c.phases {
+		p.Instances = append([]PhaseCounts(nil), p.Instances...)
+		out[i] = p
+	}
+	return out, c.inFlight
+}
+
+// countLedger compares the ledger with the vendor and the calls the
+// client saw answered.
+func (c *faultClient) countLedger(ctx context.Context, dsn string, rep *StoreFaultsReport) error {
+	l, err := pgledger.Open(ctx, dsn, &pgledger.Options{Schema: "toolhub_drill", ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	calls := map[string]bool{}
+	var known int64
+	err = l.Query(ctx, billing.Filter{}, func(e billing.Event) error {
+		if e.Vendor != vendorWeatherA {
+			return nil
+		}
+		switch e.Kind {
+		case billing.KindCall:
+			calls[e.CallID] = true
+		case billing.KindAttempt:
+			rep.LedgerAttempts++
+			if e.Outcome == billing.OutcomeUnknown {
+				rep.UnknownAttempts++
+			} else {
+				known++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rep.LedgerCalls = int64(len(calls))
+	rep.AttemptsLost = max(rep.VendorCalls-rep.LedgerAttempts, 0)
+	rep.AttemptsExtra = max(known-rep.VendorCalls, 0)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.answered {
+		if !calls[id] {
+			rep.EventsLost++
+		}
+	}
+	var unanswered int64
+	for id := range calls {
+		if !c.answered[id] {
+			unanswered++
+		}
+	}
+	rep.EventsExtra = max(unanswered-c.inFlight, 0)
+	return nil
+}
