@@ -76,6 +76,9 @@ type Options struct {
 	DisableFastPath bool
 	// Registry serves the MCP Registry API (registryapi.go); nil serves none.
 	Registry *RegistryOptions
+	// ToolSearch serves GET /v1/tools?query= and search_tools on /mcp
+	// (toolsearch.go); nil serves neither.
+	ToolSearch *ToolSearchOptions
 }
 
 // Server is toolhub's front door on one HTTP port:

@@ -247,6 +247,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		Challenge: a.challenge,
 	}
 	apiOpts.Registry = a.registryOptions(cfg.Auth.Enabled)
+	apiOpts.ToolSearch = a.toolSearch(cfg)
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
 	}

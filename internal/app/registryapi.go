@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/api"
+	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/mcpregistry"
 )
@@ -72,4 +73,21 @@ func (t *specTimes) of(v registry.Vendor) (published, updated time.Time) {
 	}
 	t.m[v.ID] = st
 	return st.published, st.updated
+}
+
+// toolSearch serves tool search (api/toolsearch.go) with the offline
+// planner's ranking.
+func (a *App) toolSearch(cfg *config.Config) *api.ToolSearchOptions {
+	return &api.ToolSearchOptions{
+		MCPTool: cfg.Catalog.SearchTool,
+		Always:  cfg.Catalog.Always,
+		Search: func(tenant, query string, k int) []api.SearchHit {
+			hits := a.Planner.Search(tenant, query, k)
+			out := make([]api.SearchHit, len(hits))
+			for i, h := range hits {
+				out[i] = api.SearchHit{Entry: h.Entry, Score: h.Score, Matched: h.Matched}
+			}
+			return out
+		},
+	}
 }

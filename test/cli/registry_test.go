@@ -128,4 +128,13 @@ tenants:
 	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "route" {
 		t.Errorf("tools through the remote: %+v %v", tools, err)
 	}
+
+	// toolhub tools --query: the tenant's best tools for a goal, with why.
+	out, errOut, code := th(t, []string{"TOOLHUB_KEY=" + all}, "tools", "--hub", h.URL(), "--query", "a walking route between two places", "--top-k", "1")
+	if code != 0 || !strings.Contains(out, "SCORE") || !strings.Contains(out, "routes__route") || strings.Contains(out, "weather-a__") {
+		t.Errorf("tools --query: %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := th(t, []string{"TOOLHUB_KEY=" + acme}, "tools", "--hub", h.URL(), "--query", "route between two places"); strings.Contains(out, "routes__route") {
+		t.Errorf("acme finds a tool it may not see: %s", out)
+	}
 }
