@@ -36,7 +36,9 @@ func TestSearch(t *testing.T) {
 	caps := []registry.Capability{{Name: "weather.current", Description: "Current weather, with fallback.",
 		InputSchema: json.RawMessage(`{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}`),
 		Chain:       []registry.ChainStep{{Tool: "wx/current_weather"}}}}
-	visible := func(tenant string, e registry.Entry) bool { return tenant != "acme" || e.Name != "secret__weather_leak" }
+	visible := func(tenant string, e registry.Entry) bool {
+		return tenant != "acme" || e.Name != "secret__weather_leak"
+	}
 	p := offlineFor(t, newSchemaHub(t, tools, caps, visible))
 
 	hits := p.Search("acme", "current weather in Paris", 3)
