@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolhub/toolhub/registry"
 )
@@ -30,7 +31,7 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	if k <= 0 {
 		k = 10
 	}
-	ix := p.index()
+	ix := p.search.index(p)
 	if ix == nil || strings.TrimSpace(query) == "" {
 		return nil
 	}
@@ -127,9 +128,35 @@ func matchedWords(ix *offlineIndex, toks []token, m match) []string {
 }
 
 // searchState holds what Search keeps per index: a visibility of every
-// entry.
+// entry, and the index last used with when its keywords were checked.
 type searchState struct {
 	all atomic.Pointer[allOf]
+	cur atomic.Pointer[checkedIndex]
+}
+
+type checkedIndex struct {
+	ix      *offlineIndex
+	checked time.Time
+}
+
+// KeywordsRecheck is how often Search checks the configured keywords
+// (Planner.Keywords) for a change while the catalog does not change: the
+// check reads every entry's keywords, which at 10,000 tools costs more
+// than the search itself. A catalog change is seen at once.
+const KeywordsRecheck = time.Second
+
+// index is the planner's index, reused without checking the keywords
+// again for KeywordsRecheck while the catalog version is the same.
+func (s *searchState) index(p *Planner) *offlineIndex {
+	now := p.now()
+	if c := s.cur.Load(); c != nil && p.Catalog != nil && c.ix.version == p.Catalog.Version() && now.Sub(c.checked) < KeywordsRecheck && !now.Before(c.checked) {
+		return c.ix
+	}
+	ix := p.index()
+	if ix != nil {
+		s.cur.Store(&checkedIndex{ix: ix, checked: now})
+	}
+	return ix
 }
 
 type allOf struct {

@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/toolhub/toolhub/registry"
@@ -83,4 +85,34 @@ func containsHit(hs []Hit, name string) bool {
 		}
 	}
 	return false
+}
+
+// A keyword added in the config is found once KeywordsRecheck has passed
+// (the clock is the planner's); a catalog change at once.
+func TestSearchSeesKeywordChanges(t *testing.T) {
+	h := newSchemaHub(t, []schemaTool{{"acme", def("op7", "Runs operation seven.", `{"city":{"type":"string"}}`, "city")}}, nil, nil)
+	p := offlineFor(t, h)
+	now := time.Unix(1000, 0)
+	p.Now = func() time.Time { return now }
+	var mu sync.Mutex
+	var words []string
+	p.Keywords = func(e registry.Entry) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return words
+	}
+	if got := p.Search("t", "smog in Hangzhou", 3); len(got) != 0 {
+		t.Fatalf("before the keyword: %v", views(got))
+	}
+	mu.Lock()
+	words = []string{"smog"}
+	mu.Unlock()
+	now = now.Add(KeywordsRecheck)
+	if got := p.Search("t", "smog in Hangzhou", 3); len(got) != 1 || got[0].Entry.Name != "acme__op7" {
+		t.Errorf("after the recheck: %v", views(got))
+	}
+	h.Catalog().SetVendorTools("beta", []registry.ToolDef{def("smog_index", "Smog index.", `{}`)})
+	if got := p.Search("t", "smog index", 3); len(got) == 0 || got[0].Entry.Name != "beta__smog_index" {
+		t.Errorf("after a catalog change: %v", views(got))
+	}
 }
