@@ -66,7 +66,8 @@ FUZZ_TARGETS := \
 	./orchestrator:FuzzPlanOffline \
 	./internal/x/jsonscan:FuzzRepeatedKey \
 	./servers:FuzzResultValidatedIsSent \
-	./registry/poison:FuzzScanText
+	./registry/poison:FuzzScanText \
+	./registry/mcpregistry:FuzzDecode
 
 fuzz-short: ## run every fuzz target for FUZZTIME (1000 executions each; one build per package)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -340,6 +340,9 @@ func (f *mcpFront) fast(w http.ResponseWriter, r *http.Request, fs *fastState, b
 			writeRPC(w, resp)
 			return true
 		}
+		if c == nil {
+			return false // search_tools
+		}
 		p := &env.Params
 		if len(p.Task) > 0 || len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
 			return false

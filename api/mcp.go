@@ -165,6 +165,9 @@ func (f *mcpFront) toolFilter(vendor string) server.ToolFilterFunc {
 			if vendor == "" && listing && isCapabilityAlias(t.Name) {
 				continue // listed once, by its function-calling name
 			}
+			if listing && f.deferred(vendor, t.Name) {
+				continue // behind search_tools (toolsearch.go)
+			}
 			if _, ok := f.resolve(vendor, tenant, t.Name); ok {
 				out = append(out, t)
 			}
@@ -176,6 +179,9 @@ func (f *mcpFront) toolFilter(vendor string) server.ToolFilterFunc {
 // resolve maps a tool name as a client of this server sees it to a catalog
 // name the tenant may call. vendor "" is the whole catalog.
 func (f *mcpFront) resolve(vendor, tenant, name string) (string, bool) {
+	if f.isSearchTool(vendor, name) {
+		return name, true
+	}
 	if vendor != "" {
 		t, ok := f.s.cat.VendorTool(vendor, name)
 		if !ok {
@@ -451,6 +457,9 @@ func (f *mcpFront) precheck(vendor, tenant string, body []byte) []byte {
 func (f *mcpFront) precheckCall(vendor, tenant string, id json.RawMessage, name string, rawArgs json.RawMessage) (*hub.Call, []byte) {
 	if name == "" {
 		return nil, rpcError(id, rpcInvalidParams, &hub.Error{Code: hub.CodeInvalidRequest, Message: "tools/call params must be an object with a tool name and arguments"})
+	}
+	if f.isSearchTool(vendor, name) {
+		return nil, nil // not a catalog tool: mcp-go runs it
 	}
 	catalogName, ok := f.resolve(vendor, tenant, name)
 	if !ok {

@@ -32,6 +32,10 @@ func (s *Server) visibleEntries(tenant string) []registry.Entry {
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("query") {
+		s.searchTools(w, r) // toolsearch.go
+		return
+	}
 	entries := s.visibleEntries(TenantFrom(r.Context()))
 	switch r.URL.Query().Get("format") {
 	case "openai":
@@ -44,17 +48,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]ToolInfo, 0, len(entries))
 	for _, e := range entries {
-		if c := e.Capability; c != nil {
-			info := ToolInfo{Name: e.Name, Kind: "capability", Capability: c.Name, Title: c.Name, Description: c.Description, InputSchema: c.InputSchema, OutputSchema: c.OutputSchema}
-			for _, st := range c.Chain {
-				info.Chain = append(info.Chain, st.Tool)
-			}
-			out = append(out, info)
-			continue
-		}
-		d := e.Tool.Def
-		out = append(out, ToolInfo{Name: e.Name, Kind: "tool", Vendor: e.Tool.Vendor, VendorTool: d.Name, Title: d.Title, Description: d.Description,
-			InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Annotations: d.Annotations})
+		out = append(out, toolInfo(e))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": out, "catalog_version": s.cat.Version()})
 }

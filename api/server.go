@@ -74,6 +74,11 @@ type Options struct {
 	// false answers tools/call and tools/list on the fast path where it
 	// can (fastpath.go). Tests compare the two.
 	DisableFastPath bool
+	// Registry serves the MCP Registry API (registryapi.go); nil serves none.
+	Registry *RegistryOptions
+	// ToolSearch serves GET /v1/tools?query= and search_tools on /mcp
+	// (toolsearch.go); nil serves neither.
+	ToolSearch *ToolSearchOptions
 }
 
 // Server is toolhub's front door on one HTTP port:
@@ -227,6 +232,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "no route " + r.Method + " " + r.URL.Path + "; see /v1/tools, /mcp, /healthz"}, "")
 	})
+	s.registryRoutes()
 	if s.opts.Routes != nil {
 		s.opts.Routes(s.mux)
 	}

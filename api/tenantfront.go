@@ -132,5 +132,6 @@ func (f *mcpFront) refresh(k frontKey) {
 			tools = append(tools, server.ServerTool{Tool: mcpTool(c.Name, e), Handler: f.handler(e.Name)})
 		}
 	}
+	tools = append(tools, f.searchServerTools(k.vendor)...)
 	fs.srv.SetTools(tools...)
 }

@@ -104,6 +104,7 @@ type Planner struct {
 	initErr error
 	rules   *compiledRules
 	off     offline
+	search  searchState // Search's view of the index (search.go)
 
 	runMu   sync.Mutex
 	running map[string]int // tenant → runs in progress (no entry for none)

@@ -91,6 +91,11 @@ type Vendor struct {
 	// "": strict for a vendor registered through the API, off for one
 	// declared in the config file (its operator wrote it).
 	Pin string `json:"pin,omitempty" yaml:"pin,omitempty"`
+	// Listing is the vendor's MCP Registry entry when it registered by
+	// publishing a server.json (POST /v0.1/publish): the document without
+	// its remotes and packages, shown by toolhub's registry API. Nil for
+	// a vendor registered otherwise.
+	Listing json.RawMessage `json:"listing,omitempty" yaml:"-"`
 }
 
 // MaxDataLevel is the highest privacy level (L3).

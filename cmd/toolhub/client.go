@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -119,14 +120,24 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("tools", "[flags]", "List the catalog of a running hub: capabilities first, then vendor tools.", stderr)
 	base := hubFlag(fs)
 	format := fs.String("format", "table", "table, json, or openai (chat-completions tools specs)")
+	query := fs.String("query", "", "instead of the whole catalog: the tools that best answer this goal, best first, with a score and the words that matched")
+	topK := fs.Int("top-k", 10, "with --query: how many tools (1 to 50)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	q := url.Values{}
+	if *query != "" {
+		q.Set("query", *query)
+		q.Set("top_k", strconv.Itoa(*topK))
+	}
 	switch *format {
 	case "openai", "json":
-		path := "/v1/tools"
 		if *format == "openai" {
-			path += "?format=openai"
+			q.Set("format", "openai")
+		}
+		path := "/v1/tools"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
 		}
 		var raw map[string]any
 		if err := request(ctx, "GET", *base, path, nil, &raw); err != nil {
@@ -141,23 +152,32 @@ func tools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Tools []struct {
 			Name, Kind, Vendor, Description string
 			Chain                           []string
+			Score                           float64
+			Matched                         []string
 		} `json:"tools"`
 	}
-	if err := request(ctx, "GET", *base, "/v1/tools", nil, &out); err != nil {
+	path := "/v1/tools"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	if err := request(ctx, "GET", *base, path, nil, &out); err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	if *query != "" {
+		fmt.Fprintln(tw, "NAME\tKIND\tSCORE\tMATCHED\tDESCRIPTION")
+		for _, t := range out.Tools {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%s\n", t.Name, t.Kind, t.Score, strings.Join(t.Matched, " "), clip(t.Description, 60))
+		}
+		return tw.Flush()
+	}
 	fmt.Fprintln(tw, "NAME\tKIND\tVENDOR / CHAIN\tDESCRIPTION")
 	for _, t := range out.Tools {
 		who := t.Vendor
 		if t.Kind == "capability" {
 			who = strings.Join(t.Chain, " → ")
 		}
-		desc := t.Description
-		if len(desc) > 70 {
-			desc = desc[:67] + "..."
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Kind, who, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Kind, who, clip(t.Description, 70))
 	}
 	return tw.Flush()
 }
@@ -439,4 +459,13 @@ func vendorDecision(ctx context.Context, verb string, args []string, stdout, std
 		return err
 	}
 	return printJSON(stdout, out)
+}
+
+// clip shortens s to n runes, with "..." when cut.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
 }

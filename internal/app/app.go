@@ -117,6 +117,8 @@ type App struct {
 	// life registers, versions, approves and rolls back vendors at run
 	// time (admin.go, package vendorlife).
 	life *vendorlife.Lifecycle
+	// regTimes: when vendors' specs went in force (registryapi.go).
+	regTimes specTimes
 }
 
 // New builds a hub from cfg and starts connecting to its vendors. Vendors
@@ -250,6 +252,8 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		Tracing:   a.tracer != nil,
 		Challenge: a.challenge,
 	}
+	apiOpts.Registry = a.registryOptions(cfg.Auth.Enabled)
+	apiOpts.ToolSearch = a.toolSearch(cfg)
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path"
 	"regexp"
 	"slices"
 	"time"
@@ -34,6 +35,18 @@ var defaultYAML []byte
 // DefaultYAML is the embedded default config (the example vendors on
 // loopback), used when toolhub runs without --config.
 func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// Catalog says how /mcp offers the catalog.
+type Catalog struct {
+	// SearchTool adds the search_tools tool to /mcp and defers the
+	// catalog behind it: tools/list lists search_tools and the Always
+	// tools only (every tool stays callable). Default false: tools/list
+	// lists the whole catalog.
+	SearchTool bool `yaml:"search_tool"`
+	// Always are catalog names (patterns: "weather_*") that tools/list
+	// lists besides search_tools.
+	Always []string `yaml:"always"`
+}
 
 // CatalogScan configures the catalog's poisoning scan.
 type CatalogScan struct {
@@ -61,6 +74,8 @@ type Config struct {
 	// client sees them (registry/poison): a tool with a finding is held
 	// for an operator under GET /v1/admin/vendors/pending.
 	CatalogScan CatalogScan `yaml:"catalog_scan"`
+	// Catalog says how the catalog is offered to MCP clients.
+	Catalog Catalog `yaml:"catalog"`
 	// RequireStores makes /readyz answer not ready (503) while Redis or
 	// PostgreSQL is away; calls are served either way. Default false:
 	// ready on local limits and the write-ahead log.
@@ -304,6 +319,11 @@ func (c *Config) Validate() error {
 	}
 	if h := c.HTTP; h.ReadHeaderTimeout < 0 || h.ReadTimeout < 0 || h.WriteTimeout < 0 || h.IdleTimeout < 0 {
 		errs = append(errs, errors.New("http: read_header_timeout, read_timeout, write_timeout and idle_timeout must not be negative"))
+	}
+	for _, p := range c.Catalog.Always {
+		if _, err := path.Match(p, ""); err != nil {
+			errs = append(errs, fmt.Errorf("catalog.always: %q: %v", p, err))
+		}
 	}
 	if c.MaxBodyBytes < 1024 {
 		errs = append(errs, fmt.Errorf("max_body_bytes %d is below 1024", c.MaxBodyBytes))

@@ -56,6 +56,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad budget", "billing: {budgets: [{tenant: acme, period: week, limit: \"1\"}]}", `period "week"`},
 		{"bad keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, keywords: [\"\"], chain: [{tool: a/x}]}]", `capability "a.b": keywords: keyword ""`},
 		{"bad vendor keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}, keywords: {x: [\"\"]}}]", `vendors[0]: vendor "a": keywords: tool "x"`},
+		{"bad always pattern", "catalog: {search_tool: true, always: [\"weather_[\"]}", `catalog.always: "weather_["`},
 		{"bad schema", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, input_schema: {type: integr}, chain: [{tool: a/x}]}]", "input schema"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,178 @@
+package orchestrator
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Hit is one catalog entry found by [Planner.Search].
+type Hit struct {
+	Entry registry.Entry
+	// Score is the offline planner's score of the entry for the query:
+	// higher is better; it compares hits of one query only.
+	Score float64
+	// Matched are the query's words that hit the entry, as typed, in
+	// query order.
+	Matched []string
+}
+
+// Search returns up to k entries tenant may see that best answer query,
+// ranked as the offline planner ranks them ([Planner.PlanOffline]: one
+// index, built once per catalog version and shared): first the entry the
+// planner would pick for each clause of the query (a capability over the
+// vendor tools of its chain when it matches nearly as well), then every
+// other entry that shares a word with the query, best first. k <= 0
+// means 10.
+func (p *Planner) Search(tenant, query string, k int) []Hit {
+	if k <= 0 {
+		k = 10
+	}
+	ix := p.search.index(p)
+	if ix == nil || strings.TrimSpace(query) == "" {
+		return nil
+	}
+	v := p.visibility()
+	visible := func(i int) bool { return v == nil || v.Visible(tenant, ix.entries[i].e) }
+	// Rank with every entry visible (visibility is asked only of the
+	// entries that match, not of the whole catalog), then keep the
+	// tenant's.
+	clauses := ix.clauses(tokenize(query, ix.dict), p.search.everyone(ix))
+	type cand struct {
+		m      match
+		clause int
+	}
+	var order []cand
+	seen := map[int]bool{}
+	take := func(m match, c int) {
+		if len(order) < k && !seen[m.entry] && m.score > 0 && visible(m.entry) {
+			seen[m.entry] = true
+			order = append(order, cand{m, c})
+		}
+	}
+	var all []cand
+	for ci, c := range clauses {
+		if c.best >= 0 {
+			take(c.ranked[c.best], ci)
+		}
+		for _, m := range c.ranked {
+			all = append(all, cand{m, ci})
+		}
+	}
+	slices.SortFunc(all, func(a, b cand) int {
+		switch {
+		case a.m.score > b.m.score:
+			return -1
+		case a.m.score < b.m.score:
+			return 1
+		}
+		return a.m.entry - b.m.entry
+	})
+	for _, c := range all {
+		if len(order) == k {
+			break
+		}
+		take(c.m, c.clause)
+	}
+	out := make([]Hit, len(order))
+	for i, c := range order {
+		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: matchedWords(ix, clauses[c.clause].toks, c.m)}
+	}
+	return out
+}
+
+// matchedWords are the words of toks that produced m's keys, in order,
+// and the Chinese words whose character pairs hit m's entry.
+func matchedWords(ix *offlineIndex, toks []token, m match) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if w != "" && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	keys := ix.queryKeys(toks)
+	type at struct {
+		i int
+		w string
+	}
+	var hits []at
+	for k, i := range keys {
+		if m.keys[k] {
+			hits = append(hits, at{i, toks[i].text})
+		}
+	}
+	if m.keys[""] { // character pairs of Chinese text
+		for i, t := range toks {
+			if t.kind != tHan && t.kind != tHanRaw || t.stop {
+				continue
+			}
+			rs := []rune(t.text)
+			for j := 0; j+1 < len(rs); j++ {
+				if slices.ContainsFunc(ix.bigrams[string(rs[j:j+2])], func(p posting) bool { return p.entry == m.entry }) {
+					hits = append(hits, at{i, t.text})
+					break
+				}
+			}
+		}
+	}
+	slices.SortFunc(hits, func(a, b at) int { return a.i - b.i })
+	for _, h := range hits {
+		add(h.w)
+	}
+	return out
+}
+
+// searchState holds what Search keeps per index: a visibility of every
+// entry, and the index last used with when its keywords were checked.
+type searchState struct {
+	all atomic.Pointer[allOf]
+	cur atomic.Pointer[checkedIndex]
+}
+
+type checkedIndex struct {
+	ix      *offlineIndex
+	checked time.Time
+}
+
+// KeywordsRecheck is how often Search checks the configured keywords
+// (Planner.Keywords) for a change while the catalog does not change: the
+// check reads every entry's keywords, which at 10,000 tools costs more
+// than the search itself. A catalog change is seen at once.
+const KeywordsRecheck = time.Second
+
+// index is the planner's index, reused without checking the keywords
+// again for KeywordsRecheck while the catalog version is the same.
+func (s *searchState) index(p *Planner) *offlineIndex {
+	now := p.now()
+	if c := s.cur.Load(); c != nil && p.Catalog != nil && c.ix.version == p.Catalog.Version() && now.Sub(c.checked) < KeywordsRecheck && !now.Before(c.checked) {
+		return c.ix
+	}
+	ix := p.index()
+	if ix != nil {
+		s.cur.Store(&checkedIndex{ix: ix, checked: now})
+	}
+	return ix
+}
+
+type allOf struct {
+	ix  *offlineIndex
+	vis []bool
+}
+
+// everyone is a visibility of every entry of ix, made once per index.
+func (s *searchState) everyone(ix *offlineIndex) []bool {
+	if a := s.all.Load(); a != nil && a.ix == ix {
+		return a.vis
+	}
+	a := &allOf{ix: ix, vis: make([]bool, len(ix.entries))}
+	for i := range a.vis {
+		a.vis[i] = true
+	}
+	s.all.Store(a)
+	return a.vis
+}

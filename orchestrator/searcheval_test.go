@@ -1,0 +1,109 @@
+package orchestrator
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/toolcorpus"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// corpusPlanner is a planner over a generated catalog of n vendors, with
+// the vendors' keywords.
+func corpusPlanner(t testing.TB, n int) (*Planner, *toolcorpus.Corpus, *registry.Catalog) {
+	t.Helper()
+	c := toolcorpus.Generate(n, 1)
+	cat := registry.NewCatalog()
+	kw := map[[2]string][]string{}
+	for _, v := range c.Vendors {
+		if errs := cat.SetVendorTools(v.ID, v.Tools); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		for tool, words := range v.Keywords {
+			kw[[2]string{v.ID, tool}] = words
+		}
+	}
+	gw := hub.NewGateway(cat, hub.UpstreamsFunc(func(string) (hub.Invoker, bool) { return nil, false }), nil)
+	p := &Planner{Gateway: gw, Catalog: cat, Keywords: func(e registry.Entry) []string { return kw[[2]string{e.Tool.Vendor, e.Tool.Def.Name}] }}
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	return p, c, cat
+}
+
+// searchScores are recall@5 and MRR (over the top 10) of a set of goals.
+type searchScores struct {
+	n, at5 int
+	rr     float64
+}
+
+func (s searchScores) String() string {
+	if s.n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("recall@5 %.3f, MRR %.3f (%d goals)", float64(s.at5)/float64(s.n), s.rr/float64(s.n), s.n)
+}
+
+// evalSearch runs every goal of c through p.Search: a hit is right when
+// its tool is of the goal's function (any vendor's).
+func evalSearch(p *Planner, c *toolcorpus.Corpus, miss func(g toolcorpus.Goal, got []Hit)) map[string]searchScores {
+	out := map[string]searchScores{}
+	for _, g := range c.Goals {
+		hits := p.Search("default", g.Text, 10)
+		rank := 0
+		for i, h := range hits {
+			if h.Entry.Tool != nil && c.Function(h.Entry.Tool.Vendor, h.Entry.Tool.Def.Name) == g.Function {
+				rank = i + 1
+				break
+			}
+		}
+		if rank == 0 || rank > 5 {
+			miss(g, hits)
+		}
+		for _, k := range []string{g.Lang + " " + g.Half, "all " + g.Half, g.Lang + " all", "all all"} {
+			s := out[k]
+			s.n++
+			if rank > 0 && rank <= 5 {
+				s.at5++
+			}
+			if rank > 0 {
+				s.rr += 1 / float64(rank)
+			}
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// TestSearchEval measures tool search over the generated catalog of
+// 1,000 vendors × 10 tools (TOOLHUB_SEARCH_VENDORS to change) with every
+// goal of the set: recall@5 and MRR, English and Chinese apart, on the
+// tuning and held-out halves. The figures are logged (make bench copies
+// them to docs/benchmarks.md); the test fails only if a goal goes
+// unevaluated.
+func TestSearchEval(t *testing.T) {
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("TOOLHUB_SEARCH_VENDORS")); err == nil && v > 0 {
+		n = v
+	}
+	p, c, _ := corpusPlanner(t, n)
+	scores := evalSearch(p, c, func(g toolcorpus.Goal, got []Hit) {
+		var names []string
+		for _, h := range got[:min(3, len(got))] {
+			names = append(names, h.Entry.Name)
+		}
+		t.Logf("miss (%s, %s): %q wants %s; top: %v", g.Lang, g.Half, g.Text, g.Function, names)
+	})
+	if got := scores["all all"].n; got != len(c.Goals) || got < 300 {
+		t.Fatalf("evaluated %d goals of %d", got, len(c.Goals))
+	}
+	for _, half := range []string{"tune", "held-out"} {
+		for _, lang := range []string{"en", "zh"} {
+			t.Logf("tool search evaluation: %d tools, %s, %s: %v", c.Tools(), half, lang, scores[lang+" "+half])
+		}
+	}
+	t.Logf("tool search evaluation: %d tools, all goals: %v", c.Tools(), scores["all all"])
+}
