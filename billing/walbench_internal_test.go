@@ -42,6 +42,26 @@ func BenchmarkWALLine(b *testing.B) {
 	for _, policy := range []SyncPolicy{SyncBatch, SyncAlways} {
 		b.Run("group-commit-"+string(policy), func(b *testing.B) { benchGroupCommit(b, policy, &ev) })
 	}
+	// One caller: each line waits for a write(2) of its own, and the
+	// hand-offs to the writer goroutine and back (what a call at c=1 pays
+	// twice: for its intent, then for its events).
+	b.Run("group-commit-batch-1caller", func(b *testing.B) {
+		w := newWAL(b.TempDir(), SyncBatch, func(msg string, err error) { b.Error(msg, err) })
+		w.start()
+		defer w.close()
+		line := appendWALLine(nil, &ev)
+		for b.Loop() {
+			w.mu.Lock()
+			bt := w.appendLocked(line)
+			w.mu.Unlock()
+			bt.wait()
+			if w.size.Load() >= walSegmentBytes {
+				if old, err := w.rotate(); err == nil && old >= 0 {
+					w.remove(old)
+				}
+			}
+		}
+	})
 }
 
 // benchGroupCommit is what a call does with the WAL under load: append a
