@@ -332,9 +332,22 @@ func attemptOutcomes(path, vendor string) (map[billing.Outcome]int64, error) {
 // its call event (an answered call is never lost; a call answered by the
 // hub whose answer the kill cut off may be there too).
 func TestKillAtRateLedger(t *testing.T) {
+	for _, sync := range []string{"batch", "always"} {
+		t.Run("sync "+sync, func(t *testing.T) { killAtRate(t, sync) })
+	}
+}
+
+func killAtRate(t *testing.T, syncPolicy string) {
 	addr, vs := serveVendors(t, &drill.Gate{}, vendors.WeatherA, vendors.Doubao, vendors.SD)
 	wa := vs[vendors.WeatherA]
 	cfgPath, data := writeConfig(t, addr)
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, append(cfg, "meter: {sync: "+syncPolicy+"}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h := startHub(t, cfgPath, data, vendors.WeatherA)
 
 	const workers, rate = 64, 5000
