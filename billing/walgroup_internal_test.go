@@ -376,3 +376,35 @@ func TestWALAppendAfterClose(t *testing.T) {
 		t.Fatal("a line appended after close waits for a writer that stopped")
 	}
 }
+
+// TestWALUnwritable: when a segment cannot be written, the calls waiting
+// on the batch still go on, the error is logged once (not once a batch),
+// and the log writes again once it can.
+func TestWALUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var logged []error
+	w := newWAL(notDir, SyncBatch, func(msg string, err error) { logged = append(logged, err) })
+	w.start()
+	defer w.close()
+	for i := range 3 {
+		ev := walEvent(i)
+		w.mu.Lock()
+		b := w.appendLocked(appendWALLine(nil, &ev))
+		w.mu.Unlock()
+		b.wait() // returns: the write failed
+	}
+	if len(logged) != 1 {
+		t.Fatalf("%d errors logged for 3 failed batches, want 1: %v", len(logged), logged)
+	}
+	w.wmu.Lock()
+	w.segments.dir = dir // writable again
+	w.wmu.Unlock()
+	want, _ := appendEvents(t, w, 3, 2)
+	if diff := cmp.Diff(want, readAll(t, w, w.seqNow())); diff != "" {
+		t.Errorf("events once writable (-want +got):\n%s", diff)
+	}
+}
