@@ -25,9 +25,12 @@
 //	mux.Handle("GET /v1/reports/", billing.NewHandler(ledger, nil))
 //	defer meter.Close() // flushes; then ledger.Close()
 //
-// [Meter.Record] never waits for the database. It copies the event into a
-// write-ahead log mapped in memory, with no system call (it survives a
-// kill -9; fsynced at checkpoints), and queues it for a background writer
+// [Meter.Record] never waits for the database. It copies the event's line
+// into the write-ahead log's pending batch, with no system call; the log's
+// writer goroutine writes each batch with one write(2), fsynced per
+// [MeterOptions].Sync ([SyncPolicy]), and [Meter.Middleware] lets a call
+// return only once its events are written (it then survives a kill -9).
+// Record also queues the event for a background writer
 // that appends batches (lingering a few milliseconds to batch a quiet
 // hub); when the buffer is full or the ledger fails, events go to a
 // checksummed, fsynced spill replayed later. [Meter.AttemptMiddleware]

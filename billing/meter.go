@@ -39,6 +39,9 @@ type MeterOptions struct {
 	// cost the writer ~12µs of CPU per event more than a 250ms one. Flush
 	// and Close do not wait for it.
 	Linger time.Duration
+	// Sync is when the write-ahead log is fsynced; "" means [SyncBatch].
+	// What a call that returned survives under each is in [SyncPolicy].
+	Sync SyncPolicy
 	// WriteTimeout bounds one ledger Append; zero means 10s.
 	WriteTimeout time.Duration
 	// Logger; nil means slog.Default(). Now is the clock; nil means time.Now.
@@ -63,13 +66,19 @@ type MeterStats struct {
 	// Open is the number of attempt intents now waiting for their attempt's
 	// event (calls at a vendor); it stays near the calls in flight.
 	Open int64
+	// WALWrites counts the write-ahead log's batches, one write(2) each
+	// (Recorded ÷ WALWrites is the lines a batch carried, on average);
+	// WALSyncs its fsyncs.
+	WALWrites, WALSyncs int64
 }
 
-// Meter records usage events without blocking calls: Record appends the
-// event to a write-ahead log (a copy into a shared mapping, no fsync: it
-// survives a kill of the process, not of the machine) and puts it in a bounded buffer; a
-// background writer appends batches to the ledger and then drops the WAL
-// segments it has committed. When the buffer is full or the ledger fails,
+// Meter records usage events off the call path: Record appends the
+// event's line to the write-ahead log's pending batch and puts the event
+// in a bounded buffer; the log's writer writes each batch with one
+// write(2) (fsync per [MeterOptions].Sync), and the meter's middlewares
+// let a call go on only once its events are written (see [SyncPolicy]
+// for what that survives). A background writer appends batches to the
+// ledger and then drops the WAL segments it has committed. When the buffer is full or the ledger fails,
 // events go to a durable spill, replayed when the ledger is back, at
 // start, and at Close. At start, the WAL an earlier process left is handed
 // to the ledger again; the ledger's unique keys make replays harmless.
@@ -131,16 +140,22 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 	if m.log == nil {
 		m.log = slog.Default()
 	}
+	policy, err := ParseSyncPolicy(string(m.opts.Sync))
+	if err != nil {
+		return nil, err
+	}
+	m.opts.Sync = policy
 	if m.opts.SpillDir != "" {
 		sp, err := openSpill(m.opts.SpillDir)
 		if err != nil {
 			return nil, err
 		}
 		m.sp = sp
-		m.w = &wal{dir: m.opts.SpillDir, mapBytes: walMapBytes, open: map[string]openIntent{}}
+		m.w = newWAL(m.opts.SpillDir, policy, func(msg string, err error) { m.log.Error(msg, "err", err) })
 		if err := m.recoverWAL(); err != nil {
 			return nil, err
 		}
+		m.w.start()
 	}
 	m.q = queue{limit: m.opts.Buffer, ready: make(chan struct{}, 1)}
 	m.full = make(chan struct{}, 1)
@@ -153,21 +168,28 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 }
 
 // Record logs ev in the write-ahead log and queues it for the ledger. It
-// never waits for the ledger: when the buffer is full the event goes to the
-// spill file instead. Ingested is set when zero.
-func (m *Meter) Record(ev Event) {
+// waits for neither: the log's writer writes the line with the next batch
+// (a call metered by [Meter.Middleware] returns only after that), and
+// when the buffer is full the event goes to the spill file instead.
+// Ingested is set when zero.
+func (m *Meter) Record(ev Event) { m.record(ev) }
+
+// record is Record; it returns the WAL batch that holds ev's line (nil
+// without a WAL).
+func (m *Meter) record(ev Event) *walBatch {
 	m.recorded.Add(1)
 	if ev.Ingested.IsZero() {
 		ev.Ingested = m.opts.Now()
 	}
 	if m.closed.Load() {
 		m.dropped.Add(1)
-		return
+		return nil
 	}
-	if m.w != nil && m.logged(&ev, false) {
-		return
+	if m.w != nil {
+		return m.logged(&ev, false)
 	}
 	m.enqueue(ev)
+	return nil
 }
 
 func (m *Meter) enqueue(ev Event) {
@@ -278,12 +300,12 @@ func (q *queue) take(batch []Event, max int) []Event {
 	return batch
 }
 
-// logged appends ev to the WAL and, for an event, queues it while holding
-// the WAL's lock, so that a rotation sees every event of the old segment
-// queued or spilled. An intent is only logged and remembered as open; an
-// attempt event resolves the open intent with its key. It reports false
-// when the WAL is unwritable (the caller queues the event without it).
-func (m *Meter) logged(ev *Event, intent bool) bool {
+// logged appends ev to the WAL's pending batch and, for an event, queues
+// it while holding the WAL's lock, so that a rotation sees every event of
+// the old segment queued or spilled. An intent is only logged and
+// remembered as open; an attempt event resolves the open intent with its
+// key. It returns the batch to wait on for the line to be written.
+func (m *Meter) logged(ev *Event, intent bool) *walBatch {
 	bp, _ := m.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -291,18 +313,7 @@ func (m *Meter) logged(ev *Event, intent bool) bool {
 	line := appendWALLine((*bp)[:0], ev)
 	w := m.w
 	w.mu.Lock()
-	if err := w.appendLocked(line); err != nil {
-		first := w.err == nil
-		w.err = err
-		w.mu.Unlock()
-		*bp = line
-		m.bufs.Put(bp)
-		if first {
-			m.log.Error("usage write-ahead log unwritable: events are only buffered until it works again", "err", err)
-		}
-		return false
-	}
-	w.err = nil
+	b := w.appendLocked(line)
 	switch {
 	case intent:
 		w.open[ev.Key] = openIntent{line: slices.Clone(line), seq: w.seq}
@@ -315,7 +326,7 @@ func (m *Meter) logged(ev *Event, intent bool) bool {
 	w.mu.Unlock()
 	*bp = line
 	m.bufs.Put(bp)
-	return true
+	return b
 }
 
 func (m *Meter) toSpill(evs []Event) {
@@ -385,13 +396,14 @@ func (m *Meter) Close() error {
 
 // Stats returns the meter's counters.
 func (m *Meter) Stats() MeterStats {
-	var open int64
+	var open, writes, syncs int64
 	if m.w != nil {
 		m.w.mu.Lock()
 		open = int64(len(m.w.open))
 		m.w.mu.Unlock()
+		writes, syncs = m.w.writes.Load(), m.w.syncs.Load()
 	}
-	return MeterStats{Open: open,
+	return MeterStats{Open: open, WALWrites: writes, WALSyncs: syncs,
 		Recorded: m.recorded.Load(), Written: m.written.Load(), Spilled: m.spilled.Load(),
 		Replayed: m.replayed.Load(), Dropped: m.dropped.Load(), Corrupt: m.corrupt.Load(),
 		Recovered: m.recovered.Load(), Unknown: m.unknown.Load(),
@@ -438,9 +450,6 @@ func (m *Meter) run() {
 			if m.walFull() {
 				m.checkpoint()
 			}
-			if m.w != nil {
-				m.w.prefaultNext()
-			}
 		case reply := <-m.flush:
 			if err, wrote := m.drain(); wrote {
 				lastErr = err
@@ -457,9 +466,6 @@ func (m *Meter) run() {
 				m.replay()
 			}
 			m.checkpoint()
-			if m.w != nil {
-				m.w.prefaultNext() // the new segment's first lines are still to come
-			}
 		case <-m.quit:
 			m.drain()
 			m.syncSpill()
@@ -489,12 +495,7 @@ func (m *Meter) drain() (lastErr error, wrote bool) {
 }
 
 func (m *Meter) walFull() bool {
-	if m.w == nil {
-		return false
-	}
-	m.w.mu.Lock()
-	defer m.w.mu.Unlock()
-	return m.w.size >= walSegmentBytes
+	return m.w != nil && m.w.size.Load() >= walSegmentBytes
 }
 
 // checkpoint retires the current WAL segment: it rotates, writes out the
@@ -505,9 +506,7 @@ func (m *Meter) checkpoint() {
 	if m.w == nil {
 		return
 	}
-	m.w.mu.Lock()
-	old, err := m.w.rotateLocked()
-	m.w.mu.Unlock()
+	old, err := m.w.rotate()
 	if old < 0 {
 		return
 	}
@@ -555,7 +554,7 @@ const unknownReason = "unknown: toolhub stopped before the vendor answered (reco
 // attempt event that reached the ledger or the spill earlier wins: the
 // unknown event with its key is a duplicate the ledger ignores.
 func (m *Meter) recoverWAL() error {
-	segs, err := walSegments(m.w.dir)
+	segs, err := m.w.list()
 	if err != nil {
 		return err
 	}
@@ -569,7 +568,7 @@ func (m *Meter) recoverWAL() error {
 	var evs, intents []Event
 	resolved := map[string]bool{}
 	for _, seq := range segs {
-		got, corrupt, err := readWAL(m.w.name(seq))
+		got, corrupt, err := readWAL(m.w.segments, seq)
 		if err != nil {
 			return err
 		}
@@ -804,8 +803,9 @@ func (m *Meter) Middleware() hub.Middleware {
 		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			note := &callNote{}
 			r, err := next.Invoke(context.WithValue(ctx, noteKey{}, note), c)
-			m.recordCall(ctx, c, r, err, note)
+			written := m.recordCall(ctx, c, r, err, note)
 			m.endIntents(note)
+			written.wait() // the call is acknowledged once its events are in the WAL
 			return r, err
 		})
 	}
@@ -841,7 +841,9 @@ func callEventKey(callID, run string, out Outcome) string {
 	return CallKey(run)
 }
 
-func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err error, note *callNote) {
+// recordCall records c's events and returns the WAL batch of the last
+// (batches are written in order: it is written after the others).
+func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err error, note *callNote) *walBatch {
 	now := m.opts.Now()
 	start := c.Start
 	if start.IsZero() {
@@ -856,14 +858,14 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 		ch = m.opts.Pricer.TenantCharge(ctx, c.Tenant, f.Vendor, f.Tool, start, f.Outcome, f.Units)
 	}
 	callID, run := eventIDs(c)
-	m.Record(Event{
+	last := m.record(Event{
 		Key: callEventKey(callID, run, f.Outcome), CallID: callID, Kind: KindCall, Time: start, Ingested: now,
 		Tenant: c.Tenant, Vendor: f.Vendor, Tool: f.Tool, Capability: f.Capability,
 		Outcome: f.Outcome, Reason: f.Reason, Latency: now.Sub(start), Units: f.Units,
 		TenantUnitPrice: ch.UnitPrice, TenantCost: ch.Cost, Currency: ch.Currency, PriceVersion: ch.Version,
 	})
 	if c.Trace == nil {
-		return
+		return last
 	}
 	// The answering attempt is the last ok one of the answering vendor.
 	answer := -1
@@ -885,13 +887,14 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 			units = f.Units
 		}
 		pay := m.opts.Pricer.VendorPayout(ctx, a.Vendor, a.Tool, start, out, units)
-		m.Record(Event{
+		last = m.record(Event{
 			Key: AttemptKey(run, i+1), CallID: callID, Kind: KindAttempt, Attempt: i + 1, Time: start, Ingested: now,
 			Tenant: c.Tenant, Vendor: a.Vendor, Tool: a.Tool, Capability: f.Capability,
 			Outcome: out, Reason: reason, Latency: time.Duration(a.LatencyMS * float64(time.Millisecond)), Units: units,
 			VendorUnitPrice: pay.UnitPrice, VendorCost: pay.Cost, Currency: pay.Currency, PriceVersion: pay.Version,
 		})
 	}
+	return last
 }
 
 // AttemptMiddleware writes an attempt intent to the write-ahead log before
@@ -924,19 +927,23 @@ func (m *Meter) AttemptMiddleware() hub.Middleware {
 		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			note, _ := ctx.Value(noteKey{}).(*callNote)
 			if m.w != nil && note != nil && c.Tool != nil && c.Trace != nil && !m.closed.Load() {
+				var written *walBatch
 				note.mu.Lock()
 				if !note.ended {
-					note.intents = append(note.intents, m.intent(c, len(c.Trace.Attempts)+1))
+					key, b := m.intent(c, len(c.Trace.Attempts)+1)
+					note.intents, written = append(note.intents, key), b
 				}
 				note.mu.Unlock()
+				written.wait() // the vendor hears of the attempt only once its intent is in the WAL
 			}
 			return next.Invoke(ctx, c)
 		})
 	}
 }
 
-// intent logs the intent of attempt n of c and returns its key.
-func (m *Meter) intent(c *hub.Call, n int) string {
+// intent logs the intent of attempt n of c and returns its key and the
+// WAL batch that holds it.
+func (m *Meter) intent(c *hub.Call, n int) (string, *walBatch) {
 	now := m.opts.Now()
 	start := c.Start
 	if start.IsZero() {
@@ -953,8 +960,7 @@ func (m *Meter) intent(c *hub.Call, n int) string {
 	}
 	pay := m.opts.Pricer.VendorPayout(context.Background(), ev.Vendor, ev.Tool, start, OutcomeUnknown, ev.Units)
 	ev.VendorUnitPrice, ev.VendorCost, ev.Currency, ev.PriceVersion = pay.UnitPrice, pay.Cost, pay.Currency, pay.Version
-	m.logged(&ev, true)
-	return ev.Key
+	return ev.Key, m.logged(&ev, true)
 }
 
 // endIntents closes a call's intents once its events are recorded: any

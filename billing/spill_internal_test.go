@@ -42,6 +42,6 @@ func FuzzDecodeSpillLine(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte("00000000 {\"key\":\"x\"}"))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		decodeSpillLine(line)
+		decodeLine(line)
 	})
 }

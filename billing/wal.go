@@ -1,23 +1,16 @@
 package billing
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
 	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/toolhub/toolhub/internal/x/jsonenc"
 )
@@ -28,56 +21,112 @@ import (
 // done the work; see [Meter.AttemptMiddleware].
 const OutcomeUnknown Outcome = "unknown"
 
+// SyncPolicy is when the write-ahead log's writer fsyncs
+// ([MeterOptions].Sync, config meter.sync).
+type SyncPolicy string
+
+const (
+	// SyncBatch (the default) writes each batch with one write(2) and
+	// fsyncs at checkpoints. A call the meter has let return survives a
+	// kill -9 of toolhub (its events are in the page cache, which the
+	// process does not take with it), but a power loss or kernel crash
+	// can lose the events written since the last checkpoint: at most
+	// RetryInterval (5s) old, or one WAL segment (1 MiB).
+	SyncBatch SyncPolicy = "batch"
+	// SyncAlways fsyncs each batch before any call in it returns: a call
+	// the meter has let return survives a power loss too (as far as the
+	// disk honours cache flushes). The calls in one batch share the fsync.
+	SyncAlways SyncPolicy = "always"
+)
+
+// ParseSyncPolicy reads a meter.sync value; "" is [SyncBatch].
+func ParseSyncPolicy(s string) (SyncPolicy, error) {
+	switch SyncPolicy(s) {
+	case "", SyncBatch:
+		return SyncBatch, nil
+	case SyncAlways:
+		return SyncAlways, nil
+	}
+	return "", fmt.Errorf("billing: meter sync %q: want batch or always", s)
+}
+
 // walSegmentBytes is the size past which the writer retires the current
 // WAL segment at its next checkpoint.
 const walSegmentBytes = 1 << 20
 
-// walMapBytes is the size of a segment's shared mapping, and of each
-// further stretch mapped when a segment outgrows it: a segment grows past
-// walSegmentBytes until the writer's next checkpoint, a batch's linger and
-// ledger write later (about 2 MiB more at 5,500 calls/s; more when Record
-// outruns the ledger).
-const walMapBytes = 8 << 20
+// walSpareBytes is the largest batch buffer the WAL keeps for the next
+// batch; a burst's bigger buffer is left to the garbage collector.
+const walSpareBytes = 1 << 20
 
 // wal is the meter's write-ahead log: append-only segments
-// "wal-<seq>.log" in the spill directory, in the spill's line framing
-// ("<crc32c, 8 hex> <JSON>\n") around a compact JSON of the event
-// (appendWALLine). Record appends each event before it
-// returns, so an event survives a kill -9 of the process (the page cache
-// outlives it); the writer fsyncs now and then.
+// "wal-<seq>.log" in the spill directory, in the spill's framing
+// (frame.go) around a compact JSON of the event (appendWALLine).
 //
-// On Linux a segment is written through a shared mapping of mapBytes,
-// whose blocks are reserved before it is mapped (a page fault with the
-// disk full would be SIGBUS): an append is a copy, no system call, into
-// the page cache a kill -9 leaves; a segment that outgrows its mapping
-// gets the next mapBytes mapped. Where a mapping cannot be had (no
-// fallocate, another system) an append is one pwrite(2). A segment no
-// longer appended to is cut to its lines; one a process left mapped is
-// zero-filled past them, which readWAL skips.
+// It is a group commit. A call appends its line to the pending batch (a
+// copy under mu, no system call) and gets the batch back; the log's
+// writer goroutine takes the whole pending batch at once, writes it with
+// one write(2) (and, with [SyncAlways], one fsync) and then releases
+// every call waiting on it. While it writes, the next batch fills, so
+// the more calls in flight, the more lines per write(2). Batches are
+// written in the order they were taken: a call that waits for its batch
+// knows every line appended before it is written too.
 //
 // An attempt intent is an attempt event with outcome [OutcomeUnknown],
 // written before the upstream call; the attempt's real event, recorded
 // when the call ends, has the same key and resolves it.
 //
-// The writer retires a segment once every event in it is in the ledger or
-// the spill: it rotates (under mu, so every event of the old segment is
-// already queued or spilled), drains the queue, fsyncs the spill, copies
-// the intents still open into the new segment and removes the old one.
+// The meter's writer retires a segment once every event in it is in the
+// ledger or the spill: it rotates (under mu, so every event of the old
+// segment is already queued or spilled), drains the queue, fsyncs the
+// spill, copies the intents still open into the new segment and removes
+// the old one.
 type wal struct {
-	dir      string
-	mapBytes int64 // the size of a segment's mapping; 0: pwrite(2) only
+	segments
+	policy SyncPolicy
 
 	mu      sync.Mutex
 	seq     int                   // current segment number (the file may not exist yet)
-	f       *os.File              // nil until the first append to segment seq
-	m       []byte                // f's shared mapping, nil when there is none
-	mapOff  int64                 // the offset in f of m[0]
-	touched int64                 // m's pages below this offset have been written to (touch)
-	size    int64                 // bytes appended to f
-	total   int64                 // bytes appended to every segment (see prefaultSpan)
-	counted int64                 // total at the writer's last prefaultNext
+	pending []byte                // lines not yet handed to write(2)
+	batch   *walBatch             // the batch pending's lines are written with
 	open    map[string]openIntent // intents without an outcome, by event key
-	err     error                 // the last append error, reported once
+	kick    chan struct{}         // holds a token while pending has lines
+	closed  bool                  // no writer: appends are not written
+
+	// wmu is held by whoever writes a batch or rotates, so batches are
+	// written in order and never into a segment being closed.
+	wmu   sync.Mutex
+	f     *os.File // nil until the first write to segment seq
+	spare []byte   // the last batch's buffer, for the one after the next
+	size  atomic.Int64
+	err   error // the last write error, reported once
+	log   func(msg string, err error)
+
+	writes, syncs atomic.Int64 // batches written (one write(2) each), fsyncs
+
+	quit chan struct{}
+	done chan struct{}
+}
+
+// walBatch is one group of lines written together; done closes once
+// they are (or once writing them failed).
+type walBatch struct {
+	done chan struct{}
+}
+
+func newWALBatch() *walBatch { return &walBatch{done: make(chan struct{})} }
+
+// unwritten is the batch of a line appended after close: nothing waits.
+var unwritten = func() *walBatch {
+	b := newWALBatch()
+	close(b.done)
+	return b
+}()
+
+// wait returns once the batch's lines are written.
+func (b *walBatch) wait() {
+	if b != nil {
+		<-b.done
+	}
 }
 
 type openIntent struct {
@@ -85,357 +134,245 @@ type openIntent struct {
 	seq  int
 }
 
-func (w *wal) name(seq int) string {
-	return filepath.Join(w.dir, fmt.Sprintf("wal-%09d.log", seq))
+// newWAL returns the WAL of dir; start starts its writer.
+func newWAL(dir string, policy SyncPolicy, log func(string, error)) *wal {
+	return &wal{
+		segments: segments{kind: "wal", dir: dir, prefix: "wal-", suffix: ".log"},
+		policy:   policy, open: map[string]openIntent{}, batch: newWALBatch(),
+		kick: make(chan struct{}, 1), log: log,
+	}
 }
 
-// walSegments lists the WAL segment numbers in dir, oldest first.
-func walSegments(dir string) ([]int, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("billing: wal %s: %w", dir, err)
-	}
-	var out []int
-	for _, e := range ents {
-		n, ok := strings.CutPrefix(e.Name(), "wal-")
-		n, ok2 := strings.CutSuffix(n, ".log")
-		if !ok || !ok2 {
-			continue
+// start runs the writer goroutine until close.
+func (w *wal) start() {
+	w.quit, w.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(w.done)
+		for {
+			select {
+			case <-w.kick:
+				// Let the calls already runnable (those the last batch
+				// released, above all) append first: one scheduling round,
+				// no timer, and nothing to wait for when none are.
+				runtime.Gosched()
+				w.commit()
+			case <-w.quit:
+				return
+			}
 		}
-		if seq, err := strconv.Atoi(n); err == nil {
-			out = append(out, seq)
+	}()
+}
+
+// appendLocked adds line to the pending batch and returns that batch;
+// the writer goroutine writes it (wait for it with walBatch.wait).
+func (w *wal) appendLocked(line []byte) *walBatch {
+	if w.closed {
+		return unwritten // a call racing with Close: its event is queued or spilled, not logged
+	}
+	if len(w.pending) == 0 {
+		select {
+		case w.kick <- struct{}{}:
+		default:
 		}
 	}
-	slices.Sort(out)
-	return out, nil
+	w.pending = append(w.pending, line...)
+	return w.batch
 }
 
-// appendLocked appends one line to the current segment: a copy into its
-// mapping, mapping the next stretch of the file when the line passes the
-// end of it, or one pwrite(2) when the segment has no mapping.
-func (w *wal) appendLocked(line []byte) error {
-	if w.f == nil {
-		if err := w.createLocked(); err != nil {
-			return err
-		}
+// takeLocked takes the pending batch, leaving an empty one.
+func (w *wal) takeLocked() (buf []byte, b *walBatch) {
+	buf, b = w.pending, w.batch
+	if len(buf) == 0 {
+		return nil, nil
 	}
-	end := w.size + int64(len(line))
-	if w.m != nil && end > w.mapOff+int64(len(w.m)) {
-		w.mapLocked()
-	}
-	if w.m != nil && end <= w.mapOff+int64(len(w.m)) {
-		copy(w.m[w.size-w.mapOff:], line)
-		w.size = end
-		w.total += int64(len(line))
-		return nil
-	}
-	// No mapping, or a line longer than one: pwrite(2) and mapped copies
-	// share the page cache on Linux.
-	n, err := w.f.WriteAt(line, w.size)
-	w.size += int64(n)
-	w.total += int64(n)
-	if err != nil {
-		return fmt.Errorf("billing: wal: %w", err)
-	}
-	return nil
+	w.pending, w.spare = w.spare[:0], nil
+	w.batch = newWALBatch()
+	return buf, b
 }
 
-// createLocked creates segment seq and maps it.
-func (w *wal) createLocked() error {
-	f, err := os.OpenFile(w.name(w.seq), os.O_CREATE|os.O_RDWR, 0o640)
-	if err != nil {
-		return fmt.Errorf("billing: wal: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("billing: wal: %w", err)
-	}
-	w.f, w.m, w.size = f, nil, st.Size()
-	if w.mapBytes > 0 {
-		w.mapLocked()
-	}
-	return nil
-}
-
-// mapLocked maps mapBytes of the current segment from the page holding
-// size on, in place of the mapping it has. When that fails (disk full, a
-// file system without fallocate, another system) the rest of the segment
-// is written with pwrite(2), and nothing is said: appends still work.
-func (w *wal) mapLocked() {
-	if w.m != nil {
-		unmapSegment(w.m) // fails only on arguments a mapping made here cannot have
-	}
-	w.mapOff = w.size &^ int64(os.Getpagesize()-1)
-	w.m, _ = mapSegment(w.f, w.mapOff, w.mapBytes)
-	w.touched = 0
-}
-
-// walPrefault is the most, and walPrefaultMin the least, that the writer
-// prefaults past the last line between batches (see prefaultSpan).
-const (
-	walPrefault    = 2 << 20
-	walPrefaultMin = 64 << 10
-)
-
-// prefaultSpan is how far past the last line (at size in the segment) the
-// writer prefaults after a batch, when grown bytes of lines came in since
-// its last prefault (one linger and ledger write): twice that, so that a
-// rate that doubles still finds its pages written to, within
-// [walPrefaultMin, walPrefault]; and not past where the segment ends,
-// walSegmentBytes and one more batch's lines, since the writer rotates
-// it after the batch that fills it (walFull). Before, the writer
-// prefaulted walPrefault ahead after every batch, and a segment rotated
-// at 1 MiB threw away the 2 MiB of pages past its end that it had paid
-// to write to: three pages written to for each page of lines, ~4.5 KB a
-// call on the hop bench (a CPU profile had the writing at ~3% of the
-// hub's CPU with one client).
-func prefaultSpan(size, grown int64) int64 {
-	ahead := min(walPrefault, max(walPrefaultMin, 2*grown))
-	if size < walSegmentBytes {
-		ahead = min(ahead, max(walPrefaultMin, walSegmentBytes+grown-size))
-	}
-	return ahead
-}
-
-// prefaultNext prefaults the current segment as far as prefaultSpan says;
-// the writer calls it after each batch and each rotation. When no line
-// came in since its last call and no segment is open, it does nothing: an
-// idle hub keeps no segment open (each one would cost a checkpoint, with
-// its fsyncs, at the next tick).
-func (w *wal) prefaultNext() {
+// commit writes the pending batch and releases its waiters.
+func (w *wal) commit() {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
 	w.mu.Lock()
-	grown := w.total - w.counted
-	w.counted = w.total
-	idle := grown == 0 && w.f == nil
-	ahead := prefaultSpan(w.size, grown)
+	buf, b := w.takeLocked()
+	seq := w.seq
 	w.mu.Unlock()
-	if !idle {
-		w.prefault(ahead)
-	}
-}
-
-// prefault creates the current segment if no call has yet, and makes the
-// next ahead bytes of its mapping resident and writable (see populate),
-// so that appends, on the call path, do not take page faults: on a
-// virtual machine a fault on a new page of the file cost ~20µs, one every
-// three calls. Then it writes to each of those pages (see touch): on this
-// project's VM the first write to a page after MADV_POPULATE_WRITE still
-// cost ~7µs, in the hypervisor, unseen by the kernel's fault counters.
-// Only the writer goroutine calls it, which is also the only one to
-// rotate; it populates outside mu (populating changes no byte, and a
-// mapping an append replaced meanwhile only makes the call fail).
-func (w *wal) prefault(ahead int64) {
-	w.mu.Lock()
-	if w.f == nil && w.mapBytes > 0 {
-		if err := w.createLocked(); err != nil {
-			w.mu.Unlock()
-			return
-		}
-	}
-	m, from := w.m, w.size-w.mapOff
-	w.mu.Unlock()
-	if m == nil {
+	if b == nil {
 		return
 	}
-	from &^= int64(os.Getpagesize() - 1)
-	if to := min(int64(len(m)), from+ahead); from < to {
-		populate(m[from:to])
-		w.touch(m, to)
-	}
+	w.writeLocked(seq, buf, w.policy == SyncAlways)
+	close(b.done)
 }
 
-// touchPages is how many pages touch writes to per hold of mu: an append
-// waits for at most that many first writes.
-const touchPages = 4
-
-// touch writes a zero to the first byte of each page of m below to that
-// lies wholly past the last line and that it has not written to yet. The
-// bytes past the last line are zeros (a new segment, reserved by
-// fallocate), so no byte changes; it writes under mu, a few pages at a
-// time, so no append copies into a page at the same moment, and it stops
-// when m is no longer the segment's mapping.
-func (w *wal) touch(m []byte, to int64) {
-	page := int64(os.Getpagesize())
-	for {
+// writeLocked writes buf at the end of the current segment with one
+// write(2), creating the segment first if needed, and fsyncs it when
+// asked. A failed write is cut off again (so the next batch does not
+// start inside a torn line) and reported once until a write works; the
+// calls waiting on the batch go on (their events still reach the ledger
+// through the queue, but would not survive a kill).
+func (w *wal) writeLocked(seq int, buf []byte, fsync bool) {
+	err := w.writeFile(seq, buf, fsync)
+	if cap(buf) <= walSpareBytes {
 		w.mu.Lock()
-		if len(w.m) != len(m) || unsafe.SliceData(w.m) != unsafe.SliceData(m) {
-			w.mu.Unlock()
-			return
-		}
-		from := max(w.touched, (w.size-w.mapOff+page-1)&^(page-1))
-		end := min(to, from+touchPages*page)
-		for off := from; off < end; off += page {
-			m[off] = 0
-		}
-		w.touched = max(w.touched, end)
+		w.spare = buf[:0]
 		w.mu.Unlock()
-		if end >= to {
-			return
-		}
-		runtime.Gosched()
+	}
+	switch {
+	case err != nil && w.err == nil:
+		w.log("usage write-ahead log unwritable: events are only buffered until it works again", err)
+		w.err = err
+	case err == nil:
+		w.err = nil
 	}
 }
 
-// closeLocked unmaps the current segment, cuts it to its lines (a mapped
-// segment has blocks reserved past them), fsyncs it when asked and closes
-// it.
-func (w *wal) closeLocked(sync bool) error {
-	f, m := w.f, w.m
-	w.f, w.m = nil, nil
-	var err error
-	if m != nil {
-		err = unmapSegment(m)
+// writeFile writes buf to segment seq, which is the open one if any.
+func (w *wal) writeFile(seq int, buf []byte, fsync bool) error {
+	if w.f == nil {
+		f, err := os.OpenFile(w.name(seq), os.O_CREATE|os.O_RDWR, 0o640)
+		if err != nil {
+			return fmt.Errorf("billing: wal: %w", err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("billing: wal: %w", err)
+		}
+		w.f = f
+		w.size.Store(st.Size())
 	}
-	err = errors.Join(err, f.Truncate(w.size))
-	if sync {
-		err = errors.Join(err, f.Sync())
-	}
-	f.Close()
-	if err != nil {
+	at := w.size.Load()
+	if _, err := w.f.WriteAt(buf, at); err != nil {
+		_ = w.f.Truncate(at)
 		return fmt.Errorf("billing: wal: %w", err)
+	}
+	w.size.Store(at + int64(len(buf)))
+	w.writes.Add(1)
+	if fsync {
+		w.syncs.Add(1)
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("billing: wal: %w", err)
+		}
 	}
 	return nil
 }
 
-// rotate starts a new segment and returns the old one's number (-1 when
-// nothing was written to it), with the open intents of older segments
-// copied into the new segment.
-func (w *wal) rotateLocked() (old int, err error) {
-	if w.f == nil {
+func (w *wal) seqNow() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seq
+}
+
+// rotate writes the pending batch to the current segment, closes it and
+// starts a new one (under mu, so that every event in the old segment is
+// already queued or spilled), with the open intents of older segments
+// copied into the new one's pending batch. It returns the old segment's
+// number, -1 when nothing was written to it.
+func (w *wal) rotate() (old int, err error) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	buf, b := w.takeLocked()
+	if w.f == nil && b == nil {
+		w.mu.Unlock()
 		return -1, nil
 	}
 	old = w.seq
-	err = w.closeLocked(false)
-	w.seq, w.size = w.seq+1, 0
-	if err != nil {
-		return old, err
-	}
+	w.seq++
 	for k, in := range w.open {
 		if in.seq > old {
 			continue
 		}
-		if err := w.appendLocked(in.line); err != nil {
-			return old, err
-		}
+		w.appendLocked(in.line)
 		in.seq = w.seq
 		w.open[k] = in
+	}
+	w.mu.Unlock()
+	if b != nil {
+		w.writeLocked(old, buf, w.policy == SyncAlways)
+		err = w.err
+		close(b.done)
+	}
+	if w.f != nil {
+		err = errors.Join(err, w.f.Close())
+		w.f = nil
+	}
+	w.size.Store(0)
+	if err != nil {
+		return old, fmt.Errorf("billing: wal: %w", err)
 	}
 	return old, nil
 }
 
-// sync fsyncs the current segment. Only the writer goroutine rotates, so
-// it may call sync without holding mu across the fsync.
+// sync writes the pending batch and fsyncs the current segment. Only the
+// meter's writer goroutine rotates and closes, and it is the one to call
+// sync, so the segment stays open across the fsync without wmu held:
+// batches go on being written meanwhile.
 //
-// fsync covers what was copied into the mapping: since Linux 2.6.19 a
-// write through a shared mapping marks its page-cache page dirty (the
-// page is write-protected again once written back), and fsync writes back
-// every dirty page of the file; msync(MS_SYNC) is the same fsync of a
-// range on Linux. fsync also never touches the mapping, which appends go
-// on using meanwhile.
+// fsync writes back every dirty page of the file, whatever write(2)
+// dirtied it.
 func (w *wal) sync() error {
-	w.mu.Lock()
+	w.commit()
+	w.wmu.Lock()
 	f := w.f
-	w.mu.Unlock()
+	w.wmu.Unlock()
 	if f == nil {
 		return nil
 	}
+	w.syncs.Add(1)
 	if err := f.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return fmt.Errorf("billing: wal: %w", err)
 	}
 	return nil
 }
 
-func (w *wal) remove(seq int) error {
-	if err := os.Remove(w.name(seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+// close stops the writer, writes what is pending and closes the current
+// segment (fsynced), removing it when it is empty.
+func (w *wal) close() error {
+	if w.quit != nil {
+		close(w.quit)
+		<-w.done
+		w.quit = nil
+	}
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.commit()
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	f := w.f
+	w.f = nil
+	err := errors.Join(f.Sync(), f.Close())
+	if w.size.Load() == 0 {
+		return w.remove(w.seqNow())
+	}
+	if err != nil {
 		return fmt.Errorf("billing: wal: %w", err)
 	}
 	return nil
 }
 
-// close closes the current segment, removing it when it is empty.
-func (w *wal) close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return nil
-	}
-	err := w.closeLocked(true)
-	if w.size == 0 {
-		return w.remove(w.seq)
-	}
-	return err
-}
-
 // readWAL reads a WAL segment: the events, in order, and the number of
-// lines skipped as corrupt (a torn write at an OS crash, or at a kill -9
-// while a line was being copied). Zeros where a line starts are skipped:
-// a segment a process left mapped is zero-filled past its last line, and
-// a page an OS crash lost reads as zeros too; a line with a zero in it is
-// corrupt.
-func readWAL(path string) (evs []Event, corrupt int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, fmt.Errorf("billing: wal: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 256<<10)
-	for {
-		if err := skipZeros(r); err != nil {
-			if errors.Is(err, io.EOF) {
-				return evs, corrupt, nil
-			}
-			return evs, corrupt, fmt.Errorf("billing: wal: %w", err)
-		}
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			if ev, ok := decodeSpillLine(line); ok {
-				evs = append(evs, ev)
-			} else {
-				corrupt++
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return evs, corrupt, nil
-		}
-		if err != nil {
-			return evs, corrupt, fmt.Errorf("billing: wal: %w", err)
-		}
-	}
-}
-
-// skipZeros discards the zero bytes r starts with.
-func skipZeros(r *bufio.Reader) error {
-	for {
-		if _, err := r.Peek(1); err != nil {
-			return err
-		}
-		b, _ := r.Peek(r.Buffered())
-		n := len(b) - len(bytes.TrimLeft(b, "\x00"))
-		r.Discard(n)
-		if n < len(b) {
-			return nil
-		}
-	}
-}
-
-// appendLine appends ev as one spill line: checksum, space, JSON,
-// newline. The JSON is what encoding/json makes of an Event (same field
-// names and value encodings), written by hand.
-func appendLine(dst []byte, ev *Event) []byte {
-	start := len(dst)
-	dst = appendEventJSON(append(dst, "00000000 "...), ev)
-	return frame(dst, start)
+// lines skipped as corrupt (a torn write at an OS crash, or a write a
+// kill -9 cut short).
+func readWAL(s segments, seq int) (evs []Event, corrupt int, err error) {
+	corrupt, err = s.read(seq, func(ev Event) error {
+		evs = append(evs, ev)
+		return nil
+	})
+	return evs, corrupt, err
 }
 
 // appendWALLine appends ev as one write-ahead log line: the spill's
 // framing around the compact JSON of appendCompactJSON, less than half
-// the bytes of appendLine's (~200 against ~460 for an attempt). The WAL is
-// written on the call path through a file mapping, and on a virtual
-// machine the first write to each page of a mapping is what costs (see
-// wal.prefault): fewer bytes a call, fewer pages. An event whose times
-// are outside years 1679–2261 (UnixNano holds 1678–2262) gets appendLine's line.
-// decodeSpillLine reads both; a toolhub from before the compact lines
+// the bytes of appendLine's (~200 against ~460 for an attempt): fewer
+// bytes to copy on the call path and to write. An event whose times are
+// outside years 1679–2261 (UnixNano holds 1678–2262) gets appendLine's
+// line. decodeLine reads both; a toolhub from before the compact lines
 // counts them as corrupt, so one must not be started on a WAL this one
 // left.
 func appendWALLine(dst []byte, ev *Event) []byte {
@@ -445,17 +382,6 @@ func appendWALLine(dst []byte, ev *Event) []byte {
 	start := len(dst)
 	dst = appendCompactJSON(append(dst, "00000000 "...), ev)
 	return frame(dst, start)
-}
-
-// frame completes the line that starts at start in dst: the JSON's
-// checksum in place of the eight zeros the line starts with, and a
-// newline. (The encoders are called directly, not through a function
-// value: an event passed to one would escape, and Record would allocate
-// it.)
-func frame(dst []byte, start int) []byte {
-	c := crc32.Checksum(dst[start+9:], castagnoli)
-	hex.Encode(dst[start:start+8], []byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)})
-	return append(dst, '\n')
 }
 
 // nanoTime reports whether t is well inside the years UnixNano holds

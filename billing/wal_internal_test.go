@@ -28,7 +28,7 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			line := appendLine(nil, &tt.ev)
-			got, ok := decodeSpillLine(line)
+			got, ok := decodeLine(line)
 			if !ok {
 				t.Fatalf("line does not decode: %s", line)
 			}
@@ -57,7 +57,7 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 // UTF-8 in its strings becomes U+FFFD).
 func checkDecodes(t *testing.T, line []byte, ev Event) {
 	t.Helper()
-	got, ok := decodeSpillLine(line)
+	got, ok := decodeLine(line)
 	if !ok {
 		t.Fatalf("line does not decode: %s", line)
 	}
@@ -117,7 +117,7 @@ func TestWALLineRoundTrip(t *testing.T) {
 			if want := nanoTime(tt.ev.Time) && nanoTime(tt.ev.Ingested); compact != want {
 				t.Errorf("compact line = %v, want %v: %s", compact, want, line)
 			}
-			got, ok := decodeSpillLine(line)
+			got, ok := decodeLine(line)
 			if !ok {
 				t.Fatalf("line does not decode: %s", line)
 			}
@@ -138,21 +138,21 @@ func TestWALLineRoundTrip(t *testing.T) {
 // TestReadWALBothLineForms: a segment an earlier toolhub wrote (spill
 // lines) and one holding both forms read back whole.
 func TestReadWALBothLineForms(t *testing.T) {
-	w := newTestWAL(t, 0)
+	w := newTestWAL(t, SyncBatch)
 	var want []Event
+	var last *walBatch
 	w.mu.Lock()
 	for i, tt := range compactCases() {
 		line := appendWALLine(nil, &tt.ev)
 		if i%2 == 0 {
 			line = appendLine(nil, &tt.ev)
 		}
-		if err := w.appendLocked(line); err != nil {
-			t.Fatal(err)
-		}
+		last = w.appendLocked(line)
 		want = append(want, tt.ev)
 	}
 	w.mu.Unlock()
-	got := readAll(t, w.name(w.seq))
+	last.wait()
+	got := readAll(t, w, w.seqNow())
 	// A spill line keeps a time's zone; a compact line reads back in UTC.
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events read (-want +got):\n%s", diff)

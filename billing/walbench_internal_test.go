@@ -7,12 +7,9 @@ import (
 	"time"
 )
 
-// BenchmarkWALLine splits Record's write-ahead cost: encoding one event,
-// the write(2) of its line, and the WAL's append of it (what Record does
-// under the WAL's lock, rotating every walSegmentBytes): through the
-// mapping, and with pwrite(2) where there is none; append-prefaulted is
-// the append a call makes in the hub, into pages the writer prefaulted
-// (untimed) ahead of it.
+// BenchmarkWALLine splits a call's write-ahead cost: encoding one event,
+// a write(2) of its line alone (what a call would pay without the group
+// commit), and the group commit under load (group-commit-*).
 func BenchmarkWALLine(b *testing.B) {
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	ev := Event{Key: "bench-1/1", CallID: "bench-1", Kind: KindAttempt, Attempt: 1, Time: at, Ingested: at, Tenant: "acme",
@@ -42,55 +39,56 @@ func BenchmarkWALLine(b *testing.B) {
 			f.Write(line)
 		}
 	})
-	for _, p := range []struct {
-		name     string
-		mapBytes int64
-	}{{"append", walMapBytes}, {"append-pwrite", 0}} {
-		b.Run(p.name, func(b *testing.B) {
-			w := &wal{dir: b.TempDir(), mapBytes: p.mapBytes, open: map[string]openIntent{}}
-			defer w.close()
-			line := appendLine(nil, &ev)
-			for b.Loop() {
-				w.mu.Lock()
-				if w.size >= walSegmentBytes { // the writer's checkpoint, without the fsync
-					if old, err := w.rotateLocked(); err == nil && old >= 0 {
-						w.remove(old)
-					}
-				}
-				err := w.appendLocked(line)
-				w.mu.Unlock()
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	for _, policy := range []SyncPolicy{SyncBatch, SyncAlways} {
+		b.Run("group-commit-"+string(policy), func(b *testing.B) { benchGroupCommit(b, policy, &ev) })
 	}
-	b.Run("append-prefaulted", func(b *testing.B) {
-		w := &wal{dir: b.TempDir(), mapBytes: walMapBytes, open: map[string]openIntent{}}
+	// One caller: each line waits for a write(2) of its own, and the
+	// hand-offs to the writer goroutine and back (what a call at c=1 pays
+	// twice: for its intent, then for its events).
+	b.Run("group-commit-batch-1caller", func(b *testing.B) {
+		w := newWAL(b.TempDir(), SyncBatch, func(msg string, err error) { b.Error(msg, err) })
+		w.start()
 		defer w.close()
-		line := appendLine(nil, &ev)
-		ahead := int64(0) // bytes appended since the last prefault
+		line := appendWALLine(nil, &ev)
 		for b.Loop() {
-			if ahead+int64(len(line)) > walPrefault/2 {
-				b.StopTimer()
-				w.mu.Lock()
-				if w.size >= walSegmentBytes {
-					if old, err := w.rotateLocked(); err == nil && old >= 0 {
-						w.remove(old)
-					}
-				}
-				w.mu.Unlock()
-				w.prefault(walPrefault)
-				ahead = 0
-				b.StartTimer()
-			}
 			w.mu.Lock()
-			err := w.appendLocked(line)
+			bt := w.appendLocked(line)
 			w.mu.Unlock()
-			if err != nil {
-				b.Fatal(err)
+			bt.wait()
+			if w.size.Load() >= walSegmentBytes {
+				if old, err := w.rotate(); err == nil && old >= 0 {
+					w.remove(old)
+				}
 			}
-			ahead += int64(len(line))
 		}
 	})
+}
+
+// benchGroupCommit is what a call does with the WAL under load: append a
+// line and wait for the writer to have written it, from 64 goroutines at
+// once (a hub with 64 calls in flight); lines/write is the batch the
+// writer's one write(2) carried, on average.
+func benchGroupCommit(b *testing.B, policy SyncPolicy, ev *Event) {
+	w := newWAL(b.TempDir(), policy, func(msg string, err error) { b.Error(msg, err) })
+	w.start()
+	defer w.close()
+	line := appendWALLine(nil, ev)
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			w.mu.Lock()
+			bt := w.appendLocked(line)
+			w.mu.Unlock()
+			bt.wait()
+			if w.size.Load() >= walSegmentBytes { // the meter's checkpoint, without the ledger
+				if old, err := w.rotate(); err == nil && old >= 0 {
+					w.remove(old)
+				}
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/float64(max(1, w.writes.Load())), "lines/write")
 }

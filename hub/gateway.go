@@ -278,10 +278,18 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 			timeout = d
 		}
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
 	start := g.opts.Now()
-	r, err := up.Invoke(actx, c)
-	cancel()
+	var r *Result
+	var err error
+	if dl, ok := ctx.Deadline(); ok && !dl.After(time.Now().Add(timeout)) {
+		// The call's deadline comes first: it bounds the attempt as it is,
+		// with no context of the attempt's own.
+		r, err = up.Invoke(ctx, c)
+	} else {
+		actx := newAttemptContext(ctx, time.Now().Add(timeout))
+		r, err = up.Invoke(actx, c)
+		actx.end()
+	}
 	if err == nil {
 		err = checkOutput(t, r)
 	} else {

@@ -14,6 +14,7 @@ import (
 	"github.com/toolhub/toolhub/hub/govern"
 	"github.com/toolhub/toolhub/internal/app"
 	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/internal/x/batchwrite"
 	"github.com/toolhub/toolhub/internal/x/gcfloor"
 )
 
@@ -54,7 +55,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfiles()
-	log := newLogger(stderr, cfg.LogLevel)
+	// The log (a decision-log line per call) is batched: a call copies its
+	// line into the pending batch, one goroutine writes each batch with
+	// one write(2). Closed last, after the app has logged its stop.
+	logw := batchwrite.New(stderr, nil)
+	defer logw.Close()
+	log := newLogger(logw, cfg.LogLevel)
 	if cfg.Examples != nil { // examples.go; started first, so the hub finds them at once
 		ex, err := startExamples(cfg.Examples.Addr, log)
 		if err != nil {

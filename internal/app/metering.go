@@ -23,7 +23,8 @@ func (a *App) metering(ctx context.Context, cfg *config.Config) error {
 		a.log.Warn("billing: tier volumes not seeded from the ledger", "err", err)
 	}
 	if a.Meter, err = billing.NewMeter(a.Ledger, &billing.MeterOptions{Pricer: pricer,
-		SpillDir: filepath.Join(cfg.Data, "spill", "usage"), Buffer: cfg.Billing.Buffer, Logger: a.log}); err != nil {
+		SpillDir: filepath.Join(cfg.Data, "spill", "usage"), Buffer: cfg.Billing.Buffer, Logger: a.log,
+		Sync: billing.SyncPolicy(cfg.Meter.Sync)}); err != nil {
 		return err
 	}
 	// The meter flushes into the ledger: it closes before the stores.

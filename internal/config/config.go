@@ -93,10 +93,20 @@ type Config struct {
 	MCP           MCP                 `yaml:"mcp"`       // MCP sessions of the front door (docs/security.md)
 	Admin         Admin               `yaml:"admin"`     // what the admin API may do
 	Telemetry     telemetry.Config    `yaml:"telemetry"` // OpenTelemetry traces (docs/operations.md); OTEL_* variables win
+	Meter         Meter               `yaml:"meter"`     // the usage write-ahead log (docs/operations.md)
 
 	Vendors      []registry.Vendor `yaml:"vendors"`
 	Capabilities []Capability      `yaml:"capabilities"`
 	Tenants      []registry.Tenant `yaml:"tenants"`
+}
+
+// Meter tunes the usage meter's write-ahead log.
+type Meter struct {
+	// Sync is when the log is fsynced: "batch" (the default: a call that
+	// returned survives a kill -9 of toolhub, not a power loss in the
+	// seconds after it) or "always" (each batch of calls fsynced before
+	// any of them returns: survives a power loss). See docs/operations.md.
+	Sync string `yaml:"sync"`
 }
 
 // Jobs tunes the durable async job queue (SQLite in the data folder, or
@@ -360,6 +370,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("auth.oauth is set but auth.enabled is false: set auth.enabled: true for toolhub to check tokens"))
 	}
 	if _, err := billing.NewBudgets(c.Billing.Budgets, nil); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := billing.ParseSyncPolicy(c.Meter.Sync); err != nil {
 		errs = append(errs, err)
 	}
 	if m := c.MCP; m.MaxSessionsPerKey < 0 || m.MaxSessions < 0 || m.SessionIdleTimeout < 0 {

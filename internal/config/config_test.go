@@ -54,6 +54,7 @@ func TestParseErrors(t *testing.T) {
 		{"null document", "~", "config is empty"},
 		{"empty mapping", "{}", "config is empty"},
 		{"bad budget", "billing: {budgets: [{tenant: acme, period: week, limit: \"1\"}]}", `period "week"`},
+		{"bad meter sync", "meter: {sync: sometimes}", `meter sync "sometimes": want batch or always`},
 		{"bad keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}}]\ncapabilities: [{name: a.b, keywords: [\"\"], chain: [{tool: a/x}]}]", `capability "a.b": keywords: keyword ""`},
 		{"bad vendor keywords", "vendors: [{id: a, mcp: {transport: stdio, command: x}, keywords: {x: [\"\"]}}]", `vendors[0]: vendor "a": keywords: tool "x"`},
 		{"bad always pattern", "catalog: {search_tool: true, always: [\"weather_[\"]}", `catalog.always: "weather_["`},
@@ -66,5 +67,18 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestMeterSync reads meter.sync: batch by default, always when asked.
+func TestMeterSync(t *testing.T) {
+	for yaml, want := range map[string]string{"addr: 127.0.0.1:0": "", "meter: {sync: always}": "always", "meter: {sync: batch}": "batch"} {
+		c, err := Parse([]byte(yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", yaml, err)
+		}
+		if c.Meter.Sync != want {
+			t.Errorf("%s: meter.sync = %q, want %q", yaml, c.Meter.Sync, want)
+		}
 	}
 }

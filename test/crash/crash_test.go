@@ -322,3 +322,103 @@ func attemptOutcomes(path, vendor string) (map[billing.Outcome]int64, error) {
 	})
 	return out, err
 }
+
+// TestKillAtRateLedger offers ~5,000 calls/s to weather-a (64 paced
+// clients), kills toolhub with SIGKILL in the middle of it — calls at the
+// vendor, in the write-ahead log's pending batch and in its write — and
+// restarts it on the same data folder: every attempt the vendor received
+// is in the ledger once (plus, as unknown, any the kill stopped between
+// its intent and the vendor), and every call a client got an answer for has
+// its call event (an answered call is never lost; a call answered by the
+// hub whose answer the kill cut off may be there too).
+func TestKillAtRateLedger(t *testing.T) {
+	for _, sync := range []string{"batch", "always"} {
+		t.Run("sync "+sync, func(t *testing.T) { killAtRate(t, sync) })
+	}
+}
+
+func killAtRate(t *testing.T, syncPolicy string) {
+	addr, vs := serveVendors(t, &drill.Gate{}, vendors.WeatherA, vendors.Doubao, vendors.SD)
+	wa := vs[vendors.WeatherA]
+	cfgPath, data := writeConfig(t, addr)
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, append(cfg, "meter: {sync: "+syncPolicy+"}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHub(t, cfgPath, data, vendors.WeatherA)
+
+	const workers, rate = 64, 5000
+	period := time.Second * workers / rate // each client's pace
+	var wg sync.WaitGroup
+	var answered atomic.Int64
+	start := time.Now()
+	for w := range workers {
+		wg.Go(func() {
+			next := start.Add(period * time.Duration(w) / workers)
+			for i := 0; ; i++ {
+				time.Sleep(time.Until(next))
+				next = next.Add(period)
+				status, _, err := callTool(h.URL(), "weather-a__current_weather", map[string]any{"city": fmt.Sprintf("city-%d-%d", w, i)})
+				if err != nil {
+					return // toolhub is gone
+				}
+				if status == http.StatusOK {
+					answered.Add(1)
+				}
+			}
+		})
+	}
+	drilltest.WaitFor(t, 30*time.Second, "5000 calls at weather-a", func() bool { return wa.Counters().CallsTotal >= 5000 })
+	h.Kill()
+	elapsed := time.Since(start)
+	wg.Wait()
+	drilltest.WaitFor(t, 10*time.Second, "weather-a idle", func() bool { return wa.Counters().InFlight == 0 })
+	calls := wa.Counters().CallsTotal
+	t.Logf("weather-a received %d calls in %v (%.0f/s offered %d/s); %d answered before the kill",
+		calls, elapsed.Round(time.Millisecond), float64(calls)/elapsed.Seconds(), rate, answered.Load())
+
+	h2 := startHub(t, cfgPath, data)
+	drilltest.Stop(t, h2)
+	l, err := sqlledger.Open(context.Background(), filepath.Join(data, "ledger.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	keys := map[string]bool{}
+	var attempts, okCalls int64
+	outcomes := map[billing.Outcome]int64{}
+	err = l.Query(context.Background(), billing.Filter{Vendor: vendors.WeatherA}, func(e billing.Event) error {
+		if keys[e.Key] {
+			t.Errorf("key %s twice in the ledger", e.Key)
+		}
+		keys[e.Key] = true
+		switch {
+		case e.Kind == billing.KindAttempt:
+			attempts++
+			outcomes[e.Outcome]++
+		case e.Kind == billing.KindCall && e.Outcome == billing.OutcomeOK:
+			okCalls++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ledger: %d weather-a attempts %v, %d ok call events", attempts, outcomes, okCalls)
+	// Unlike TestKillMidLoadLedger's, this kill may fall between an
+	// attempt's intent and its request reaching the vendor: such an
+	// attempt is unknown too, so unknown attempts may outnumber the calls
+	// the vendor never answered, never the other way round.
+	if attempts < calls || attempts-calls > outcomes[billing.OutcomeUnknown] || outcomes[billing.OutcomeOK] > calls {
+		t.Errorf("ledger has %d weather-a attempts %v, the vendor received %d calls: want every call once, any surplus unknown", attempts, outcomes, calls)
+	}
+	if okCalls < answered.Load() {
+		t.Errorf("ledger has %d ok call events, clients got %d answers: answered calls lost", okCalls, answered.Load())
+	}
+	if okCalls > outcomes[billing.OutcomeOK] {
+		t.Errorf("%d ok call events for %d ok attempts", okCalls, outcomes[billing.OutcomeOK])
+	}
+}

@@ -1,0 +1,71 @@
+package billing
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/registry"
+)
+
+// pause stops the WAL's writer: lines appended from now on stay pending
+// until resume.
+func (w *wal) pause()  { close(w.quit); <-w.done }
+func (w *wal) resume() { w.start() }
+
+// TestCallWaitsForItsLines checks the two waits that make a call exact:
+// the vendor hears of an attempt only once its intent is written, and
+// the call returns only once its events are. The WAL's writer is paused
+// around each, and the call must be found waiting.
+func TestCallWaitsForItsLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		var atVendor, returned atomic.Bool
+		inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			atVendor.Store(true)
+			m.w.pause() // the call's events will wait
+			c.Trace.Attempts = append(c.Trace.Attempts, hub.Attempt{Vendor: "doubao", Tool: "generate_image", Outcome: "ok"})
+			return &hub.Result{Provenance: hub.Provenance{Vendor: "doubao", Tool: "generate_image"}}, nil
+		}), m.Middleware(), m.AttemptMiddleware())
+		c := &hub.Call{ID: "c1", Tenant: "acme", Name: "doubao__generate_image",
+			Tool: &registry.Tool{Vendor: "doubao", Def: registry.ToolDef{Name: "generate_image"}}, Trace: &hub.Trace{}}
+
+		m.w.pause()
+		go func() {
+			inv.Invoke(context.Background(), c)
+			returned.Store(true)
+		}()
+		synctest.Wait()
+		if atVendor.Load() {
+			t.Fatal("the vendor was called before the attempt's intent was written")
+		}
+		m.w.resume()
+		synctest.Wait()
+		if !atVendor.Load() {
+			t.Fatal("the vendor was not called once the intent was written")
+		}
+		if returned.Load() {
+			t.Fatal("the call returned before its events were written")
+		}
+		evs, _, err := readWAL(m.w.segments, m.w.seqNow())
+		if err != nil || len(evs) != 1 || evs[0].Outcome != OutcomeUnknown {
+			t.Fatalf("WAL while the call is at the vendor: %v, %v; want its intent only", evs, err)
+		}
+		m.w.resume()
+		synctest.Wait()
+		if !returned.Load() {
+			t.Fatal("the call did not return once its events were written")
+		}
+		evs, _, err = readWAL(m.w.segments, m.w.seqNow())
+		if err != nil || len(evs) != 3 {
+			t.Fatalf("WAL after the call: %d events, %v; want intent, call and attempt", len(evs), err)
+		}
+	})
+}
