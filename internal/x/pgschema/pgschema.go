@@ -21,7 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/toolhub/toolhub/internal/backend/pgdb"
+	"github.com/toolhub/toolhub/internal/x/pgdb"
 )
 
 // Migrate brings component's tables in schema to len(migrations):
