@@ -314,7 +314,7 @@ func (c *conn) listen() {
 		// probe tells a dead vendor from a closed stream.
 		c.v.log.Debug("subscriptions/listen ended; probing the vendor", "error", errText(err, c.v.red))
 		c.v.kick(c.v.probeNow)
-		t := time.NewTimer(b.delay(n))
+		t := time.NewTimer(b.Delay(n))
 		select {
 		case <-t.C:
 		case <-c.ctx.Done():

@@ -30,7 +30,7 @@ var layers = []layer{
 		packages:  []string{"hub/limit", "hub/breaker", "hub/retry"},
 		mayImport: []string{"leaves"}},
 	{name: "core", // the call and its pipeline, the catalogue, the domain interfaces stores implement
-		packages: []string{"hub", "hub/tracing", "hub/httperr", "hub/cache", "hub/fallback", "hub/govern", "hub/jobs",
+		packages: []string{"hub", "hub/tracing", "hub/httperr", "hub/cache", "hub/fallback", "hub/govern", "hub/jobs", "hub/vendorconn",
 			"registry", "registry/poison", "auth", "approval", "audit"},
 		mayImport: []string{"leaves", "policies"}},
 	{name: "adapters", // protocols and routes: the MCP and A2A vendors, the front doors, billing, the dashboard
