@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 var bin string
@@ -80,30 +80,7 @@ func serveVendors(t *testing.T, names ...string) (string, map[string]*vendors.Ve
 // for the vendors named in ready.
 func startHub(t *testing.T, cfg string, data string, ready ...string) *drill.Process {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolhub.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if data == "" {
-		data = t.TempDir()
-	}
-	h, err := drill.StartProcess(drill.ProcessOptions{Binary: bin, Config: path, Data: data})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Kill()
-		if t.Failed() {
-			t.Logf("toolhub log:\n%s", h.Tail(40))
-		}
-	})
-	if _, err := h.WaitListening(t.Context(), 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range ready {
-		drilltest.WaitFor(t, 60*time.Second, "vendor "+v+" ready", func() bool { return h.VendorsReady(t.Context(), v) })
-	}
-	return h
+	return harness.StartHub(t, bin, harness.Hub{Config: harness.WriteConfig(t, cfg), Data: data, Ready: ready})
 }
 
 func TestUsageErrors(t *testing.T) {
