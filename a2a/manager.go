@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -296,22 +295,12 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return VendorStatus{ID: id}
-	}
-	return v.status()
+	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	vs := m.set.All()
-	out := make([]VendorStatus, len(vs))
-	for i, v := range vs {
-		out[i] = v.status()
-	}
-	slices.SortFunc(out, func(a, b VendorStatus) int { return strings.Compare(a.ID, b.ID) })
-	return out
+	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
 }
 
 // Close stops every vendor's refresh loop and waits for background work

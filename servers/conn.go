@@ -88,18 +88,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := d.tr
-	var copts []client.ClientOption
-	if o.ProtocolVersion != "" {
-		copts = append(copts, client.WithProtocolVersion(o.ProtocolVersion))
-	}
-	// toolhub declares sampling, elicitation and roots to the vendor and
-	// relays such requests to the MCP client of the call (relay.go).
-	copts = append(copts, client.WithSamplingHandler(relayHandler{c}),
-		client.WithElicitationHandler(relayHandler{c}), client.WithRootsHandler(relayHandler{c}))
-	c.client = client.NewClient(tr, copts...)
-	c.client.OnNotification(c.onNotification)
-	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
+	c.newClient(d.tr, o.ProtocolVersion)
 	// Start gets the connection's lifetime: the SSE transport ties its
 	// event stream to it. Its wait for the endpoint is bounded by
 	// WithEndpointTimeout.
@@ -131,16 +120,7 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	// its acknowledgement before listing means no change falls between the
 	// list and the subscription.
 	if listChanged && mcp.IsModernProtocol(c.protocol) {
-		c.acked = make(chan struct{})
-		go c.listen()
-		t := time.NewTimer(ackWait)
-		select {
-		case <-c.acked:
-		case <-t.C:
-			v.log.Debug("no subscriptions/listen acknowledgement; listing tools anyway")
-		case <-ictx.Done():
-		}
-		t.Stop()
+		c.subscribe(ictx)
 	}
 
 	if d.streamer != nil && !o.NoFastPath {
@@ -158,6 +138,36 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	}
 	c.since = v.m.opts.Now()
 	return c, nil
+}
+
+// newClient makes c's MCP client on tr, asking for protocol (if not "").
+// toolhub declares sampling, elicitation and roots to the vendor and
+// relays such requests to the MCP client of the call (relay.go).
+func (c *conn) newClient(tr transport.Interface, protocol string) {
+	var copts []client.ClientOption
+	if protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(protocol))
+	}
+	copts = append(copts, client.WithSamplingHandler(relayHandler{c}),
+		client.WithElicitationHandler(relayHandler{c}), client.WithRootsHandler(relayHandler{c}))
+	c.client = client.NewClient(tr, copts...)
+	c.client.OnNotification(c.onNotification)
+	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
+}
+
+// subscribe opens c's subscriptions/listen stream and waits (at most
+// ackWait, or until ctx ends) for its acknowledgement.
+func (c *conn) subscribe(ctx context.Context) {
+	c.acked = make(chan struct{})
+	go c.listen()
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-c.acked:
+	case <-t.C:
+		c.v.log.Debug("no subscriptions/listen acknowledgement; listing tools anyway")
+	case <-ctx.Done():
+	}
 }
 
 // dialed is the transport a dial made, and what the fast path needs of a

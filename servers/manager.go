@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -337,22 +336,12 @@ func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return VendorStatus{ID: id}
-	}
-	return v.status()
+	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	vs := m.set.All()
-	out := make([]VendorStatus, len(vs))
-	for i, v := range vs {
-		out[i] = v.status()
-	}
-	slices.SortFunc(out, func(a, b VendorStatus) int { return strings.Compare(a.ID, b.ID) })
-	return out
+	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
 }
 
 // Close stops every vendor at once (stdio vendors get their stdin closed,

@@ -202,13 +202,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 
 	// Start every instance (the first alone: it creates the schema).
 	hubs := make([]*Process, o.Instances)
-	defer func() {
-		for _, h := range hubs {
-			if h != nil {
-				h.Kill()
-			}
-		}
-	}()
+	defer killAll(hubs)
 	start := func(i int) (*Process, error) {
 		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
 	}
@@ -231,33 +225,15 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 		return rep, err
 	}
 
-	// Kill one instance mid-load, with jobs and calls in flight.
-	killed := time.Now()
-	lb.killedAt.Store(killed.UnixNano())
-	hubs[victim].Kill()
-	g.Open() // doubao finishes the jobs; the killed instance never hears
-	jobsDone, err := waitFor(ctx, 60*time.Second, func() bool { return jobsSucceeded(ctx, hubs[1:], jobIDs) })
+	killed, err := killAndRestart(ctx, hubs, victim, start, lb, g, jobIDs, &rep)
 	if err != nil {
-		return rep, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
+		return rep, err
 	}
-	rep.JobsAfter = jobsDone.Sub(killed)
-
-	// Restart it on its data folder: its write-ahead log goes to the ledger.
-	restart := time.Now()
-	if hubs[victim], err = start(victim); err != nil {
-		return rep, fmt.Errorf("restarting the killed instance: %w", err)
-	}
-	rep.RestartAfter = time.Since(restart)
-	rep.Recovered, rep.Unknown = recovered(hubs[victim])
-	lb.readmit(victim, hubs[victim].URL()) // it listens on a new port
 	sleep(ctx, 300*time.Millisecond)
 	tr.stop()
 
-	// Stop every instance gracefully: their meters flush to the ledger.
-	for _, h := range hubs {
-		if err := stopHub(h); err != nil {
-			return rep, err
-		}
+	if err := stopAll(hubs); err != nil {
+		return rep, err
 	}
 	rep.traffic(tr, lb, killed)
 	rep.JobsDone = doubao.Counters().UniqueCompleted
@@ -371,6 +347,52 @@ func holdAtVendor(ctx context.Context, g *Gate, doubao Vendor, n int) error {
 	}
 	if _, err := waitFor(ctx, 30*time.Second, func() bool { return doubao.Counters().InFlight == int64(n) }); err != nil {
 		return fmt.Errorf("the jobs never all reached doubao (%d in flight): %w", doubao.Counters().InFlight, err)
+	}
+	return nil
+}
+
+// killAndRestart kills the victim mid-load, with jobs and calls in
+// flight, waits for the other instances to finish its jobs, and restarts
+// it on its data folder (its write-ahead log goes to the ledger). It
+// returns when the victim was killed.
+func killAndRestart(ctx context.Context, hubs []*Process, victim int, start func(int) (*Process, error), lb *balancer, g *Gate, jobIDs []string, rep *InstanceReport) (killed time.Time, err error) {
+	killed = time.Now()
+	lb.killedAt.Store(killed.UnixNano())
+	hubs[victim].Kill()
+	g.Open() // doubao finishes the jobs; the killed instance never hears
+	jobsDone, err := waitFor(ctx, 60*time.Second, func() bool { return jobsSucceeded(ctx, hubs[1:], jobIDs) })
+	if err != nil {
+		return killed, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
+	}
+	rep.JobsAfter = jobsDone.Sub(killed)
+
+	restart := time.Now()
+	if hubs[victim], err = start(victim); err != nil {
+		return killed, fmt.Errorf("restarting the killed instance: %w", err)
+	}
+	rep.RestartAfter = time.Since(restart)
+	rep.Recovered, rep.Unknown = recovered(hubs[victim])
+	lb.readmit(victim, hubs[victim].URL()) // it listens on a new port
+	return killed, nil
+}
+
+// killAll kills the instances still running (its elements may change
+// after the defer: the victim is restarted into its slot).
+func killAll(hubs []*Process) {
+	for _, h := range hubs {
+		if h != nil {
+			h.Kill()
+		}
+	}
+}
+
+// stopAll stops every instance gracefully: their meters flush to the
+// ledger.
+func stopAll(hubs []*Process) error {
+	for _, h := range hubs {
+		if err := stopHub(h); err != nil {
+			return err
+		}
 	}
 	return nil
 }
