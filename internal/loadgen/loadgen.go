@@ -102,26 +102,10 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 2*o.Concurrency + 2
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
-	var copts []client.ClientOption
-	if o.Protocol != "" {
-		copts = append(copts, client.WithProtocolVersion(o.Protocol))
-	}
-	clients := make([]*client.Client, o.Concurrency)
-	for i := range clients {
-		t, err := transport.NewStreamableHTTP(o.URL, transport.WithHTTPBasicClient(hc))
-		if err != nil {
-			return Result{}, err
-		}
-		c := client.NewClient(t, copts...)
-		if err := c.Start(ctx); err != nil {
-			return Result{}, fmt.Errorf("%s: %v", o.URL, err)
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-			return Result{}, fmt.Errorf("%s: initialize: %v", o.URL, err)
-		}
-		clients[i] = c
+	clients, closeClients, err := connect(ctx, o, &http.Client{Transport: tr})
+	defer closeClients()
+	if err != nil {
+		return Result{}, err
 	}
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: o.Tool, Arguments: o.Arguments}}
 	var (
@@ -173,22 +157,7 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	}
 	measuring.Store(true)
 	start := time.Now()
-	tick := time.NewTicker(time.Second)
-	end := time.After(o.Duration)
-loop:
-	for {
-		select {
-		case <-tick.C:
-			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), calls.Load())
-			}
-		case <-end:
-			break loop
-		case <-ctx.Done():
-			break loop
-		}
-	}
-	tick.Stop()
+	measure(ctx, o, name, start, &calls)
 	elapsed := time.Since(start)
 	measuring.Store(false)
 	if o.MeasureEnd != nil {
@@ -208,4 +177,56 @@ loop:
 		}
 	}
 	return r, nil
+}
+
+// connect starts o.Concurrency MCP sessions on hc; closeAll ends those
+// started, also when connect fails.
+func connect(ctx context.Context, o Options, hc *http.Client) (clients []*client.Client, closeAll func(), err error) {
+	var copts []client.ClientOption
+	if o.Protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(o.Protocol))
+	}
+	var started []*client.Client
+	closeAll = func() {
+		for i := len(started) - 1; i >= 0; i-- { // last first, as deferred closes ran
+			started[i].Close()
+		}
+	}
+	clients = make([]*client.Client, o.Concurrency)
+	for i := range clients {
+		t, err := transport.NewStreamableHTTP(o.URL, transport.WithHTTPBasicClient(hc))
+		if err != nil {
+			return nil, closeAll, err
+		}
+		c := client.NewClient(t, copts...)
+		if err := c.Start(ctx); err != nil {
+			return nil, closeAll, fmt.Errorf("%s: %v", o.URL, err)
+		}
+		started = append(started, c)
+		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+			return nil, closeAll, fmt.Errorf("%s: initialize: %v", o.URL, err)
+		}
+		clients[i] = c
+	}
+	return clients, closeAll, nil
+}
+
+// measure waits o.Duration (or until ctx ends), writing the calls so far
+// to o.Progress each second.
+func measure(ctx context.Context, o Options, name string, start time.Time, calls *atomic.Int64) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	end := time.After(o.Duration)
+	for {
+		select {
+		case <-tick.C:
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), calls.Load())
+			}
+		case <-end:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
