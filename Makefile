@@ -14,8 +14,12 @@ PKGS := ./...
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
+# Go stamps the revision itself in a git checkout (-buildvcs=auto), but not in
+# a git worktree (.git is a file there): main.revision stands in.
+REVISION := $(shell git rev-parse -q --verify HEAD 2>/dev/null)
+
 build: ## build bin/toolhub
-	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/toolhub
+	$(GO) build -buildvcs=auto -ldflags "-X main.revision=$(REVISION)" -o $(BIN) ./cmd/toolhub
 
 run: build ## run toolhub on its embedded defaults with the example vendors (127.0.0.1:8080)
 	./$(BIN) serve

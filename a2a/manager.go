@@ -1,19 +1,16 @@
 package a2a
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -127,19 +124,15 @@ type Manager struct {
 	base     http.RoundTripper
 	ownHTTP  *http.Transport
 
-	mu      sync.RWMutex
-	vendors map[string]*vendor
-	closed  bool
-
-	toolsMu sync.Mutex // orders catalog writes against vendor replacement
-	wg      sync.WaitGroup
+	set *vendorconn.Set[*vendor]
 }
 
 var _ hub.Upstreams = (*Manager)(nil)
 
 // NewManager returns a manager that registers vendors' skills in cat.
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
-	m := &Manager{cat: cat, opts: opts.withDefaults(), vendors: map[string]*vendor{}}
+	m := &Manager{cat: cat, opts: opts.withDefaults(),
+		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
 	var base http.RoundTripper
 	card, call := &http.Client{}, &http.Client{}
 	if b := m.opts.HTTPClient; b != nil {
@@ -161,9 +154,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor has no usable card.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return nil, false
 	}
@@ -182,18 +173,7 @@ func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
 		return err
 	}
 	spec = spec.Clone()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
-	}
-	if _, dup := m.vendors[spec.ID]; dup {
-		return fmt.Errorf("%w: %q", ErrDuplicateVendor, spec.ID)
-	}
-	v := newVendor(m, spec)
-	m.vendors[spec.ID] = v
-	v.start()
-	return nil
+	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A new card
@@ -205,32 +185,19 @@ func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
 		return err
 	}
 	spec = spec.Clone()
-	m.toolsMu.Lock()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		m.toolsMu.Unlock()
-		return ErrClosed
+	old, v, err := m.set.Replace(spec.ID, func(old *vendor) (*vendor, bool) {
+		cur := old.specCopy()
+		if vendorconn.SameJSON(cur.A2A, spec.A2A) && cur.Disabled == spec.Disabled {
+			old.mu.Lock()
+			old.spec = spec
+			old.mu.Unlock()
+			return nil, false
+		}
+		return newVendor(m, spec), true
+	})
+	if err != nil || v == nil {
+		return err
 	}
-	old, ok := m.vendors[spec.ID]
-	if !ok {
-		m.mu.Unlock()
-		m.toolsMu.Unlock()
-		return fmt.Errorf("%w: %q", ErrUnknownVendor, spec.ID)
-	}
-	cur := old.specCopy()
-	if sameJSON(cur.A2A, spec.A2A) && cur.Disabled == spec.Disabled {
-		old.mu.Lock()
-		old.spec = spec
-		old.mu.Unlock()
-		m.mu.Unlock()
-		m.toolsMu.Unlock()
-		return nil
-	}
-	v := newVendor(m, spec)
-	m.vendors[spec.ID] = v
-	m.mu.Unlock()
-	m.toolsMu.Unlock()
 	old.stop()
 	v.start()
 	m.opts.Logger.Info("a2a vendor updated", "vendor", spec.ID)
@@ -239,17 +206,9 @@ func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
 
 // Remove stops managing a vendor and removes its tools from the catalog.
 func (m *Manager) Remove(ctx context.Context, id string) error {
-	m.toolsMu.Lock()
-	m.mu.Lock()
-	v, ok := m.vendors[id]
-	delete(m.vendors, id)
-	m.mu.Unlock()
-	if ok {
-		m.cat.RemoveVendor(id)
-	}
-	m.toolsMu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
+	v, err := m.set.Remove(id)
+	if err != nil {
+		return err
 	}
 	v.stop()
 	m.opts.Logger.Info("a2a vendor removed", "vendor", id)
@@ -262,44 +221,21 @@ func (m *Manager) Remove(ctx context.Context, id string) error {
 // servers.Manager.Sync. Every spec is applied that can be; the errors of
 // the others are joined.
 func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
-	want := map[string]registry.Vendor{}
-	var order []string
-	var errs []error
-	for _, s := range specs {
-		if s.Kind() != registry.KindA2A {
-			continue
-		}
-		if _, dup := want[s.ID]; dup {
-			errs = append(errs, fmt.Errorf("vendor %q is listed twice; the first is used", s.ID))
-			continue
-		}
-		want[s.ID] = s
-		order = append(order, s.ID)
-	}
-	m.mu.RLock()
-	var gone []string
-	have := map[string]registry.Vendor{}
-	for id, v := range m.vendors {
-		have[id] = v.specCopy()
-		if _, keep := want[id]; !keep {
-			gone = append(gone, id)
-		}
-	}
-	m.mu.RUnlock()
-	slices.Sort(gone)
-	for _, id := range gone {
+	p := vendorconn.PlanSync(m.set, specs, func(s registry.Vendor) bool { return s.Kind() == registry.KindA2A }, (*vendor).specCopy)
+	errs := p.Errs
+	for _, id := range p.Gone {
 		if err := m.Remove(ctx, id); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, id := range order {
-		s := want[id]
-		old, held := have[id]
+	for _, id := range p.Order {
+		s := p.Want[id]
+		old, held := p.Have[id]
 		var err error
 		switch {
 		case !held:
 			err = m.Add(ctx, s)
-		case !sameJSON(old, s):
+		case !vendorconn.SameJSON(old, s):
 			err = m.Update(ctx, s)
 		}
 		if err != nil {
@@ -313,9 +249,7 @@ func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
 // went wrong, if anything (a *CardError for a bad card). The admin API
 // can call it to register a vendor with a clear error at once.
 func (m *Manager) Refresh(ctx context.Context, id string) error {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
 	}
@@ -328,9 +262,7 @@ func (m *Manager) Refresh(ctx context.Context, id string) error {
 // reachable (or answering 5xx); rate_limited for 429; upstream_error for a
 // card that no longer parses.
 func (m *Manager) Ping(ctx context.Context, id string) error {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
 	}
@@ -363,46 +295,26 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
-	if !ok {
-		return VendorStatus{ID: id}
-	}
-	return v.status()
+	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	m.mu.RLock()
-	out := make([]VendorStatus, 0, len(m.vendors))
-	for _, v := range m.vendors {
-		out = append(out, v.status())
-	}
-	m.mu.RUnlock()
-	slices.SortFunc(out, func(a, b VendorStatus) int { return cmpString(a.ID, b.ID) })
-	return out
+	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
 }
 
 // Close stops every vendor's refresh loop and waits for background work
 // (task cancellations) to end. The catalog is left as it is. Close is
 // idempotent.
 func (m *Manager) Close() error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	vs, first := m.set.Close(nil)
+	if !first {
 		return nil
 	}
-	m.closed = true
-	vs := make([]*vendor, 0, len(m.vendors))
-	for _, v := range m.vendors {
-		vs = append(vs, v)
-	}
-	m.mu.Unlock()
 	for _, v := range vs {
 		v.stop()
 	}
-	m.wg.Wait()
+	m.set.Wait()
 	if m.ownHTTP != nil {
 		m.ownHTTP.CloseIdleConnections()
 	}
@@ -412,30 +324,7 @@ func (m *Manager) Close() error {
 // setTools writes a vendor's tools to the catalog unless the vendor has
 // been replaced or removed meanwhile.
 func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
-	m.toolsMu.Lock()
-	defer m.toolsMu.Unlock()
-	m.mu.RLock()
-	cur := m.vendors[v.id]
-	m.mu.RUnlock()
-	if cur != v || v.ctx.Err() != nil {
-		return nil, false
-	}
-	return m.cat.SetVendorTools(v.id, defs), true
-}
-
-// goBackground runs f unless the manager is closed; Close waits for it.
-func (m *Manager) goBackground(f func()) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return
-	}
-	m.wg.Add(1)
-	m.mu.Unlock()
-	go func() {
-		defer m.wg.Done()
-		f()
-	}()
+	return m.set.SetTools(v.id, v, func() bool { return v.ctx.Err() == nil }, defs)
 }
 
 func checkSpec(spec registry.Vendor) error {
@@ -443,20 +332,4 @@ func checkSpec(spec registry.Vendor) error {
 		return fmt.Errorf("%w: %q", ErrNotA2A, spec.ID)
 	}
 	return spec.Validate()
-}
-
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -98,20 +98,21 @@ func (v *vendor) stop() {
 func (v *vendor) loop() {
 	defer close(v.done)
 	o := v.m.opts
-	wait := o.RetryMin
+	b := vendorconn.Backoff{Min: o.RetryMin, Max: o.RetryMax}
+	fails := 0 // failed fetches in a row
 	for {
 		var next time.Duration
 		if err := v.refresh(v.ctx); err != nil {
 			if v.ctx.Err() != nil {
 				return
 			}
-			next = wait/2 + rand.N(wait/2+1)
-			wait = min(wait*2, o.RetryMax)
+			next = b.Delay(fails)
+			fails++
 			if v.hasCard() && o.RefreshInterval > 0 {
 				next = min(next, o.RefreshInterval)
 			}
 		} else {
-			wait = o.RetryMin
+			fails = 0
 			if o.RefreshInterval < 0 {
 				<-v.ctx.Done()
 				return
@@ -121,12 +122,8 @@ func (v *vendor) loop() {
 		v.mu.Lock()
 		v.nextRetry = o.Now().Add(next)
 		v.mu.Unlock()
-		t := time.NewTimer(next)
-		select {
-		case <-v.ctx.Done():
-			t.Stop()
+		if !vendorconn.Sleep(v.ctx, next) {
 			return
-		case <-t.C:
 		}
 	}
 }
@@ -524,7 +521,7 @@ func (r *taskRun) cancelLater(ctx context.Context) {
 	if id == "" && contextID == "" {
 		return
 	}
-	v.m.goBackground(func() {
+	v.m.set.Go(func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), v.m.opts.CancelTimeout)
 		defer cancel()
 		ids := []sdk.TaskID{id}

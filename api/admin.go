@@ -60,111 +60,148 @@ type Admin interface {
 // AdminRoutes mounts vendor self-service (vendor or operator keys) and the
 // operator routes (keys, approvals, audit log).
 func AdminRoutes(ad Admin, maxBody int64) func(*http.ServeMux) {
-	vendorOrOp := func(h http.HandlerFunc) http.Handler { return Require(h, auth.RoleVendor, auth.RoleOperator) }
-	op := func(h http.HandlerFunc) http.Handler { return Require(h, auth.RoleOperator) }
-	decode := func(w http.ResponseWriter, r *http.Request, v any) bool {
-		body, err := readLimited(r.Body, maxBody)
-		if err == nil {
-			dec := json.NewDecoder(bytes.NewReader(body))
-			dec.DisallowUnknownFields()
-			if err = dec.Decode(v); err != nil {
-				err = &hub.Error{Code: hub.CodeInvalidRequest, Message: "body: " + err.Error()}
-			}
-		}
-		if err != nil {
-			writeError(w, r, err, "")
-			return false
-		}
-		return true
-	}
-	answer := func(w http.ResponseWriter, r *http.Request, v any, err error) {
-		if err != nil {
-			writeError(w, r, err, "")
-			return
-		}
-		status := http.StatusOK
-		if c, ok := v.(VendorChange); ok && c.Status == "pending_approval" {
-			status = http.StatusAccepted
-		}
-		writeJSON(w, status, v)
-	}
-	register := func(create bool) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			var spec registry.Vendor
-			if !decode(w, r, &spec) {
-				return
-			}
-			if spec.ID == "" {
-				spec.ID = r.PathValue("id")
-			}
-			if spec.ID != r.PathValue("id") {
-				writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "the body's id differs from the path's"}, "")
-				return
-			}
-			c, err := ad.RegisterVendor(r.Context(), spec, create)
-			answer(w, r, c, err)
-		}
-	}
+	a := &adminRoutes{ad: ad, maxBody: maxBody}
 	return func(mux *http.ServeMux) {
-		mux.Handle("POST /v1/vendors/{id}", vendorOrOp(register(true)))
-		mux.Handle("PUT /v1/vendors/{id}", vendorOrOp(register(false)))
-		mux.Handle("DELETE /v1/vendors/{id}", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
-			err := ad.RemoveVendor(r.Context(), r.PathValue("id"))
-			answer(w, r, VendorChange{Vendor: r.PathValue("id"), Status: "removed"}, err)
-		}))
-		mux.Handle("GET /v1/vendors/{id}/versions", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
-			v, err := ad.VendorVersions(r.Context(), r.PathValue("id"))
-			answer(w, r, map[string]any{"versions": v}, err)
-		}))
-		mux.Handle("POST /v1/vendors/{id}/rollback", vendorOrOp(func(w http.ResponseWriter, r *http.Request) {
-			var req struct {
-				Version int64 `json:"version"`
-			}
-			if !decode(w, r, &req) {
-				return
-			}
-			c, err := ad.RollbackVendor(r.Context(), r.PathValue("id"), req.Version)
-			answer(w, r, c, err)
-		}))
-		mux.Handle("GET /v1/admin/vendors/pending", op(func(w http.ResponseWriter, r *http.Request) {
-			p, err := ad.PendingVendors(r.Context())
-			answer(w, r, map[string]any{"pending": p}, err)
-		}))
-		for _, d := range []struct {
-			path    string
-			approve bool
-		}{{"approve", true}, {"reject", false}} {
-			mux.Handle("POST /v1/admin/vendors/{id}/"+d.path, op(func(w http.ResponseWriter, r *http.Request) {
-				c, err := ad.DecideVendor(r.Context(), r.PathValue("id"), d.approve)
-				answer(w, r, c, err)
-			}))
-		}
-		mux.Handle("POST /v1/admin/keys", op(func(w http.ResponseWriter, r *http.Request) {
-			var req KeyRequest
-			if !decode(w, r, &req) {
-				return
-			}
-			tok, k, err := ad.IssueKey(r.Context(), req)
-			answer(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; store it now"}, err)
-		}))
-		mux.Handle("GET /v1/admin/keys", op(func(w http.ResponseWriter, r *http.Request) {
-			ks, err := ad.ListKeys(r.Context())
-			answer(w, r, map[string]any{"keys": ks}, err)
-		}))
-		mux.Handle("POST /v1/admin/keys/{id}/rotate", op(func(w http.ResponseWriter, r *http.Request) {
-			tok, k, err := ad.RotateKey(r.Context(), r.PathValue("id"))
-			answer(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; the old key is revoked"}, err)
-		}))
-		mux.Handle("DELETE /v1/admin/keys/{id}", op(func(w http.ResponseWriter, r *http.Request) {
-			err := ad.RevokeKey(r.Context(), r.PathValue("id"))
-			answer(w, r, map[string]any{"revoked": r.PathValue("id")}, err)
-		}))
-		mux.Handle("GET /v1/admin/audit", op(func(w http.ResponseWriter, r *http.Request) {
+		a.vendorRoutes(mux)
+		a.approvalRoutes(mux)
+		a.keyRoutes(mux)
+		mux.Handle("GET /v1/admin/audit", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
 			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 			v, err := ad.Audit(r.Context(), n)
-			answer(w, r, map[string]any{"entries": v}, err)
+			answerAdmin(w, r, map[string]any{"entries": v}, err)
 		}))
 	}
+}
+
+// adminRoutes are the handlers of [AdminRoutes].
+type adminRoutes struct {
+	ad      Admin
+	maxBody int64
+}
+
+func vendorOrOperator(h http.HandlerFunc) http.Handler {
+	return Require(h, auth.RoleVendor, auth.RoleOperator)
+}
+
+func operatorOnly(h http.HandlerFunc) http.Handler { return Require(h, auth.RoleOperator) }
+
+// decode reads the request's JSON body (bounded; no unknown fields) into
+// v; it writes the error and reports false for a bad one.
+func (a *adminRoutes) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := readLimited(r.Body, a.maxBody)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(v); err != nil {
+			err = &hub.Error{Code: hub.CodeInvalidRequest, Message: "body: " + err.Error()}
+		}
+	}
+	if err != nil {
+		writeError(w, r, err, "")
+		return false
+	}
+	return true
+}
+
+// answerAdmin writes v, or err; a vendor change waiting for approval is 202.
+func answerAdmin(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		writeError(w, r, err, "")
+		return
+	}
+	status := http.StatusOK
+	if c, ok := v.(VendorChange); ok && c.Status == "pending_approval" {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, v)
+}
+
+// register creates (POST) or updates (PUT) the vendor of the path.
+func (a *adminRoutes) register(create bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var spec registry.Vendor
+		if !a.decode(w, r, &spec) {
+			return
+		}
+		if spec.ID == "" {
+			spec.ID = r.PathValue("id")
+		}
+		if spec.ID != r.PathValue("id") {
+			writeError(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: "the body's id differs from the path's"}, "")
+			return
+		}
+		c, err := a.ad.RegisterVendor(r.Context(), spec, create)
+		answerAdmin(w, r, c, err)
+	}
+}
+
+// vendorRoutes are vendor self-service: register, update, remove, list
+// versions, roll back.
+func (a *adminRoutes) vendorRoutes(mux *http.ServeMux) {
+	ad := a.ad
+	mux.Handle("POST /v1/vendors/{id}", vendorOrOperator(a.register(true)))
+	mux.Handle("PUT /v1/vendors/{id}", vendorOrOperator(a.register(false)))
+	mux.Handle("DELETE /v1/vendors/{id}", vendorOrOperator(func(w http.ResponseWriter, r *http.Request) {
+		err := ad.RemoveVendor(r.Context(), r.PathValue("id"))
+		answerAdmin(w, r, VendorChange{Vendor: r.PathValue("id"), Status: "removed"}, err)
+	}))
+	mux.Handle("GET /v1/vendors/{id}/versions", vendorOrOperator(func(w http.ResponseWriter, r *http.Request) {
+		v, err := ad.VendorVersions(r.Context(), r.PathValue("id"))
+		answerAdmin(w, r, map[string]any{"versions": v}, err)
+	}))
+	mux.Handle("POST /v1/vendors/{id}/rollback", vendorOrOperator(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Version int64 `json:"version"`
+		}
+		if !a.decode(w, r, &req) {
+			return
+		}
+		c, err := ad.RollbackVendor(r.Context(), r.PathValue("id"), req.Version)
+		answerAdmin(w, r, c, err)
+	}))
+}
+
+// approvalRoutes are the operator's queue of vendor changes.
+func (a *adminRoutes) approvalRoutes(mux *http.ServeMux) {
+	ad := a.ad
+	mux.Handle("GET /v1/admin/vendors/pending", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+		p, err := ad.PendingVendors(r.Context())
+		answerAdmin(w, r, map[string]any{"pending": p}, err)
+	}))
+	for _, d := range []struct {
+		path    string
+		approve bool
+	}{{"approve", true}, {"reject", false}} {
+		mux.Handle("POST /v1/admin/vendors/{id}/"+d.path, operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+			c, err := ad.DecideVendor(r.Context(), r.PathValue("id"), d.approve)
+			answerAdmin(w, r, c, err)
+		}))
+	}
+}
+
+// keyRoutes issue, list, rotate and revoke API keys.
+func (a *adminRoutes) keyRoutes(mux *http.ServeMux) {
+	ad := a.ad
+	mux.Handle("POST /v1/admin/keys", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+		var req KeyRequest
+		if !a.decode(w, r, &req) {
+			return
+		}
+		tok, k, err := ad.IssueKey(r.Context(), req)
+		answerAdmin(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; store it now"}, err)
+	}))
+	mux.Handle("GET /v1/admin/keys", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+		ks, err := ad.ListKeys(r.Context())
+		answerAdmin(w, r, map[string]any{"keys": ks}, err)
+	}))
+	mux.Handle("POST /v1/admin/keys/{id}/rotate", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+		tok, k, err := ad.RotateKey(r.Context(), r.PathValue("id"))
+		answerAdmin(w, r, map[string]any{"key": k, "token": tok, "note": "the token is shown once; the old key is revoked"}, err)
+	}))
+	mux.Handle("DELETE /v1/admin/keys/{id}", operatorOnly(func(w http.ResponseWriter, r *http.Request) {
+		err := ad.RevokeKey(r.Context(), r.PathValue("id"))
+		answerAdmin(w, r, map[string]any{"revoked": r.PathValue("id")}, err)
+	}))
 }
 
 // ParseTTL parses a key lifetime ("720h"; "" means none).

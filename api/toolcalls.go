@@ -214,7 +214,7 @@ func (s *Server) runToolCall(ctx context.Context, c *hub.Call, tc ToolCall) (Too
 	var content []byte
 	switch {
 	case r.IsError:
-		content, _ = json.Marshal(map[string]any{"error": map[string]any{"code": "tool_error", "message": hub.TextOf(r)}})
+		content, _ = json.Marshal(map[string]any{"error": map[string]any{"code": hub.CodeToolError, "message": hub.TextOf(r)}})
 	case r.Structured != nil:
 		content, err = json.Marshal(r.Structured)
 	}

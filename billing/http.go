@@ -38,117 +38,134 @@ type HandlerOptions struct {
 // from defaults to the start of the current month and to to the end of
 // from's month. The default format is json.
 func NewHandler(l Ledger, opts *HandlerOptions) http.Handler {
-	var o HandlerOptions
+	h := &reportHandler{l: l}
 	if opts != nil {
-		o = *opts
+		h.o = *opts
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if h.o.Now == nil {
+		h.o.Now = time.Now
 	}
 	mux := http.NewServeMux()
-	params := func(w http.ResponseWriter, r *http.Request) (q ReportQuery, ok bool) {
-		q.Tenant, q.Vendor = r.URL.Query().Get("tenant"), r.URL.Query().Get("vendor")
-		if o.Scope != nil {
-			t, v, err := o.Scope(r)
-			if err != nil {
-				httperr.Write(w, r, &hub.Error{Code: hub.CodeForbidden, Message: err.Error()}, "")
-				return q, false
-			}
-			if t != "" {
-				q.Tenant = t
-			}
-			if v != "" {
-				q.Vendor = v
-			}
-		}
-		var err error
-		q.From, q.To, err = ParseRange(r.URL.Query().Get("from"), r.URL.Query().Get("to"), o.Now())
+	mux.HandleFunc("GET /v1/reports/usage", h.usage)
+	mux.HandleFunc("GET /v1/reports/invoice", h.statement("invoice"))
+	mux.HandleFunc("GET /v1/reports/payout", h.statement("payout"))
+	mux.HandleFunc("GET /v1/reports/export", h.export)
+	return mux
+}
+
+// reportHandler serves the report routes of [NewHandler].
+type reportHandler struct {
+	l Ledger
+	o HandlerOptions
+}
+
+// params reads a report request's query, scoped to what the caller may
+// see; it writes the error and reports false for a bad one.
+func (h *reportHandler) params(w http.ResponseWriter, r *http.Request) (q ReportQuery, ok bool) {
+	o := &h.o
+	q.Tenant, q.Vendor = r.URL.Query().Get("tenant"), r.URL.Query().Get("vendor")
+	if o.Scope != nil {
+		t, v, err := o.Scope(r)
 		if err != nil {
-			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
+			httperr.Write(w, r, &hub.Error{Code: hub.CodeForbidden, Message: err.Error()}, "")
 			return q, false
 		}
-		if g := r.URL.Query().Get("group_by"); g != "" {
-			q.GroupBy = strings.Split(g, ",")
+		if t != "" {
+			q.Tenant = t
 		}
-		if o.Audience != nil {
-			q.Hide = o.Audience(r).Hidden()
-		}
-		q.Format = r.URL.Query().Get("format")
-		if q.Format == "" {
-			q.Format = FormatJSON
-		}
-		switch q.Format {
-		case FormatCSV, FormatJSON, FormatTable:
-		default:
-			httperr.Write(w, r, hub.Errorf(hub.CodeInvalidRequest, "format %q: want csv, json or table", q.Format), "")
-			return q, false
-		}
-		return q, true
-	}
-	setType := func(w http.ResponseWriter, format string) {
-		switch format {
-		case FormatCSV:
-			w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-		case FormatJSON:
-			w.Header().Set("Content-Type", "application/json")
-		default:
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if v != "" {
+			q.Vendor = v
 		}
 	}
-	mux.HandleFunc("GET /v1/reports/usage", func(w http.ResponseWriter, r *http.Request) {
-		q, ok := params(w, r)
+	var err error
+	q.From, q.To, err = ParseRange(r.URL.Query().Get("from"), r.URL.Query().Get("to"), o.Now())
+	if err != nil {
+		httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
+		return q, false
+	}
+	if g := r.URL.Query().Get("group_by"); g != "" {
+		q.GroupBy = strings.Split(g, ",")
+	}
+	if o.Audience != nil {
+		q.Hide = o.Audience(r).Hidden()
+	}
+	q.Format = r.URL.Query().Get("format")
+	if q.Format == "" {
+		q.Format = FormatJSON
+	}
+	switch q.Format {
+	case FormatCSV, FormatJSON, FormatTable:
+	default:
+		httperr.Write(w, r, hub.Errorf(hub.CodeInvalidRequest, "format %q: want csv, json or table", q.Format), "")
+		return q, false
+	}
+	return q, true
+}
+
+func setType(w http.ResponseWriter, format string) {
+	switch format {
+	case FormatCSV:
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	case FormatJSON:
+		w.Header().Set("Content-Type", "application/json")
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+}
+
+func (h *reportHandler) usage(w http.ResponseWriter, r *http.Request) {
+	q, ok := h.params(w, r)
+	if !ok {
+		return
+	}
+	rq := RollupQuery{Filter: Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, GroupBy: q.GroupBy}
+	if err := rq.Validate(); err != nil {
+		httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
+		return
+	}
+	rows, err := h.l.Rollup(r.Context(), rq)
+	if err != nil {
+		httperr.Write(w, r, err, "") // the ledger's error: internal, logged
+		return
+	}
+	setType(w, q.Format)
+	WriteRows(w, q, rows)
+}
+
+// statement serves a tenant's invoice or a vendor's payout (kind).
+func (h *reportHandler) statement(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, ok := h.params(w, r)
 		if !ok {
 			return
 		}
-		rq := RollupQuery{Filter: Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, GroupBy: q.GroupBy}
-		if err := rq.Validate(); err != nil {
-			httperr.Write(w, r, &hub.Error{Code: hub.CodeInvalidRequest, Message: err.Error()}, "")
+		if h.o.Audience != nil && !h.o.Audience(r).mayRead(kind) {
+			httperr.Write(w, r, hub.Errorf(hub.CodeForbidden, "a %s is not for this key: tenants read invoices, vendors payouts, finance both", kind), "")
 			return
 		}
-		rows, err := l.Rollup(r.Context(), rq)
+		var st *Statement
+		var err error
+		if kind == "invoice" {
+			st, err = Invoice(r.Context(), h.l, q.Tenant, q.From, q.To)
+		} else {
+			st, err = Payout(r.Context(), h.l, q.Vendor, q.From, q.To)
+		}
 		if err != nil {
-			httperr.Write(w, r, err, "") // the ledger's error: internal, logged
+			httperr.Write(w, r, err, "") // invalid_request, or the ledger's error: internal, logged
 			return
 		}
 		setType(w, q.Format)
-		WriteRows(w, q, rows)
-	})
-	statement := func(kind string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			q, ok := params(w, r)
-			if !ok {
-				return
-			}
-			if o.Audience != nil && !o.Audience(r).mayRead(kind) {
-				httperr.Write(w, r, hub.Errorf(hub.CodeForbidden, "a %s is not for this key: tenants read invoices, vendors payouts, finance both", kind), "")
-				return
-			}
-			var st *Statement
-			var err error
-			if kind == "invoice" {
-				st, err = Invoice(r.Context(), l, q.Tenant, q.From, q.To)
-			} else {
-				st, err = Payout(r.Context(), l, q.Vendor, q.From, q.To)
-			}
-			if err != nil {
-				httperr.Write(w, r, err, "") // invalid_request, or the ledger's error: internal, logged
-				return
-			}
-			setType(w, q.Format)
-			st.Write(w, q.Format)
-		}
+		st.Write(w, q.Format)
 	}
-	mux.HandleFunc("GET /v1/reports/invoice", statement("invoice"))
-	mux.HandleFunc("GET /v1/reports/payout", statement("payout"))
-	mux.HandleFunc("GET /v1/reports/export", func(w http.ResponseWriter, r *http.Request) {
-		q, ok := params(w, r)
-		if !ok {
-			return
-		}
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		exportCloudEvents(r.Context(), l, Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, w, "", q.Hide)
-	})
-	return mux
+}
+
+func (h *reportHandler) export(w http.ResponseWriter, r *http.Request) {
+	q, ok := h.params(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	exportCloudEvents(r.Context(), h.l, Filter{From: q.From, To: q.To, Tenant: q.Tenant, Vendor: q.Vendor}, w, "", q.Hide)
 }
 
 // ParseTime reads an RFC 3339 time, a date (2026-12-02) or a month

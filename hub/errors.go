@@ -32,6 +32,11 @@ const (
 	CodeCanceled         Code = "canceled"          // the caller went away
 	CodeInternal         Code = "internal"          // a bug in toolhub, or a store that failed; the text stays in the log
 
+	// CodeToolError is [OutcomeToolError] as a code: the tool answered with
+	// isError, where a caller needs that as an error (a plan step, the
+	// error body of an OpenAI tool message).
+	CodeToolError = Code(OutcomeToolError)
+
 	// Codes of the HTTP routes around the call path (jobs, admin, reports,
 	// the dashboard, the front door's admission checks).
 	CodeNotFound         Code = "not_found"              // no such job, webhook, page (for this caller)

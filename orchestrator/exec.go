@@ -185,7 +185,7 @@ func (x *Executor) Run(ctx context.Context, tenant string, p *Plan, events Event
 func retryable(code hub.Code) bool {
 	switch code {
 	case hub.CodeTimeout, hub.CodeUnavailable, hub.CodeUpstream, hub.CodeRateLimited,
-		hub.CodeOverloaded, hub.CodeCircuitOpen, hub.CodeInvalidOutput, "tool_error":
+		hub.CodeOverloaded, hub.CodeCircuitOpen, hub.CodeInvalidOutput, hub.CodeToolError:
 		return true
 	}
 	return false
@@ -244,7 +244,7 @@ func (x *Executor) runStep(ctx context.Context, tenant, planID string, s Step, d
 }
 
 // call makes one attempt under the step's timeout. A result the tool marked
-// as an error is a failure with code "tool_error".
+// as an error is a failure with code [hub.CodeToolError].
 func (x *Executor) call(ctx context.Context, s Step, c *hub.Call) (*hub.Result, error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -260,7 +260,7 @@ func (x *Executor) call(ctx context.Context, s Step, c *hub.Call) (*hub.Result, 
 		if msg == "" {
 			msg = "the tool reported an error"
 		}
-		return nil, &hub.Error{Code: "tool_error", Message: msg, Vendor: r.Provenance.Vendor}
+		return nil, &hub.Error{Code: hub.CodeToolError, Message: msg, Vendor: r.Provenance.Vendor}
 	}
 	return r, nil
 }

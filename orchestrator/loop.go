@@ -132,7 +132,7 @@ func (p *Planner) toolCall(ctx context.Context, tenant, planID string, turn, i i
 		return fail(e, lat)
 	}
 	if r.IsError {
-		return fail(&ErrorBody{Code: "tool_error", Message: hub.TextOf(r)}, lat)
+		return fail(&ErrorBody{Code: string(hub.CodeToolError), Message: hub.TextOf(r)}, lat)
 	}
 	res.Status, res.LatencyMS = StatusOK, lat
 	res.Structured, res.Text = normalize(r.Structured), hub.TextOf(r)

@@ -84,140 +84,27 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 		}
 	}()
 
-	var (
-		tr         transport.Interface
-		fastURL    string
-		fastHdrs   map[string]string
-		fastClient *http.Client
-		fastBase   *http.Transport
-		streamer   *transport.StreamableHTTP
-		htap       *httpTap
-	)
-	startCtx := cctx // the SSE transport's event stream: guarded (listguard.go)
-	switch spec.Transport {
-	case registry.TransportStdio:
-		env, err := v.stdioEnv()
-		if err != nil {
-			return nil, err
-		}
-		maxLine := 0
-		if o.MaxResponseBytes > 0 {
-			maxLine = int(min(o.MaxResponseBytes, int64(^uint(0)>>1)))
-		}
-		lists := &listIDs{}
-		p, t, err := startProc(spec.Command, spec.Args, env, spec.Dir, v.log, v.red, maxLine, lists)
-		if err != nil {
-			return nil, err
-		}
-		c.proc = p
-		tr = &tap{Interface: t, lists: lists}
-		go func() {
-			select {
-			case <-p.exited:
-				c.markLost(p.exitError())
-			case <-cctx.Done():
-			}
-		}()
-	case registry.TransportHTTP, registry.TransportSSE:
-		u, err := v.red.expand(spec.URL, o.LookupEnv)
-		if err != nil {
-			return nil, fmt.Errorf("url: %w", err)
-		}
-		headers := make(map[string]string, len(spec.Headers))
-		for k, val := range spec.Headers {
-			if headers[k], err = v.red.expand(val, o.LookupEnv); err != nil {
-				return nil, fmt.Errorf("header %s: %w", k, err)
-			}
-		}
-		hc, release, base := v.m.vendorClient(headers, v.spec.Limits.Concurrency)
-		c.releaseHTTP = release
-		if spec.Transport == registry.TransportHTTP {
-			opts := []transport.StreamableHTTPCOption{
-				transport.WithHTTPBasicClient(hc),
-				transport.WithHTTPHeaders(headers),
-				transport.WithHTTPLogger(v.log),
-			}
-			if v.legacyListen.Load() {
-				//lint:ignore SA1019 only for a legacy (pre-2026-07-28) server, which pushes notifications on the standalone GET stream alone (see below)
-				opts = append(opts, transport.WithContinuousListening())
-			}
-			t, err := transport.NewStreamableHTTP(u, opts...)
-			if err != nil {
-				return nil, err
-			}
-			htap = &httpTap{tap: tap{Interface: t}}
-			tr, streamer, fastURL, fastHdrs, fastClient, fastBase = htap, t, u, headers, hc, base
-		} else {
-			t, err := transport.NewSSE(u,
-				transport.WithHTTPClient(hc),
-				transport.WithHeaders(headers),
-				transport.WithSSELogger(v.log),
-				transport.WithEndpointTimeout(o.ConnectTimeout),
-				// Calls are bounded by their context; this only backs it up.
-				transport.WithResponseTimeout(time.Hour),
-			)
-			if err != nil {
-				return nil, err
-			}
-			lists := &listIDs{}
-			maxLine := int(^uint(0) >> 1)
-			if o.MaxResponseBytes > 0 {
-				maxLine = int(min(o.MaxResponseBytes, int64(maxLine)))
-			}
-			startCtx = context.WithValue(cctx, listStreamKey{}, &listStream{lists: lists, max: maxLine, log: v.log})
-			tr = &httpTap{tap: tap{Interface: t, lists: lists}}
-		}
-	default:
-		return nil, fmt.Errorf("transport %q is unknown", spec.Transport)
+	d, err := v.newTransport(c)
+	if err != nil {
+		return nil, err
 	}
-
-	var copts []client.ClientOption
-	if o.ProtocolVersion != "" {
-		copts = append(copts, client.WithProtocolVersion(o.ProtocolVersion))
-	}
-	// toolhub declares sampling, elicitation and roots to the vendor and
-	// relays such requests to the MCP client of the call (relay.go).
-	copts = append(copts, client.WithSamplingHandler(relayHandler{c}),
-		client.WithElicitationHandler(relayHandler{c}), client.WithRootsHandler(relayHandler{c}))
-	c.client = client.NewClient(tr, copts...)
-	c.client.OnNotification(c.onNotification)
-	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
+	c.newClient(d.tr, o.ProtocolVersion)
 	// Start gets the connection's lifetime: the SSE transport ties its
 	// event stream to it. Its wait for the endpoint is bounded by
 	// WithEndpointTimeout.
+	startCtx := d.startCtx
+	if startCtx == nil {
+		startCtx = cctx
+	}
 	if err := c.client.Start(startCtx); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 
 	ictx, icancel := context.WithTimeout(cctx, o.ConnectTimeout)
 	defer icancel()
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = o.ClientInfo
-	init.Params.ProtocolVersion = o.ProtocolVersion
-	rec := &record{}
-	res, err := c.client.Initialize(withRecord(ictx, rec), init)
-	if err != nil {
-		if c.proc != nil {
-			// A process that died says why on its way out.
-			t := time.NewTimer(100 * time.Millisecond)
-			select {
-			case <-c.proc.exited:
-				t.Stop()
-				return nil, fmt.Errorf("initialize: %w", c.proc.exitError())
-			case <-t.C:
-			}
-		}
-		if cerr := ictx.Err(); cerr != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("initialize: no answer within %v", o.ConnectTimeout)
-		}
-		return nil, wrapMsg("initialize", classify(ictx, v.id, err, rec, v.red))
+	if err := v.initialize(ctx, ictx, c); err != nil {
+		return nil, err
 	}
-	c.protocol = c.client.ProtocolVersion()
-	c.server = res.ServerInfo
-	// What the vendor calls itself is shown in status and logs: bounded.
-	c.server.Name = truncate(c.server.Name, registry.MaxVendorMessageBytes/4)
-	c.server.Version = truncate(c.server.Version, registry.MaxVendorMessageBytes/4)
-	c.caps = res.Capabilities
 	listChanged := c.caps.Tools != nil && c.caps.Tools.ListChanged ||
 		c.caps.Resources != nil && (c.caps.Resources.ListChanged || c.caps.Resources.Subscribe) ||
 		c.caps.Prompts != nil && c.caps.Prompts.ListChanged
@@ -237,20 +124,11 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	// its acknowledgement before listing means no change falls between the
 	// list and the subscription.
 	if listChanged && mcp.IsModernProtocol(c.protocol) {
-		c.acked = make(chan struct{})
-		go c.listen()
-		t := time.NewTimer(ackWait)
-		select {
-		case <-c.acked:
-		case <-t.C:
-			v.log.Debug("no subscriptions/listen acknowledgement; listing tools anyway")
-		case <-ictx.Done():
-		}
-		t.Stop()
+		c.awaitListen(ictx)
 	}
 
-	if streamer != nil && !o.NoFastPath {
-		c.fast = newFastPath(c, fastClient, fastBase, fastURL, fastHdrs, streamer, htap)
+	if d.streamer != nil && !o.NoFastPath {
+		c.fast = newFastPath(c, d.fastClient, d.fastBase, d.fastURL, d.fastHdrs, d.streamer, d.htap)
 	}
 
 	sctx, scancel := context.WithTimeout(cctx, o.ToolSyncTimeout)
@@ -264,6 +142,178 @@ func (v *vendor) dial(ctx context.Context) (_ *conn, err error) {
 	}
 	c.since = v.m.opts.Now()
 	return c, nil
+}
+
+// newClient makes c's MCP client on tr, asking for protocol (if not "").
+// toolhub declares sampling, elicitation and roots to the vendor and
+// relays such requests to the MCP client of the call (relay.go).
+func (c *conn) newClient(tr transport.Interface, protocol string) {
+	var copts []client.ClientOption
+	if protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(protocol))
+	}
+	copts = append(copts, client.WithSamplingHandler(relayHandler{c}),
+		client.WithElicitationHandler(relayHandler{c}), client.WithRootsHandler(relayHandler{c}))
+	c.client = client.NewClient(tr, copts...)
+	c.client.OnNotification(c.onNotification)
+	c.client.OnConnectionLost(func(err error) { c.markLost(fmt.Errorf("event stream ended: %w", err)) })
+}
+
+// awaitListen opens c's subscriptions/listen stream and waits (at most
+// ackWait, or until ctx ends) for its acknowledgement.
+func (c *conn) awaitListen(ctx context.Context) {
+	c.acked = make(chan struct{})
+	go c.listen()
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-c.acked:
+	case <-t.C:
+		c.v.log.Debug("no subscriptions/listen acknowledgement; listing tools anyway")
+	case <-ctx.Done():
+	}
+}
+
+// dialed is the transport a dial made, and what the fast path needs of a
+// streamable HTTP one.
+type dialed struct {
+	tr         transport.Interface
+	fastURL    string
+	fastHdrs   map[string]string
+	fastClient *http.Client
+	fastBase   *http.Transport
+	streamer   *transport.StreamableHTTP
+	htap       *httpTap
+	// startCtx is what the client is started with: the SSE transport's
+	// event stream is guarded with it (listguard.go); nil means c.ctx.
+	startCtx context.Context
+}
+
+// newTransport makes c's transport as the vendor's spec says: a started
+// stdio process, or a streamable HTTP or SSE client.
+func (v *vendor) newTransport(c *conn) (dialed, error) {
+	switch t := v.spec.MCP.Transport; t {
+	case registry.TransportStdio:
+		return v.stdioTransport(c)
+	case registry.TransportHTTP, registry.TransportSSE:
+		return v.httpTransport(c)
+	default:
+		return dialed{}, fmt.Errorf("transport %q is unknown", t)
+	}
+}
+
+// stdioTransport starts the vendor's process; c is lost when it exits.
+func (v *vendor) stdioTransport(c *conn) (dialed, error) {
+	spec, o := v.spec.MCP, &v.m.opts
+	env, err := v.stdioEnv()
+	if err != nil {
+		return dialed{}, err
+	}
+	maxLine := 0
+	if o.MaxResponseBytes > 0 {
+		maxLine = int(min(o.MaxResponseBytes, int64(^uint(0)>>1)))
+	}
+	lists := &listIDs{}
+	p, t, err := startProc(spec.Command, spec.Args, env, spec.Dir, v.log, v.red, maxLine, lists)
+	if err != nil {
+		return dialed{}, err
+	}
+	c.proc = p
+	go func() {
+		select {
+		case <-p.exited:
+			c.markLost(p.exitError())
+		case <-c.ctx.Done():
+		}
+	}()
+	return dialed{tr: &tap{Interface: t, lists: lists}}, nil
+}
+
+// httpTransport is a streamable HTTP or SSE client of the vendor's URL,
+// with its headers (${VAR}s expanded) on the vendor's own pool.
+func (v *vendor) httpTransport(c *conn) (dialed, error) {
+	spec, o := v.spec.MCP, &v.m.opts
+	u, err := v.red.expand(spec.URL, o.LookupEnv)
+	if err != nil {
+		return dialed{}, fmt.Errorf("url: %w", err)
+	}
+	headers := make(map[string]string, len(spec.Headers))
+	for k, val := range spec.Headers {
+		if headers[k], err = v.red.expand(val, o.LookupEnv); err != nil {
+			return dialed{}, fmt.Errorf("header %s: %w", k, err)
+		}
+	}
+	hc, release, base := v.m.vendorClient(headers, v.spec.Limits.Concurrency)
+	c.releaseHTTP = release
+	if spec.Transport == registry.TransportHTTP {
+		opts := []transport.StreamableHTTPCOption{
+			transport.WithHTTPBasicClient(hc),
+			transport.WithHTTPHeaders(headers),
+			transport.WithHTTPLogger(v.log),
+		}
+		if v.legacyListen.Load() {
+			//lint:ignore SA1019 only for a legacy (pre-2026-07-28) server, which pushes notifications on the standalone GET stream alone (see dial)
+			opts = append(opts, transport.WithContinuousListening())
+		}
+		t, err := transport.NewStreamableHTTP(u, opts...)
+		if err != nil {
+			return dialed{}, err
+		}
+		htap := &httpTap{tap: tap{Interface: t}}
+		return dialed{tr: htap, streamer: t, fastURL: u, fastHdrs: headers, fastClient: hc, fastBase: base, htap: htap}, nil
+	}
+	t, err := transport.NewSSE(u,
+		transport.WithHTTPClient(hc),
+		transport.WithHeaders(headers),
+		transport.WithSSELogger(v.log),
+		transport.WithEndpointTimeout(o.ConnectTimeout),
+		// Calls are bounded by their context; this only backs it up.
+		transport.WithResponseTimeout(time.Hour),
+	)
+	if err != nil {
+		return dialed{}, err
+	}
+	lists := &listIDs{}
+	maxLine := int(^uint(0) >> 1)
+	if o.MaxResponseBytes > 0 {
+		maxLine = int(min(o.MaxResponseBytes, int64(maxLine)))
+	}
+	startCtx := context.WithValue(c.ctx, listStreamKey{}, &listStream{lists: lists, max: maxLine, log: v.log})
+	return dialed{tr: &httpTap{tap: tap{Interface: t, lists: lists}}, startCtx: startCtx}, nil
+}
+
+// initialize runs the MCP handshake on c (bounded by ictx; ctx is the
+// dial's) and keeps what the server said of itself, bounded.
+func (v *vendor) initialize(ctx, ictx context.Context, c *conn) error {
+	o := &v.m.opts
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = o.ClientInfo
+	init.Params.ProtocolVersion = o.ProtocolVersion
+	rec := &record{}
+	res, err := c.client.Initialize(withRecord(ictx, rec), init)
+	if err != nil {
+		if c.proc != nil {
+			// A process that died says why on its way out.
+			t := time.NewTimer(100 * time.Millisecond)
+			select {
+			case <-c.proc.exited:
+				t.Stop()
+				return fmt.Errorf("initialize: %w", c.proc.exitError())
+			case <-t.C:
+			}
+		}
+		if cerr := ictx.Err(); cerr != nil && ctx.Err() == nil {
+			return fmt.Errorf("initialize: no answer within %v", o.ConnectTimeout)
+		}
+		return wrapMsg("initialize", classify(ictx, v.id, err, rec, v.red))
+	}
+	c.protocol = c.client.ProtocolVersion()
+	c.server = res.ServerInfo
+	// What the vendor calls itself is shown in status and logs: bounded.
+	c.server.Name = truncate(c.server.Name, registry.MaxVendorMessageBytes/4)
+	c.server.Version = truncate(c.server.Version, registry.MaxVendorMessageBytes/4)
+	c.caps = res.Capabilities
+	return nil
 }
 
 // close ends the connection at once: in-flight calls fail.
@@ -322,7 +372,7 @@ func (c *conn) listen() {
 		// probe tells a dead vendor from a closed stream.
 		c.v.log.Debug("subscriptions/listen ended; probing the vendor", "error", errText(err, c.v.red))
 		c.v.kick(c.v.probeNow)
-		t := time.NewTimer(b.delay(n))
+		t := time.NewTimer(b.Delay(n))
 		select {
 		case <-t.C:
 		case <-c.ctx.Done():

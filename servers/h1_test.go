@@ -118,9 +118,7 @@ func (readCloser) Close() error { return nil }
 
 func (h *harness) fastConn(t *testing.T) *fastPath {
 	t.Helper()
-	h.m.mu.RLock()
-	v := h.m.vendors["hv"]
-	h.m.mu.RUnlock()
+	v, _ := h.m.set.Get("hv")
 	c := v.cur.Load()
 	if c == nil || c.fast == nil {
 		t.Fatal("no fast path on the vendor's connection")

@@ -1,12 +1,11 @@
 package servers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -121,7 +121,7 @@ func (o *Options) withDefaults() Options {
 	if c.InheritEnv == nil {
 		c.InheritEnv = DefaultInheritEnv
 	}
-	c.RestartBackoff = c.RestartBackoff.withDefaults()
+	c.RestartBackoff = c.RestartBackoff.WithDefaults()
 	if c.ProtocolVersion == "" {
 		c.ProtocolVersion = DefaultProtocolVersion
 	}
@@ -169,13 +169,8 @@ type Manager struct {
 	ownHTTP    *http.Transport // closed with the manager, when it is ours
 	baseHTTP   *http.Transport // the base RoundTripper, when it is an *http.Transport
 
-	mu      sync.RWMutex
-	vendors map[string]*vendor
-	closed  bool
-	closing chan struct{}
-
-	toolsMu sync.Mutex // orders catalog writes against vendor replacement
-	wg      sync.WaitGroup
+	set     *vendorconn.Set[*vendor]
+	closing chan struct{} // closed when Close starts
 
 	evMu   sync.Mutex // OnEvent subscribers
 	evSubs map[int]func(Event)
@@ -186,7 +181,8 @@ var _ hub.Upstreams = (*Manager)(nil)
 
 // NewManager returns a manager that registers vendors' tools in cat.
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
-	m := &Manager{cat: cat, opts: opts.withDefaults(), vendors: map[string]*vendor{}, closing: make(chan struct{})}
+	m := &Manager{cat: cat, opts: opts.withDefaults(), closing: make(chan struct{}),
+		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
 	var base http.RoundTripper
 	hc := &http.Client{}
 	if b := m.opts.HTTPClient; b != nil {
@@ -207,9 +203,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor is not ready.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return nil, false
 	}
@@ -220,9 +214,7 @@ func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
 // server/discover on the stateless protocol revision). Health probes that
 // have no business-level tool call use it.
 func (m *Manager) Ping(ctx context.Context, id string) error {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
 	}
@@ -245,20 +237,7 @@ func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
 		return err
 	}
 	spec = spec.Clone()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return ErrClosed
-	}
-	if _, dup := m.vendors[spec.ID]; dup {
-		m.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrDuplicateVendor, spec.ID)
-	}
-	v := newVendor(m, spec)
-	m.vendors[spec.ID] = v
-	v.start()
-	m.mu.Unlock()
-	return nil
+	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A change
@@ -273,35 +252,23 @@ func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
 		return err
 	}
 	spec = spec.Clone()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return ErrClosed
+	// Replaced under the set's locks, so the old vendor cannot write the
+	// catalog after the new one has.
+	old, v, err := m.set.Replace(spec.ID, func(old *vendor) (*vendor, bool) {
+		if sameConnection(old.spec, spec) {
+			// Nothing about the connection changed: keep it, and the calls on it.
+			old.mu.Lock()
+			old.spec.Name, old.spec.Timeout, old.spec.Limits = spec.Name, spec.Timeout, spec.Limits
+			old.mu.Unlock()
+			return nil, false
+		}
+		v := newVendor(m, spec)
+		v.legacyListen.Store(old.legacyListen.Load() && sameMCP(old.spec.MCP, spec.MCP))
+		return v, true
+	})
+	if err != nil || v == nil {
+		return err
 	}
-	old, ok := m.vendors[spec.ID]
-	if !ok {
-		m.mu.Unlock()
-		return fmt.Errorf("%w: %q", ErrUnknownVendor, spec.ID)
-	}
-	if sameConnection(old.spec, spec) {
-		// Nothing about the connection changed: keep it, and the calls on it.
-		old.mu.Lock()
-		old.spec.Name, old.spec.Timeout, old.spec.Limits = spec.Name, spec.Timeout, spec.Limits
-		old.mu.Unlock()
-		m.mu.Unlock()
-		return nil
-	}
-	v := newVendor(m, spec)
-	v.legacyListen.Store(old.legacyListen.Load() && sameMCP(old.spec.MCP, spec.MCP))
-	m.mu.Unlock()
-
-	// Swap under toolsMu, so the old vendor cannot write the catalog after
-	// the new one has.
-	m.toolsMu.Lock()
-	m.mu.Lock()
-	m.vendors[spec.ID] = v
-	m.mu.Unlock()
-	m.toolsMu.Unlock()
 	old.stop(true)
 	v.start()
 	m.logChange("vendor updated", spec.ID)
@@ -313,17 +280,9 @@ func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
 // are done (at most Options.DrainTimeout); Remove waits for that until ctx
 // is done.
 func (m *Manager) Remove(ctx context.Context, id string) error {
-	m.toolsMu.Lock()
-	m.mu.Lock()
-	v, ok := m.vendors[id]
-	delete(m.vendors, id)
-	m.mu.Unlock()
-	if ok {
-		m.cat.RemoveVendor(id)
-	}
-	m.toolsMu.Unlock()
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrUnknownVendor, id)
+	v, err := m.set.Remove(id)
+	if err != nil {
+		return err
 	}
 	v.stop(true)
 	m.logChange("vendor removed", id)
@@ -336,29 +295,8 @@ func (m *Manager) Remove(ctx context.Context, id string) error {
 // them, are not touched. It is what a configuration reload calls. Every
 // spec is applied that can be; the errors of the others are joined.
 func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
-	want := map[string]registry.Vendor{}
-	var errs []error
-	for _, s := range specs {
-		if s.Kind() != registry.KindMCP || s.MCP == nil {
-			continue
-		}
-		if _, dup := want[s.ID]; dup {
-			errs = append(errs, fmt.Errorf("vendor %q is listed twice; the first is used", s.ID))
-			continue
-		}
-		want[s.ID] = s
-	}
-	m.mu.RLock()
-	var gone []string
-	have := map[string]registry.Vendor{}
-	for id, v := range m.vendors {
-		have[id] = v.specCopy()
-		if _, keep := want[id]; !keep {
-			gone = append(gone, id)
-		}
-	}
-	m.mu.RUnlock()
-	slices.Sort(gone)
+	p := vendorconn.PlanSync(m.set, specs, func(s registry.Vendor) bool { return s.Kind() == registry.KindMCP && s.MCP != nil }, (*vendor).specCopy)
+	errs := p.Errs
 
 	// Stop what goes and replace what changed in parallel; each drains on
 	// its own.
@@ -373,17 +311,13 @@ func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
 			}
 		})
 	}
-	for _, id := range gone {
+	for _, id := range p.Gone {
 		apply(func() error { return m.Remove(ctx, id) })
 	}
-	ids := make([]string, 0, len(want))
-	for id := range want {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(p.Want))
 	for _, id := range ids {
-		s := want[id]
-		old, held := have[id]
+		s := p.Want[id]
+		old, held := p.Have[id]
 		switch {
 		case !held:
 			if err := m.Add(ctx, s); err != nil {
@@ -402,47 +336,22 @@ func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
-	if !ok {
-		return VendorStatus{ID: id}
-	}
-	return v.status()
+	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	m.mu.RLock()
-	vs := make([]*vendor, 0, len(m.vendors))
-	for _, v := range m.vendors {
-		vs = append(vs, v)
-	}
-	m.mu.RUnlock()
-	out := make([]VendorStatus, len(vs))
-	for i, v := range vs {
-		out[i] = v.status()
-	}
-	slices.SortFunc(out, func(a, b VendorStatus) int { return cmpString(a.ID, b.ID) })
-	return out
+	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
 }
 
 // Close stops every vendor at once (stdio vendors get their stdin closed,
 // then are killed after a grace period) and waits for them. Calls in
 // flight fail. The catalog is left as it is. Close is idempotent.
 func (m *Manager) Close() error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	vs, first := m.set.Close(func() { close(m.closing) })
+	if !first {
 		return nil
 	}
-	m.closed = true
-	close(m.closing)
-	vs := make([]*vendor, 0, len(m.vendors))
-	for _, v := range m.vendors {
-		vs = append(vs, v)
-	}
-	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, v := range vs {
 		wg.Go(func() {
@@ -451,7 +360,7 @@ func (m *Manager) Close() error {
 		})
 	}
 	wg.Wait()
-	m.wg.Wait()
+	m.set.Wait()
 	if m.ownHTTP != nil {
 		m.ownHTTP.CloseIdleConnections()
 	}
@@ -461,27 +370,7 @@ func (m *Manager) Close() error {
 // setTools writes a vendor's tools to the catalog, unless the vendor has
 // been replaced or removed meanwhile.
 func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
-	m.toolsMu.Lock()
-	defer m.toolsMu.Unlock()
-	m.mu.RLock()
-	cur := m.vendors[v.id]
-	m.mu.RUnlock()
-	if cur != v || v.ctx.Err() != nil {
-		return nil, false
-	}
-	return m.cat.SetVendorTools(v.id, defs), true
-}
-
-// track counts a background job that Close must wait for; it reports
-// false when the manager is closing and the job must not start.
-func (m *Manager) track() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return false
-	}
-	m.wg.Add(1)
-	return true
+	return m.set.SetTools(v.id, v, func() bool { return v.ctx.Err() == nil }, defs)
 }
 
 func (m *Manager) logChange(msg, id string) {
@@ -506,15 +395,9 @@ func sameConnection(a, b registry.Vendor) bool {
 	return a.Disabled == b.Disabled && sameMCP(a.MCP, b.MCP)
 }
 
-func sameMCP(a, b *registry.MCPSpec) bool { return sameJSON(a, b) }
+func sameMCP(a, b *registry.MCPSpec) bool { return vendorconn.SameJSON(a, b) }
 
-func sameSpec(a, b registry.Vendor) bool { return sameJSON(a, b) }
-
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && bytes.Equal(x, y)
-}
+func sameSpec(a, b registry.Vendor) bool { return vendorconn.SameJSON(a, b) }
 
 // waitCtx waits for done until ctx is done; what is left then goes on in
 // the background, so it is not an error.
@@ -524,16 +407,6 @@ func waitCtx(ctx context.Context, done <-chan struct{}) error {
 	case <-ctx.Done():
 	}
 	return nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // vendorClient is the HTTP client of one connection to an HTTP or SSE

@@ -285,24 +285,6 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	b := Backoff{Min: 100 * time.Millisecond, Max: time.Second}
-	for n, want := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
-		want *= time.Millisecond
-		for range 50 {
-			if d := b.delay(n); d < want/2 || d > want {
-				t.Fatalf("delay(%d) = %v; want in [%v, %v]", n, d, want/2, want)
-			}
-		}
-	}
-	if d := b.delay(1000); d > time.Second {
-		t.Errorf("delay(1000) = %v", d)
-	}
-	if got := (Backoff{}).withDefaults(); got.Min != 500*time.Millisecond || got.Max != 30*time.Second {
-		t.Errorf("defaults = %+v", got)
-	}
-}
-
 func TestVendorMeta(t *testing.T) {
 	if vendorMeta(nil) != nil || vendorMeta(map[string]any{"tenant": "x"}) != nil {
 		t.Errorf("want nil meta")

@@ -90,9 +90,7 @@ func (m *Manager) emit(e Event) {
 // Surface returns a vendor's resources, templates, prompts and
 // capabilities, as listed at its last connect or list change.
 func (m *Manager) Surface(id string) (Surface, bool) {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return Surface{}, false
 	}
@@ -105,9 +103,7 @@ func (m *Manager) Surface(id string) (Surface, bool) {
 
 // conn returns a vendor's ready connection, or the error of a call to it.
 func (m *Manager) conn(id string) (*conn, error) {
-	m.mu.RLock()
-	v, ok := m.vendors[id]
-	m.mu.RUnlock()
+	v, ok := m.set.Get(id)
 	if !ok {
 		return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
 	}

@@ -210,9 +210,8 @@ func TestStdioToolListChanged(t *testing.T) {
 		_, ok := h.cat.VendorTool("tv", "late")
 		return ok
 	})
-	if st := h.m.Status("tv"); st.Tools != 12 {
-		t.Errorf("tools = %d; want 12", st.Tools)
-	}
+	// The status counts the tools just after the catalog has them.
+	waitFor(t, "the status to count 12 tools", func() bool { return h.m.Status("tv").Tools == 12 })
 }
 
 func TestStdioPaging(t *testing.T) {

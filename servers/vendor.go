@@ -256,7 +256,7 @@ func (v *vendor) loop() *conn {
 		v.update(func(st *VendorStatus) { st.State = StateConnecting; st.NextAttempt = time.Time{} })
 		c, err := v.dial(v.ctx)
 		if err != nil {
-			if v.ctx.Err() != nil || !v.wait(err, b.delay(fails)) {
+			if v.ctx.Err() != nil || !v.wait(err, b.Delay(fails)) {
 				return nil
 			}
 			fails++
@@ -288,7 +288,7 @@ func (v *vendor) loop() *conn {
 			fails = 0 // it ran well for a while: start the backoff over
 		}
 		v.update(func(st *VendorStatus) { st.Restarts++ })
-		if !v.wait(fmt.Errorf("connection lost: %w", lostErr), b.delay(fails)) {
+		if !v.wait(fmt.Errorf("connection lost: %w", lostErr), b.Delay(fails)) {
 			return nil
 		}
 		fails++
@@ -326,13 +326,13 @@ func (v *vendor) retire(c *conn) {
 		return
 	}
 	// Let go of new calls now; those in flight finish on the old connection.
-	if !v.m.track() {
+	if !v.m.set.Track() {
 		c.close() // the manager is closing
 		close(v.retired)
 		return
 	}
 	go func() {
-		defer v.m.wg.Done()
+		defer v.m.set.Done()
 		t := time.NewTimer(v.m.opts.DrainTimeout)
 		select {
 		case <-c.gate.drain():

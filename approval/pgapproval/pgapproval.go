@@ -1,6 +1,7 @@
 package pgapproval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 )
 
 // DefaultSchema holds the table when [Options].Schema is empty.
-const DefaultSchema = "toolhub"
+const DefaultSchema = pgschema.DefaultSchema
 
 // Options tune a [Store]. A nil *Options means every default.
 type Options struct {
@@ -50,22 +51,14 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	schema := opts.Schema
-	if schema == "" {
-		schema = DefaultSchema
-	}
-	maxConns := opts.MaxConns
-	if maxConns == 0 {
-		maxConns = 2
-	}
-	pool, cfg, err := pgschema.Open(ctx, dsn, schema, "pending_vendor_changes", maxConns, migrations)
+	tb, err := pgschema.OpenTable(ctx, dsn, opts.Schema, "pending_vendor_changes", cmp.Or(opts.MaxConns, 2), migrations)
 	if err != nil {
 		return nil, fmt.Errorf("pgapproval: %w", err)
 	}
-	t := pgx.Identifier{schema}.Sanitize() + ".pending_vendor_changes"
+	t := tb.Name
 	return &Store{
-		pool:  pool,
-		where: pgschema.Where(cfg, schema),
+		pool:  tb.Pool,
+		where: tb.Where,
 		put: `INSERT INTO ` + t + ` (vendor, change, at) VALUES ($1, $2, $3)
 			ON CONFLICT (vendor) DO UPDATE SET change = excluded.change, at = excluded.at`,
 		list: `SELECT change::text FROM ` + t + ` ORDER BY vendor`,

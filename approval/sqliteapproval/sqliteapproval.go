@@ -10,7 +10,7 @@ import (
 	"fmt"
 
 	"github.com/toolhub/toolhub/approval"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 	"github.com/toolhub/toolhub/registry"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/toolhub/toolhub/approval"
 	"github.com/toolhub/toolhub/approval/approvaltest"
 	"github.com/toolhub/toolhub/approval/sqliteapproval"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb/sqlitedbtest"
 )
 
 // The contract, on a data folder whose path a file: URI must escape.

@@ -1,6 +1,7 @@
 package pgaudit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 )
 
 // DefaultSchema holds the table when [Options].Schema is empty.
-const DefaultSchema = "toolhub"
+const DefaultSchema = pgschema.DefaultSchema
 
 // Options tune a [Log]. A nil *Options means every default.
 type Options struct {
@@ -64,23 +65,15 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Log, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	schema := opts.Schema
-	if schema == "" {
-		schema = DefaultSchema
-	}
-	maxConns := opts.MaxConns
-	if maxConns == 0 {
-		maxConns = 2
-	}
-	pool, cfg, err := pgschema.Open(ctx, dsn, schema, "audit_log", maxConns, migrations)
+	tb, err := pgschema.OpenTable(ctx, dsn, opts.Schema, "audit_log", cmp.Or(opts.MaxConns, 2), migrations)
 	if err != nil {
 		return nil, fmt.Errorf("pgaudit: %w", err)
 	}
-	t := pgx.Identifier{schema}.Sanitize() + ".audit_log"
+	t := tb.Name
 	const cols = `at, who, action, target, before, after`
 	return &Log{
-		pool:   pool,
-		where:  pgschema.Where(cfg, schema),
+		pool:   tb.Pool,
+		where:  tb.Where,
 		insert: `INSERT INTO ` + t + ` (` + cols + `) VALUES ($1, $2, $3, $4, $5, $6)`,
 		recent: `SELECT ` + cols + ` FROM (SELECT seq, ` + cols + ` FROM ` + t + ` ORDER BY seq DESC LIMIT $1) r ORDER BY seq`,
 		all:    `SELECT ` + cols + ` FROM ` + t + ` ORDER BY seq`,

@@ -22,7 +22,7 @@ import (
 const Channel = "toolhub_keys"
 
 // DefaultSchema holds the table when [Options].Schema is empty.
-const DefaultSchema = "toolhub"
+const DefaultSchema = pgschema.DefaultSchema
 
 // Defaults of [Options].
 const (
@@ -116,15 +116,11 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	schema := opts.Schema
-	if schema == "" {
-		schema = DefaultSchema
-	}
-	pool, cfg, err := pgschema.Open(ctx, dsn, schema, "api_keys", opts.MaxConns, migrations)
+	tb, err := pgschema.OpenTable(ctx, dsn, opts.Schema, "api_keys", opts.MaxConns, migrations)
 	if err != nil {
 		return nil, fmt.Errorf("pgkeys: %w", err)
 	}
-	t := pgx.Identifier{schema}.Sanitize() + ".api_keys"
+	pool, cfg, schema, t := tb.Pool, tb.Config, tb.Schema, tb.Name
 	const cols = `id, name, role, tenant, vendor, secret_hash, created_at, expires_at, revoked_at`
 	s := &Store{
 		pool:   pool,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/auth"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 )
 
 // Store is an [auth.Store] in a SQLite file.

@@ -7,7 +7,7 @@ import (
 	"github.com/toolhub/toolhub/auth"
 	"github.com/toolhub/toolhub/auth/authtest"
 	"github.com/toolhub/toolhub/auth/sqlitekeys"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb/sqlitedbtest"
 )
 
 // The contract, on a data folder whose path a file: URI must escape; the

@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/toolhub/toolhub/internal/backend/pgdb"
+	"github.com/toolhub/toolhub/internal/x/pgdb"
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/internal/ledgersql"

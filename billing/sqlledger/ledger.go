@@ -32,7 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/internal/ledgersql"

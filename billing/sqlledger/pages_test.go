@@ -9,7 +9,7 @@ import (
 	"github.com/toolhub/toolhub/billing/ledgertest"
 	"github.com/toolhub/toolhub/billing/sqlledger"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 )
 
 // TestAppendOfNewCallsWritesFewPages: the meter appends the events of new

@@ -28,6 +28,12 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// revision is the commit, set at build time with -ldflags
+// "-X main.revision=…" by builds Go's own VCS stamping misses (make build
+// in a git worktree, whose .git is a file Go does not recognise). The
+// build info's vcs.revision wins when there is one.
+var revision = ""
+
 type command struct {
 	name, args, summary string
 	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error

@@ -21,18 +21,21 @@ func printVersion(_ context.Context, _ []string, stdout, _ io.Writer) error {
 //	v1.2.0 (revision 626ff61aff7d, 2026-12-03T08:00:00Z)
 //	(devel) (revision 626ff61aff7d+dirty, 2026-12-03T08:00:00Z)
 //
-// A binary built without VCS stamping (go build -buildvcs=false, or
-// outside a repository) says so instead of a revision.
+// Without a vcs.revision in the build info, the revision set with
+// "-ldflags -X main.revision=…" stands in (make build sets it); a binary
+// with neither (go build -buildvcs=false, a git worktree, no repository)
+// says so instead of a revision.
 func buildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return version + " (no build info)"
+		bi = &debug.BuildInfo{}
 	}
-	return formatVersion(version, bi)
+	return formatVersion(version, revision, bi)
 }
 
-// formatVersion is buildVersion's text for the ldflags version and bi.
-func formatVersion(version string, bi *debug.BuildInfo) string {
+// formatVersion is buildVersion's text for the ldflags version and
+// revision, and bi.
+func formatVersion(version, ldRevision string, bi *debug.BuildInfo) string {
 	v := version
 	if v == "dev" && bi.Main.Version != "" {
 		v = bi.Main.Version
@@ -51,13 +54,29 @@ func formatVersion(version string, bi *debug.BuildInfo) string {
 		}
 	}
 	if rev == "" {
-		return v + " (no VCS revision: built with -buildvcs=false or outside a repository)"
+		rev = ldRevision
+	}
+	if rev == "" {
+		return v + " (no VCS revision: built with -buildvcs=false, in a git worktree or outside a repository; make build records it)"
 	}
 	out := v + " (revision " + rev + modified
 	if at != "" {
 		out += ", " + at
 	}
-	return out + ", " + bi.GoVersion + ")"
+	if bi.GoVersion != "" {
+		out += ", " + bi.GoVersion
+	}
+	return out + ")"
+}
+
+// vcsRevision is the build info's vcs.revision, else the ldflags revision.
+func vcsRevision(bi *debug.BuildInfo) string {
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return revision
 }
 
 // shortVersion is the version servers report (/healthz, MCP serverInfo,
@@ -72,10 +91,8 @@ func shortVersion() string {
 	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		v = bi.Main.Version
 	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 && v == "dev" {
-			v += "+" + s.Value[:12]
-		}
+	if rev := vcsRevision(bi); len(rev) >= 12 && v == "dev" {
+		v += "+" + rev[:12]
 	}
 	return v
 }

@@ -184,7 +184,30 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	if err := a.metering(ctx, cfg); err != nil {
 		return nil, err
 	}
-	a.Gateway = hub.NewGateway(a.Catalog, hub.UpstreamsFunc(a.upstream), &hub.Options{
+	a.Gateway = a.newGateway(cfg)
+	a.Agent = a.newAgent(cfg)
+	llmKey, _ := a.opts.LookupEnv("TOOLHUB_LLM_API_KEY")
+	if a.Planner, err = orchestrator.New(cfg.Planner, a.Gateway, a.Catalog, llmKey); err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	a.Planner.Keywords = a.plannerKeywords
+	a.API = api.NewServer(a.Gateway, a.apiOptions(cfg))
+	a.cleanups.Add(a.API.Close)
+	a.sessionMetrics()
+	a.storeMetrics()
+	if err := a.apply(ctx, cfg); err != nil {
+		return nil, err
+	}
+	go a.followRegistry()
+	a.startWork(cfg)
+	return a, nil
+}
+
+// newGateway assembles the call pipeline (docs/architecture.md): outer
+// (decision log, meter), call (result scan, modes, budgets, cache), the
+// capability route, vendor (governor, attempt meter).
+func (a *App) newGateway(cfg *config.Config) *hub.Gateway {
+	return hub.NewGateway(a.Catalog, hub.UpstreamsFunc(a.upstream), &hub.Options{
 		Logger:         a.log,
 		DefaultTimeout: cfg.Timeout.D(),
 		Timeout:        a.timeout,
@@ -197,20 +220,24 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		MaxDataLevel:   a.maxDataLevel,
 		Redact:         a.redact,
 	})
-	// The card lists capabilities and every vendor tool as skills; a plain
-	// text message that names none goes to the planner.
+}
+
+// newAgent is toolhub as an A2A agent. The card lists capabilities and
+// every vendor tool as skills; a plain text message that names none goes
+// to the planner.
+func (a *App) newAgent(cfg *config.Config) *a2a.Server {
 	agentOpts := &a2a.ServerOptions{Version: a.opts.Version, Tenant: api.TenantFrom, Logger: a.log, Planner: goalRunner{a}, VendorTools: true}
 	if cfg.Auth.Enabled {
 		agentOpts.SecuritySchemes = sdk.NamedSecuritySchemes{"bearer": sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "toolhub tenant key"}}
 		agentOpts.SecurityRequirements = sdk.SecurityRequirementsOptions{{"bearer": {}}}
 	}
 	a.agentTasks(agentOpts)
-	a.Agent = a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
-	llmKey, _ := a.opts.LookupEnv("TOOLHUB_LLM_API_KEY")
-	if a.Planner, err = orchestrator.New(cfg.Planner, a.Gateway, a.Catalog, llmKey); err != nil {
-		return nil, fmt.Errorf("planner: %w", err)
-	}
-	a.Planner.Keywords = a.plannerKeywords
+	return a2a.NewServer(a.Gateway, a.Catalog, agentOpts)
+}
+
+// apiOptions are the front door's options: sessions, bounds, and the
+// routes around the call path.
+func (a *App) apiOptions(cfg *config.Config) *api.Options {
 	apiOpts := &api.Options{
 		Version:      a.opts.Version,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -221,31 +248,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 		DataLevel: a.tenantDataLevel,
 		Relay:     a.Manager,
 		Vendors:   func(ctx context.Context) any { return a.VendorViews(api.PrincipalFrom(ctx)) },
-		Routes: func(mux *http.ServeMux) {
-			mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
-			mux.Handle("GET /v1/capabilities", a.capabilitiesHandler()) // only those the caller may see
-			mux.Handle("POST /v1/plan", &orchestrator.Handler{Planner: a.Planner, MaxBody: cfg.MaxBodyBytes,
-				Tenant: func(r *http.Request) string { return api.TenantFrom(r.Context()) }})
-			// Finance and operators see all usage; a tenant its own; a vendor its own.
-			mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope, Audience: reportAudience}),
-				auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))
-			mux.Handle("POST /v1/admin/capabilities/{name}/mode", api.Require(a.Modes.AdminHandler(), auth.RoleOperator))
-			api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log, Reauthenticate: a.reauthenticate(cfg)})(mux)
-			api.WebhookRoutes(a.Jobs.Webhooks(), a.Guard.CheckURL, cfg.MaxBodyBytes)(mux)
-			api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
-			// toolhub as an A2A agent: a public card, calls as a tenant.
-			mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
-			mux.Handle(a2a.RPCPath, api.Require(a.Agent.Handler(), auth.RoleTenant, auth.RoleOperator))
-			// The dashboard: public static files (the page asks for a key and
-			// calls the APIs above with it); its decision log is operators'.
-			dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
-			mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
-			mux.Handle("/ui/", dash)
-			mux.Handle("GET /v1/admin/budgets", api.Require(http.HandlerFunc(a.budgetsHandler), auth.RoleOperator, auth.RoleFinance))
-			// OAuth protected resource metadata (RFC 9728), public.
-			mux.HandleFunc("GET /.well-known/oauth-protected-resource", a.oauthMetadata)
-			mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
-		},
+		Routes:    func(mux *http.ServeMux) { a.routes(cfg, mux) },
 		Public:    func(r *http.Request) bool { return ui.Public(r, ui.DefaultPrefix) || oauthPublic(r) },
 		Stores:    func() any { return a.stores.Health.States() },
 		Ready:     a.ready,
@@ -257,14 +260,41 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	if cfg.Auth.Enabled {
 		apiOpts.Authenticate = a.authenticate
 	}
-	a.API = api.NewServer(a.Gateway, apiOpts)
-	a.cleanups.Add(a.API.Close)
-	a.sessionMetrics()
-	a.storeMetrics()
-	if err := a.apply(ctx, cfg); err != nil {
-		return nil, err
-	}
-	go a.followRegistry()
+	return apiOpts
+}
+
+// routes mounts the handlers beside the call path: metrics, capabilities,
+// the planner, reports, admin, jobs and webhooks, the A2A agent, the
+// dashboard and the OAuth metadata.
+func (a *App) routes(cfg *config.Config, mux *http.ServeMux) {
+	mux.Handle("GET /metrics", api.Require(promhttp.HandlerFor(a.metrics, promhttp.HandlerOpts{}), auth.RoleOperator))
+	mux.Handle("GET /v1/capabilities", a.capabilitiesHandler()) // only those the caller may see
+	mux.Handle("POST /v1/plan", &orchestrator.Handler{Planner: a.Planner, MaxBody: cfg.MaxBodyBytes,
+		Tenant: func(r *http.Request) string { return api.TenantFrom(r.Context()) }})
+	// Finance and operators see all usage; a tenant its own; a vendor its own.
+	mux.Handle("GET /v1/reports/", api.Require(billing.NewHandler(a.Ledger, &billing.HandlerOptions{Scope: reportScope, Audience: reportAudience}),
+		auth.RoleFinance, auth.RoleOperator, auth.RoleTenant, auth.RoleVendor))
+	mux.Handle("POST /v1/admin/capabilities/{name}/mode", api.Require(a.Modes.AdminHandler(), auth.RoleOperator))
+	api.JobRoutes(a.Jobs, &api.JobRoutesOptions{Done: a.ctx.Done(), Logger: a.log, Reauthenticate: a.reauthenticate(cfg)})(mux)
+	api.WebhookRoutes(a.Jobs.Webhooks(), a.Guard.CheckURL, cfg.MaxBodyBytes)(mux)
+	api.AdminRoutes(a, cfg.MaxBodyBytes)(mux)
+	// toolhub as an A2A agent: a public card, calls as a tenant.
+	mux.Handle("GET "+a2a.CardPath, a.Agent.CardHandler())
+	mux.Handle(a2a.RPCPath, api.Require(a.Agent.Handler(), auth.RoleTenant, auth.RoleOperator))
+	// The dashboard: public static files (the page asks for a key and
+	// calls the APIs above with it); its decision log is operators'.
+	dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
+	mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
+	mux.Handle("/ui/", dash)
+	mux.Handle("GET /v1/admin/budgets", api.Require(http.HandlerFunc(a.budgetsHandler), auth.RoleOperator, auth.RoleFinance))
+	// OAuth protected resource metadata (RFC 9728), public.
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource", a.oauthMetadata)
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/", a.oauthMetadata)
+}
+
+// startWork starts the background work: the job workers, the wake loop,
+// the webhook deliveries and the A2A tasks of queued calls.
+func (a *App) startWork(cfg *config.Config) {
 	// Closing starts here: the workers stop first (running jobs get up to
 	// 10 s; the rest stay queued), then the app's context and the probes
 	// end, then the rest above, last first.
@@ -281,7 +311,6 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
 		a.log.Error("a2a tasks of queued calls are not followed", "err", err)
 	}
-	return a, nil
 }
 
 // storesConfig is where cfg puts state: the data folder, Redis and

@@ -17,7 +17,7 @@ import (
 // or the config's telemetry block ask for it (internal/x/telemetry); off, the
 // pipeline gets no tracing middleware at all.
 func (a *App) startTelemetry(ctx context.Context, cfg *config.Config) error {
-	t, err := telemetry.Start(ctx, cfg.Telemetry, telemetry.Options{LookupEnv: a.opts.LookupEnv, Version: a.opts.Version, Logger: a.log})
+	t, err := telemetry.Start(ctx, cfg.Telemetry, telemetry.Options{LookupEnv: a.opts.LookupEnv, Version: a.opts.Version, Logger: a.log, Enable: tracing.Enable})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs/sqlitejobs"
 	"github.com/toolhub/toolhub/hub/limit"
 	"github.com/toolhub/toolhub/hub/limit/redislimit"
-	"github.com/toolhub/toolhub/internal/backend/pgdb"
+	"github.com/toolhub/toolhub/internal/x/pgdb"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/pgstore"
 	"github.com/toolhub/toolhub/registry/sqlstore"

@@ -393,6 +393,15 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log_level %q: want debug, info, warn or error", c.LogLevel))
 	}
+	errs = append(errs, c.validateCatalog()...)
+	return errors.Join(errs...)
+}
+
+// validateCatalog checks the vendors, the capabilities' chains and the
+// tenants: each valid, none declared twice, every chain on declared
+// vendors.
+func (c *Config) validateCatalog() []error {
+	var errs []error
 	seen := map[string]bool{}
 	for i := range c.Vendors {
 		v := &c.Vendors[i]
@@ -426,7 +435,7 @@ func (c *Config) Validate() error {
 		}
 		tseen[c.Tenants[i].ID] = true
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // isEmpty reports whether a YAML document holds no key: nothing, only

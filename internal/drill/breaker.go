@@ -77,65 +77,12 @@ func (r FailoverReport) Ok() bool {
 // recovery. Then it counts the ledger's call events against the calls made.
 func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fault Fault) (FailoverReport, error) {
 	rep := FailoverReport{Rate: rate, Fault: fault}
-	var (
-		faultAt      atomic.Int64 // unix nanos; 0 before the fault
-		faultOver    atomic.Bool
-		firstFallbk  atomic.Int64
-		calls, errs  atomic.Int64
-		during, dOK  atomic.Int64
-		wg           sync.WaitGroup
-		stopTraffic  = make(chan struct{})
-		trafficEnded = make(chan struct{})
-	)
-	gw := l.App.Gateway
-	go func() {
-		defer close(trafficEnded)
-		tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopTraffic:
-				wg.Wait()
-				return
-			case <-ctx.Done():
-				wg.Wait()
-				return
-			case <-tick.C:
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				inFault := faultAt.Load() != 0 && !faultOver.Load()
-				res, err := gw.Call(ctx, &hub.Call{Tenant: "default", Name: "weather.current", Arguments: map[string]any{"city": "Oslo"}})
-				calls.Add(1)
-				if inFault {
-					during.Add(1)
-				}
-				if err != nil {
-					errs.Add(1)
-					return
-				}
-				if inFault {
-					dOK.Add(1)
-				}
-				if res.Provenance.Vendor == "weather-b" && faultAt.Load() != 0 {
-					firstFallbk.CompareAndSwap(0, time.Now().UnixNano())
-				}
-			}()
-		}
-	}()
-	defer func() {
-		select {
-		case <-trafficEnded:
-		default:
-			close(stopTraffic)
-			<-trafficEnded
-		}
-	}()
+	tr := startFailoverTraffic(ctx, l.App.Gateway, rate)
+	defer tr.stop()
 
 	sleep(ctx, time.Second) // healthy traffic first
 	start := time.Now()
-	faultAt.Store(start.UnixNano())
+	tr.faultAt.Store(start.UnixNano())
 	if err := l.SetMode("weather-a", fault); err != nil {
 		return rep, err
 	}
@@ -149,7 +96,7 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fau
 	rep.PrimaryCalls = l.Vendors["weather-a"].Counters().CallsTotal - atOpen
 
 	back := time.Now()
-	faultOver.Store(true)
+	tr.faultOver.Store(true)
 	if err := l.SetMode("weather-a", FaultOK); err != nil {
 		return rep, err
 	}
@@ -161,9 +108,8 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fau
 		return rep, fmt.Errorf("weather-a never recovered: %+v: %w", l.App.Gov.Status("weather-a"), err)
 	}
 	rep.RecoverAfter = recovered.Sub(back)
-	close(stopTraffic)
-	<-trafficEnded
-	rep.Calls, rep.ClientErrors, rep.DuringFault, rep.FaultOK = calls.Load(), errs.Load(), during.Load(), dOK.Load()
+	tr.stop()
+	rep.Calls, rep.ClientErrors, rep.DuringFault, rep.FaultOK = tr.calls.Load(), tr.errs.Load(), tr.during.Load(), tr.dOK.Load()
 	inLedger, err := l.LedgerCalls(ctx)
 	if err != nil {
 		return rep, err
@@ -173,10 +119,80 @@ func Failover(ctx context.Context, l *Lab, rate float64, hold time.Duration, fau
 	} else {
 		rep.EventsExtra = -d
 	}
-	if f := firstFallbk.Load(); f != 0 {
+	if f := tr.firstFallbk.Load(); f != 0 {
 		rep.FallbackAfter = time.Unix(0, f).Sub(start)
 	}
 	return rep, nil
+}
+
+// failoverTraffic calls weather.current at a steady rate, counting the
+// calls made while the fault is on and when weather-b first answered.
+type failoverTraffic struct {
+	faultAt     atomic.Int64 // unix nanos; 0 before the fault
+	faultOver   atomic.Bool
+	firstFallbk atomic.Int64
+	calls, errs atomic.Int64
+	during, dOK atomic.Int64
+
+	wg    sync.WaitGroup
+	stopc chan struct{}
+	ended chan struct{}
+}
+
+func startFailoverTraffic(ctx context.Context, gw *hub.Gateway, rate float64) *failoverTraffic {
+	t := &failoverTraffic{stopc: make(chan struct{}), ended: make(chan struct{})}
+	go func() {
+		defer close(t.ended)
+		tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stopc:
+				t.wg.Wait()
+				return
+			case <-ctx.Done():
+				t.wg.Wait()
+				return
+			case <-tick.C:
+			}
+			t.wg.Add(1)
+			go func() {
+				defer t.wg.Done()
+				t.call(ctx, gw)
+			}()
+		}
+	}()
+	return t
+}
+
+func (t *failoverTraffic) call(ctx context.Context, gw *hub.Gateway) {
+	inFault := t.faultAt.Load() != 0 && !t.faultOver.Load()
+	res, err := gw.Call(ctx, &hub.Call{Tenant: "default", Name: "weather.current", Arguments: map[string]any{"city": "Oslo"}})
+	t.calls.Add(1)
+	if inFault {
+		t.during.Add(1)
+	}
+	if err != nil {
+		t.errs.Add(1)
+		return
+	}
+	if inFault {
+		t.dOK.Add(1)
+	}
+	if res.Provenance.Vendor == "weather-b" && t.faultAt.Load() != 0 {
+		t.firstFallbk.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+// stop ends the traffic and waits for the calls in flight; it may be
+// called again.
+func (t *failoverTraffic) stop() {
+	select {
+	case <-t.ended:
+	default:
+		close(t.stopc)
+		<-t.ended
+	}
 }
 
 // waitFor polls cond every millisecond and returns when it first held.

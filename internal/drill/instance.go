@@ -162,30 +162,9 @@ capabilities:
 // on its data folder (write-ahead log recovery), whether the ledger holds
 // every vendor attempt and every answered call exactly once.
 func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, error) {
-	var o InstanceOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Binary == "" {
-		return InstanceReport{}, errors.New("drill: InstanceOptions.Binary: the toolhub executable is required")
-	}
-	if o.Vendors == nil {
-		return InstanceReport{}, errors.New("drill: InstanceOptions.Vendors: a vendor server is required")
-	}
-	if o.Instances <= 1 {
-		o.Instances = 3
-	}
-	if o.Rate <= 0 {
-		o.Rate = 100
-	}
-	if o.Jobs <= 0 {
-		o.Jobs = 6
-	}
-	if o.Redis == "" {
-		o.Redis = DefaultRedis
-	}
-	if o.Postgres == "" {
-		o.Postgres = DefaultPostgres
+	o, err := opts.withDefaults()
+	if err != nil {
+		return InstanceReport{}, err
 	}
 	rep := InstanceReport{Instances: o.Instances, Rate: o.Rate, Jobs: int64(o.Jobs)}
 	if _, err := pgTarget(o.Postgres); err != nil {
@@ -215,7 +194,85 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	prefix, schema := "drill-"+id+":", "toolhub_drill_"+id
 	defer dropRedisPrefix(o.Redis, prefix)
 	defer dropSchema(o.Postgres, schema)
-	victim := 0
+	const victim = 0
+	cfgs, err := writeInstanceConfigs(dir, o, prefix, schema, vaddr, victim)
+	if err != nil {
+		return rep, err
+	}
+
+	// Start every instance (the first alone: it creates the schema).
+	hubs := make([]*Process, o.Instances)
+	defer killAll(hubs)
+	start := func(i int) (*Process, error) {
+		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
+	}
+	if err := startInstances(hubs, start); err != nil {
+		return rep, err
+	}
+	lb := newBalancer(hubs, victim)
+	tr := startTraffic(ctx, o.Rate, lb.call)
+	defer tr.stop()
+	sleep(ctx, 300*time.Millisecond)
+
+	// Queue image jobs while doubao fails, then heal it with the gate
+	// closed: the jobs' next tries are held at doubao.
+	jobIDs, err := queueImageJobs(ctx, hubs[victim].URL(), id, o.Jobs)
+	if err != nil {
+		return rep, err
+	}
+	doubao := vs[vendorDoubao]
+	if err := holdAtVendor(ctx, g, doubao, o.Jobs); err != nil {
+		return rep, err
+	}
+
+	killed, err := killAndRestart(ctx, hubs, victim, start, lb, g, jobIDs, &rep)
+	if err != nil {
+		return rep, err
+	}
+	sleep(ctx, 300*time.Millisecond)
+	tr.stop()
+
+	if err := stopAll(hubs); err != nil {
+		return rep, err
+	}
+	rep.traffic(tr, lb, killed)
+	rep.JobsDone = doubao.Counters().UniqueCompleted
+	rep.JobsLost = int64(o.Jobs) - min(rep.JobsDone, int64(o.Jobs))
+	return rep, countLedger(ctx, o.Postgres, schema, vs, lb, &rep)
+}
+
+func (opts *InstanceOptions) withDefaults() (InstanceOptions, error) {
+	var o InstanceOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Binary == "" {
+		return o, errors.New("drill: InstanceOptions.Binary: the toolhub executable is required")
+	}
+	if o.Vendors == nil {
+		return o, errors.New("drill: InstanceOptions.Vendors: a vendor server is required")
+	}
+	if o.Instances <= 1 {
+		o.Instances = 3
+	}
+	if o.Rate <= 0 {
+		o.Rate = 100
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = 6
+	}
+	if o.Redis == "" {
+		o.Redis = DefaultRedis
+	}
+	if o.Postgres == "" {
+		o.Postgres = DefaultPostgres
+	}
+	return o, nil
+}
+
+// writeInstanceConfigs writes one config per instance into dir: the
+// victim runs enough job workers to hold every job, the others one.
+func writeInstanceConfigs(dir string, o InstanceOptions, prefix, schema, vaddr string, victim int) ([]string, error) {
 	cfgs := make([]string, o.Instances)
 	for i := range cfgs {
 		workers := 1
@@ -225,109 +282,131 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 		cfgs[i] = filepath.Join(dir, fmt.Sprintf("toolhub-%d.yaml", i))
 		text := fmt.Sprintf(instanceConfig, o.Redis, prefix, o.Postgres, schema, o.Instances, vaddr, workers)
 		if err := os.WriteFile(cfgs[i], []byte(text), 0o600); err != nil {
-			return rep, err
+			return nil, err
 		}
 	}
+	return cfgs, nil
+}
 
-	// Start every instance (the first alone: it creates the schema).
-	hubs := make([]*Process, o.Instances)
-	defer func() {
-		for _, h := range hubs {
-			if h != nil {
-				h.Kill()
-			}
-		}
-	}()
-	start := func(i int) (*Process, error) {
-		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
-	}
+// startInstances starts every instance into hubs: the first alone (it
+// creates the schema), then the others in parallel.
+func startInstances(hubs []*Process, start func(int) (*Process, error)) error {
+	var err error
 	if hubs[0], err = start(0); err != nil {
-		return rep, err
+		return err
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, o.Instances)
-	for i := 1; i < o.Instances; i++ {
+	errs := make([]error, len(hubs))
+	for i := 1; i < len(hubs); i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); hubs[i], errs[i] = start(i) }()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return rep, err
-	}
+	return errors.Join(errs...)
+}
 
-	lb := &balancer{urls: make([]atomic.Pointer[string], o.Instances), up: make([]atomic.Bool, o.Instances), victim: victim}
+func newBalancer(hubs []*Process, victim int) *balancer {
+	lb := &balancer{urls: make([]atomic.Pointer[string], len(hubs)), up: make([]atomic.Bool, len(hubs)), victim: victim}
 	for i, h := range hubs {
 		u := h.URL()
 		lb.urls[i].Store(&u)
 		lb.up[i].Store(true)
 	}
-	tr := startTraffic(ctx, o.Rate, lb.call)
-	defer tr.stop()
-	sleep(ctx, 300*time.Millisecond)
+	return lb
+}
 
-	// Queue image jobs while doubao fails, then heal it with the gate
-	// closed: the jobs' next tries are held at doubao.
+// readmit sends traffic to the restarted victim at its new url.
+func (b *balancer) readmit(victim int, url string) {
+	b.urls[victim].Store(&url)
+	b.restarted.Store(true)
+	b.up[victim].Store(true)
+}
+
+// queueImageJobs queues n image jobs on the hub at url (doubao fails, so
+// each call is answered with a job id).
+func queueImageJobs(ctx context.Context, url, id string, n int) ([]string, error) {
 	var jobIDs []string
-	for i := range o.Jobs {
-		st, body, err := postJSON(ctx, hubs[victim].URL()+"/v1/tools/image.generate/call", map[string]any{"arguments": map[string]any{"prompt": fmt.Sprintf("drill %s %d", id, i)}})
+	for i := range n {
+		st, body, err := postJSON(ctx, url+"/v1/tools/image.generate/call", map[string]any{"arguments": map[string]any{"prompt": fmt.Sprintf("drill %s %d", id, i)}})
 		p, _ := body["provenance"].(map[string]any)
 		jid, _ := p["job_id"].(string)
 		if err != nil || st != http.StatusOK || jid == "" {
-			return rep, fmt.Errorf("queueing image job %d: %d %v %v", i, st, body, err)
+			return nil, fmt.Errorf("queueing image job %d: %d %v %v", i, st, body, err)
 		}
 		jobIDs = append(jobIDs, jid)
 	}
-	doubao := vs[vendorDoubao]
+	return jobIDs, nil
+}
+
+// holdAtVendor heals doubao with its gate g closed, and waits until the
+// jobs' next tries (n) are all held there.
+func holdAtVendor(ctx context.Context, g *Gate, doubao Vendor, n int) error {
 	g.Close()
 	if err := doubao.SetKnobs(Knobs{Latency: time.Millisecond}); err != nil {
-		return rep, err
+		return err
 	}
-	if _, err := waitFor(ctx, 30*time.Second, func() bool { return doubao.Counters().InFlight == int64(o.Jobs) }); err != nil {
-		return rep, fmt.Errorf("the jobs never all reached doubao (%d in flight): %w", doubao.Counters().InFlight, err)
+	if _, err := waitFor(ctx, 30*time.Second, func() bool { return doubao.Counters().InFlight == int64(n) }); err != nil {
+		return fmt.Errorf("the jobs never all reached doubao (%d in flight): %w", doubao.Counters().InFlight, err)
 	}
+	return nil
+}
 
-	// Kill one instance mid-load, with jobs and calls in flight.
-	killed := time.Now()
+// killAndRestart kills the victim mid-load, with jobs and calls in
+// flight, waits for the other instances to finish its jobs, and restarts
+// it on its data folder (its write-ahead log goes to the ledger). It
+// returns when the victim was killed.
+func killAndRestart(ctx context.Context, hubs []*Process, victim int, start func(int) (*Process, error), lb *balancer, g *Gate, jobIDs []string, rep *InstanceReport) (killed time.Time, err error) {
+	killed = time.Now()
 	lb.killedAt.Store(killed.UnixNano())
 	hubs[victim].Kill()
 	g.Open() // doubao finishes the jobs; the killed instance never hears
 	jobsDone, err := waitFor(ctx, 60*time.Second, func() bool { return jobsSucceeded(ctx, hubs[1:], jobIDs) })
 	if err != nil {
-		return rep, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
+		return killed, fmt.Errorf("the jobs never all succeeded after the kill: %w", err)
 	}
 	rep.JobsAfter = jobsDone.Sub(killed)
 
-	// Restart it on its data folder: its write-ahead log goes to the ledger.
 	restart := time.Now()
 	if hubs[victim], err = start(victim); err != nil {
-		return rep, fmt.Errorf("restarting the killed instance: %w", err)
+		return killed, fmt.Errorf("restarting the killed instance: %w", err)
 	}
 	rep.RestartAfter = time.Since(restart)
 	rep.Recovered, rep.Unknown = recovered(hubs[victim])
-	u := hubs[victim].URL()
-	lb.urls[victim].Store(&u) // it listens on a new port
-	lb.restarted.Store(true)
-	lb.up[victim].Store(true)
-	sleep(ctx, 300*time.Millisecond)
-	tr.stop()
+	lb.readmit(victim, hubs[victim].URL()) // it listens on a new port
+	return killed, nil
+}
 
-	// Stop every instance gracefully: their meters flush to the ledger.
+// killAll kills the instances still running (its elements may change
+// after the defer: the victim is restarted into its slot).
+func killAll(hubs []*Process) {
 	for _, h := range hubs {
-		if err := stopHub(h); err != nil {
-			return rep, err
+		if h != nil {
+			h.Kill()
 		}
 	}
-	rep.Calls, rep.ClientErrors = tr.calls.Load(), tr.errs.Load()
+}
+
+// stopAll stops every instance gracefully: their meters flush to the
+// ledger.
+func stopAll(hubs []*Process) error {
+	for _, h := range hubs {
+		if err := stopHub(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// traffic fills in what the client and the balancer saw.
+func (r *InstanceReport) traffic(tr *traffic, lb *balancer, killed time.Time) {
+	r.Calls, r.ClientErrors = tr.calls.Load(), tr.errs.Load()
 	if err := tr.err(); err != nil {
-		rep.FirstError = err.Error()
+		r.FirstError = err.Error()
 	}
-	rep.InFlightFailed, rep.Moved, rep.RestartCalls = lb.inFlight.Load(), lb.moved.Load(), lb.restartCalls.Load()
+	r.InFlightFailed, r.Moved, r.RestartCalls = lb.inFlight.Load(), lb.moved.Load(), lb.restartCalls.Load()
 	if f := lb.firstMoved.Load(); f != 0 {
-		rep.MovedAfter = time.Unix(0, f).Sub(killed)
+		r.MovedAfter = time.Unix(0, f).Sub(killed)
 	}
-	rep.JobsDone = doubao.Counters().UniqueCompleted
-	rep.JobsLost = int64(o.Jobs) - min(rep.JobsDone, int64(o.Jobs))
-	return rep, countLedger(ctx, o.Postgres, schema, vs, lb, &rep)
 }
 
 // countLedger compares the shared ledger with the vendors' counters and

@@ -76,30 +76,9 @@ func (r LimiterReport) String() string {
 // they were sent: the limiter decides moments after the send and before
 // the vendor answers, so a busy machine's slow answers skew nothing.
 func SharedLimit(ctx context.Context, opts *LimiterOptions) (LimiterReport, error) {
-	var o LimiterOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Vendors == nil {
-		return LimiterReport{}, errors.New("drill: LimiterOptions.Vendors: a vendor server is required")
-	}
-	if o.Hubs <= 0 {
-		o.Hubs = 3
-	}
-	if o.Rate <= 0 {
-		o.Rate = 100
-	}
-	if o.Burst <= 0 {
-		o.Burst = 50
-	}
-	if o.Span <= 0 {
-		o.Span = 3 * time.Second
-	}
-	if o.Workers <= 0 {
-		o.Workers = 4
-	}
-	if o.Redis == "" {
-		o.Redis = DefaultRedis
+	o, err := opts.withDefaults()
+	if err != nil {
+		return LimiterReport{}, err
 	}
 	rep := LimiterReport{Hubs: o.Hubs, Rate: o.Rate, Burst: o.Burst}
 	id := uniqueID("w")
@@ -131,49 +110,85 @@ governance: {retry: {max: 0}}
 		}
 		labs = append(labs, l)
 	}
-	var admitted, refused, first, last atomic.Int64
-	var failed atomic.Pointer[error]
+	var c limitCounts
 	var wg sync.WaitGroup
 	end := time.Now().Add(o.Span)
 	for _, l := range labs {
 		for range o.Workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(end) && ctx.Err() == nil {
-					sent := time.Now().UnixNano()
-					_, err := l.App.Gateway.Call(ctx, &hub.Call{Tenant: "default", Name: id + "__current_weather", Arguments: map[string]any{"city": "Oslo"}})
-					switch hub.CodeOf(err) {
-					case "":
-						admitted.Add(1)
-						for f := first.Load(); (f == 0 || sent < f) && !first.CompareAndSwap(f, sent); f = first.Load() {
-						}
-						for l := last.Load(); sent > l && !last.CompareAndSwap(l, sent); l = last.Load() {
-						}
-					case hub.CodeRateLimited:
-						refused.Add(1)
-						// Wait as told, a little at most: the limit stays
-						// saturated without burning the cores it runs on.
-						time.Sleep(min(max(hub.AsError(err).RetryAfter, time.Millisecond), 10*time.Millisecond))
-					default:
-						failed.CompareAndSwap(nil, &err)
-						return
-					}
-				}
-			}()
+			wg.Go(func() { c.saturate(ctx, l.App.Gateway, id+"__current_weather", end) })
 		}
 	}
 	wg.Wait()
-	if e := failed.Load(); e != nil {
+	if e := c.failed.Load(); e != nil {
 		return rep, fmt.Errorf("a call failed: %w", *e)
 	}
 	// The limit admits the burst at once (less the headroom that first
 	// attempts leave for retries), then one call per 1/rate: over the span
 	// from the first to the last admitted call, burst + rate·span.
-	rep.Span = time.Duration(last.Load() - first.Load())
+	rep.Span = time.Duration(c.last.Load() - c.first.Load())
 	reserve := limit.Priority{}.Reserve(limit.Rule{Rate: o.Rate, Burst: o.Burst}, 1, limit.Class{})
 	rep.Expected = o.Rate*rep.Span.Seconds() + float64(o.Burst-reserve)
-	rep.Admitted, rep.Refused = admitted.Load(), refused.Load()
+	rep.Admitted, rep.Refused = c.admitted.Load(), c.refused.Load()
 	rep.Fallbacks = w.times(logLimiterDown)
 	return rep, nil
+}
+
+func (opts *LimiterOptions) withDefaults() (LimiterOptions, error) {
+	var o LimiterOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Vendors == nil {
+		return o, errors.New("drill: LimiterOptions.Vendors: a vendor server is required")
+	}
+	if o.Hubs <= 0 {
+		o.Hubs = 3
+	}
+	if o.Rate <= 0 {
+		o.Rate = 100
+	}
+	if o.Burst <= 0 {
+		o.Burst = 50
+	}
+	if o.Span <= 0 {
+		o.Span = 3 * time.Second
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.Redis == "" {
+		o.Redis = DefaultRedis
+	}
+	return o, nil
+}
+
+// limitCounts are the calls the limit admitted and refused, when the
+// first and last admitted were sent, and the first other failure.
+type limitCounts struct {
+	admitted, refused, first, last atomic.Int64
+	failed                         atomic.Pointer[error]
+}
+
+// saturate calls tool through gw until end, keeping the limit saturated.
+func (c *limitCounts) saturate(ctx context.Context, gw *hub.Gateway, tool string, end time.Time) {
+	for time.Now().Before(end) && ctx.Err() == nil {
+		sent := time.Now().UnixNano()
+		_, err := gw.Call(ctx, &hub.Call{Tenant: "default", Name: tool, Arguments: map[string]any{"city": "Oslo"}})
+		switch hub.CodeOf(err) {
+		case "":
+			c.admitted.Add(1)
+			for f := c.first.Load(); (f == 0 || sent < f) && !c.first.CompareAndSwap(f, sent); f = c.first.Load() {
+			}
+			for l := c.last.Load(); sent > l && !c.last.CompareAndSwap(l, sent); l = c.last.Load() {
+			}
+		case hub.CodeRateLimited:
+			c.refused.Add(1)
+			// Wait as told, a little at most: the limit stays
+			// saturated without burning the cores it runs on.
+			time.Sleep(min(max(hub.AsError(err).RetryAfter, time.Millisecond), 10*time.Millisecond))
+		default:
+			c.failed.CompareAndSwap(nil, &err)
+			return
+		}
+	}
 }

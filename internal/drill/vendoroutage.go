@@ -157,6 +157,63 @@ func (r ImageOutageReport) Ok() bool {
 // It measures the answers during the outage, the jobs' completion after
 // recovery, and the pushes and charges per job.
 func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutageReport, error) {
+	o = o.withDefaults()
+	rep := ImageOutageReport{Duration: o.Duration, Rate: o.Rate, Fault: o.Fault}
+	gw := l.App.Gateway
+	gen := func(ctx context.Context, prompt string) (*hub.Result, error) {
+		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt}})
+	}
+	for i := range outageRepeats { // warm the cache with the prompts to repeat
+		if _, err := gen(ctx, fmt.Sprintf("a red fox, take %d", i)); err != nil {
+			return rep, fmt.Errorf("warming the cache: %w", err)
+		}
+	}
+	d, stop, err := followDeliveries(ctx, l)
+	if err != nil {
+		return rep, err
+	}
+	defer stop()
+
+	if err := setModes(l, o.Fault, "doubao", "sd"); err != nil {
+		return rep, err
+	}
+	jobIDs := outageTraffic(ctx, o, gen, &rep)
+	// Follow the jobs' events from here (rather than polling every job,
+	// which costs the hub as much as a drain).
+	after, err := lastEvent(ctx, l.App.Jobs)
+	if err != nil {
+		return rep, err
+	}
+	if o.Profile != nil {
+		if err := pprof.StartCPUProfile(o.Profile); err != nil {
+			return rep, fmt.Errorf("cpu profile: %w", err)
+		}
+	}
+	cpu := processCPU()
+	recovered := time.Now()
+	if err := setModes(l, FaultOK, "doubao", "sd"); err != nil {
+		return rep, err
+	}
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
+	}
+	done, err := drainJobs(ctx, l, o.Drain, after, recovered, jobIDs, &rep)
+	if err != nil {
+		return rep, err
+	}
+	rep.CPU = processCPU() - cpu
+	if o.Profile != nil {
+		pprof.StopCPUProfile()
+	}
+	rep.completions(done)
+	d.count(ctx, jobIDs, rep.Completed+rep.Failed, &rep)
+	return rep, countCharges(ctx, l, jobIDs, &rep)
+}
+
+// outageRepeats is how many prompts the drill repeats (answered stale).
+const outageRepeats = 20
+
+func (o ImageOutageOptions) withDefaults() ImageOutageOptions {
 	if o.Duration <= 0 {
 		o.Duration = 60 * time.Second
 	}
@@ -169,29 +226,34 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	if o.Drain <= 0 {
 		o.Drain = 2 * time.Minute
 	}
-	rep := ImageOutageReport{Duration: o.Duration, Rate: o.Rate, Fault: o.Fault}
-	gw := l.App.Gateway
-	gen := func(ctx context.Context, prompt string) (*hub.Result, error) {
-		return gw.Call(ctx, &hub.Call{Tenant: "default", Name: "image.generate", Arguments: map[string]any{"prompt": prompt}})
-	}
-	// Warm the cache with the prompts to repeat.
-	const warm = 20
-	for i := range warm {
-		if _, err := gen(ctx, fmt.Sprintf("a red fox, take %d", i)); err != nil {
-			return rep, fmt.Errorf("warming the cache: %w", err)
+	return o
+}
+
+func setModes(l *Lab, mode Fault, vendors ...string) error {
+	for _, v := range vendors {
+		if err := l.SetMode(v, mode); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// Follow the pushes as a client would.
+// deliveries counts the final job events a client receives, per job: on
+// the WebSocket (/v1/events) and on the tenant's signed webhook.
+type deliveries struct {
+	mu     sync.Mutex
+	pushes map[string]int // job → final events pushed
+	hooks  map[string]int // job → final events delivered
+}
+
+// followDeliveries follows the pushes as a client would, and registers a
+// webhook receiver; stop ends both.
+func followDeliveries(ctx context.Context, l *Lab) (d *deliveries, stop func(), err error) {
+	d = &deliveries{pushes: map[string]int{}, hooks: map[string]int{}}
 	ws, _, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(l.HubURL, "http")+"/v1/events", nil)
 	if err != nil {
-		return rep, fmt.Errorf("websocket /v1/events: %w", err)
+		return nil, nil, fmt.Errorf("websocket /v1/events: %w", err)
 	}
-	defer ws.Close()
-	var (
-		pushMu sync.Mutex
-		pushes = map[string]int{} // job → final events pushed
-	)
 	go func() {
 		for {
 			_, msg, err := ws.ReadMessage()
@@ -202,14 +264,11 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			if json.Unmarshal(msg, &ev) != nil || !ev.Status.Final() {
 				continue
 			}
-			pushMu.Lock()
-			pushes[ev.JobID]++
-			pushMu.Unlock()
+			d.mu.Lock()
+			d.pushes[ev.JobID]++
+			d.mu.Unlock()
 		}
 	}()
-
-	// And on the tenant's webhook, signed.
-	hooks := map[string]int{} // job → final events delivered
 	const secret = "drill-webhook-secret"
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -218,20 +277,24 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
-		pushMu.Lock()
-		hooks[ev.JobID]++
-		pushMu.Unlock()
+		d.mu.Lock()
+		d.hooks[ev.JobID]++
+		d.mu.Unlock()
 	}))
-	defer recv.Close()
+	stop = func() {
+		recv.Close()
+		ws.Close()
+	}
 	if err := putWebhook(ctx, l.HubURL, recv.URL, secret); err != nil {
-		return rep, err
+		stop()
+		return nil, nil, err
 	}
+	return d, stop, nil
+}
 
-	for _, v := range []string{"doubao", "sd"} {
-		if err := l.SetMode(v, o.Fault); err != nil {
-			return rep, err
-		}
-	}
+// outageTraffic calls at o.Rate for o.Duration, half repeats and half new
+// prompts, counting the answers in rep; it returns the jobs queued.
+func outageTraffic(ctx context.Context, o ImageOutageOptions, gen func(context.Context, string) (*hub.Result, error), rep *ImageOutageReport) []string {
 	var (
 		mu     sync.Mutex
 		jobIDs []string
@@ -239,7 +302,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	)
 	tr := startTraffic(ctx, o.Rate, func(ctx context.Context) error {
 		i := n.Add(1)
-		prompt := fmt.Sprintf("a red fox, take %d", i%warm) // a repeat
+		prompt := fmt.Sprintf("a red fox, take %d", i%outageRepeats) // a repeat
 		if i%2 == 0 {
 			prompt = fmt.Sprintf("a blue whale, number %d", i) // new
 		}
@@ -268,29 +331,15 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	})
 	sleep(ctx, o.Duration)
 	tr.stop()
-	// Follow the jobs' events from here (rather than polling every job,
-	// which costs the hub as much as a drain).
-	after, err := lastEvent(ctx, l.App.Jobs)
-	if err != nil {
-		return rep, err
-	}
-	if o.Profile != nil {
-		if err := pprof.StartCPUProfile(o.Profile); err != nil {
-			return rep, fmt.Errorf("cpu profile: %w", err)
-		}
-	}
-	cpu := processCPU()
-	recovered := time.Now()
-	for _, v := range []string{"doubao", "sd"} {
-		if err := l.SetMode(v, FaultOK); err != nil {
-			return rep, err
-		}
-	}
-	if ctx.Err() != nil {
-		return rep, ctx.Err()
-	}
+	mu.Lock()
+	defer mu.Unlock()
+	return jobIDs
+}
 
-	// Wait for every job to be final.
+// drainJobs follows the job events after after until every job of jobIDs
+// is final (or drain has passed), counting runs, refusals and outcomes in
+// rep; it returns each completion's time since recovered.
+func drainJobs(ctx context.Context, l *Lab, drain time.Duration, after int64, recovered time.Time, jobIDs []string, rep *ImageOutageReport) ([]time.Duration, error) {
 	rep.Jobs = len(jobIDs)
 	mine := make(map[string]bool, len(jobIDs))
 	for _, id := range jobIDs {
@@ -298,10 +347,10 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	}
 	var done []time.Duration
 	final := map[string]bool{}
-	waitCtx, cancel := context.WithTimeout(ctx, o.Drain)
+	waitCtx, cancel := context.WithTimeout(ctx, drain)
 	defer cancel()
 	errDrained := errors.New("drained")
-	err = l.App.Jobs.Follow(waitCtx, "", after, 100*time.Millisecond, func(e jobs.Event) error {
+	err := l.App.Jobs.Follow(waitCtx, "", after, 100*time.Millisecond, func(e jobs.Event) error {
 		if !mine[e.JobID] || final[e.JobID] {
 			return nil
 		}
@@ -325,48 +374,53 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 		return nil
 	})
 	if err != nil && !errors.Is(err, errDrained) && waitCtx.Err() == nil {
-		return rep, err
+		return nil, err
 	}
 	rep.Pending = len(jobIDs) - len(final)
-	rep.CPU = processCPU() - cpu
-	if o.Profile != nil {
-		pprof.StopCPUProfile()
-	}
-	if len(done) > 0 {
-		slices.Sort(done)
-		rep.P50, rep.P99, rep.Max = done[len(done)/2], done[min(len(done)-1, len(done)*99/100)], done[len(done)-1]
-		rep.First = done[0]
-		if span := rep.Max - rep.First; span > 0 {
-			rep.Drain = float64(len(done)-1) / span.Seconds()
-		}
-	}
+	return done, nil
+}
 
-	// One push per final job: give the last pushes a moment to arrive.
-	finals := rep.Completed + rep.Failed
+// completions sets the report's recovery-to-completion figures from done.
+func (r *ImageOutageReport) completions(done []time.Duration) {
+	if len(done) == 0 {
+		return
+	}
+	slices.Sort(done)
+	r.P50, r.P99, r.Max = done[len(done)/2], done[min(len(done)-1, len(done)*99/100)], done[len(done)-1]
+	r.First = done[0]
+	if span := r.Max - r.First; span > 0 {
+		r.Drain = float64(len(done)-1) / span.Seconds()
+	}
+}
+
+// count gives the last of finals pushes a moment to arrive, then counts
+// the jobs pushed (and hooked) never or twice.
+func (d *deliveries) count(ctx context.Context, jobIDs []string, finals int, rep *ImageOutageReport) {
 	_, _ = waitFor(ctx, 10*time.Second, func() bool {
-		pushMu.Lock()
-		defer pushMu.Unlock()
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		seen, hooked := 0, 0
 		for _, id := range jobIDs {
-			if pushes[id] > 0 {
+			if d.pushes[id] > 0 {
 				seen++
 			}
-			if hooks[id] > 0 {
+			if d.hooks[id] > 0 {
 				hooked++
 			}
 		}
 		return seen >= finals && hooked >= finals
 	})
-	pushMu.Lock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, id := range jobIDs {
-		switch pushes[id] {
+		switch d.pushes[id] {
 		case 0:
 			rep.NotPushed++
 		case 1:
 		default:
 			rep.PushedTwice++
 		}
-		switch hooks[id] {
+		switch d.hooks[id] {
 		case 0:
 			rep.NotHooked++
 		case 1:
@@ -374,12 +428,14 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			rep.HookedTwice++
 		}
 	}
-	pushMu.Unlock()
+}
 
-	// One charge per completed job.
+// countCharges counts the jobs the ledger charged twice, and the
+// completed ones it charged nothing.
+func countCharges(ctx context.Context, l *Lab, jobIDs []string, rep *ImageOutageReport) error {
 	charges, err := l.charges(ctx)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	for _, id := range jobIDs {
 		switch n := charges[id]; {
@@ -391,7 +447,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			}
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // lastEvent is the id of q's last event.

@@ -113,26 +113,10 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 2*o.Concurrency + 2
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
-	var copts []client.ClientOption
-	if o.Protocol != "" {
-		copts = append(copts, client.WithProtocolVersion(o.Protocol))
-	}
-	clients := make([]*client.Client, o.Concurrency)
-	for i := range clients {
-		t, err := transport.NewStreamableHTTP(o.URL, transport.WithHTTPBasicClient(hc))
-		if err != nil {
-			return Result{}, err
-		}
-		c := client.NewClient(t, copts...)
-		if err := c.Start(ctx); err != nil {
-			return Result{}, fmt.Errorf("%s: %v", o.URL, err)
-		}
-		defer c.Close()
-		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
-			return Result{}, fmt.Errorf("%s: initialize: %v", o.URL, err)
-		}
-		clients[i] = c
+	clients, closeClients, err := connect(ctx, o, &http.Client{Transport: tr})
+	defer closeClients()
+	if err != nil {
+		return Result{}, err
 	}
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: o.Tool, Arguments: o.Arguments}}
 	var (
@@ -286,4 +270,36 @@ loop:
 		}
 	}
 	return r, nil
+}
+
+// connect starts o.Concurrency MCP sessions on hc; closeAll ends those
+// started, also when connect fails.
+func connect(ctx context.Context, o Options, hc *http.Client) (clients []*client.Client, closeAll func(), err error) {
+	var copts []client.ClientOption
+	if o.Protocol != "" {
+		copts = append(copts, client.WithProtocolVersion(o.Protocol))
+	}
+	var started []*client.Client
+	closeAll = func() {
+		for i := len(started) - 1; i >= 0; i-- { // last first, as deferred closes ran
+			started[i].Close()
+		}
+	}
+	clients = make([]*client.Client, o.Concurrency)
+	for i := range clients {
+		t, err := transport.NewStreamableHTTP(o.URL, transport.WithHTTPBasicClient(hc))
+		if err != nil {
+			return nil, closeAll, err
+		}
+		c := client.NewClient(t, copts...)
+		if err := c.Start(ctx); err != nil {
+			return nil, closeAll, fmt.Errorf("%s: %v", o.URL, err)
+		}
+		started = append(started, c)
+		if _, err := c.Initialize(ctx, mcp.InitializeRequest{}); err != nil {
+			return nil, closeAll, fmt.Errorf("%s: initialize: %v", o.URL, err)
+		}
+		clients[i] = c
+	}
+	return clients, closeAll, nil
 }

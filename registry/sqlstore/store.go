@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 

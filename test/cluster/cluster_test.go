@@ -34,6 +34,7 @@ import (
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
 	"github.com/toolhub/toolhub/internal/x/redistest"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // The limited vendor: one global limit for the three instances.
@@ -410,7 +411,7 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 	wa, doubao, sd := tr.vendors[vendors.WeatherA], tr.vendors[vendors.Doubao], tr.vendors[vendors.SD]
 	// 12 jobs = 4 workers × 3 instances: every worker ends up holding one.
 	const jobsN = 12
-	setKnobs(t, wa, vendors.Knobs{Latency: time.Millisecond}) // every call passes weather-a's gate
+	harness.SetKnobs(t, wa, vendors.Knobs{Latency: time.Millisecond}) // every call passes weather-a's gate
 
 	// Direct calls, all the time, through the balancer.
 	var stop atomic.Bool
@@ -433,8 +434,8 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 	}
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	setKnobs(t, doubao, vendors.Knobs{Mode: vendors.ModeFail})
-	setKnobs(t, sd, vendors.Knobs{Mode: vendors.ModeFail})
+	harness.SetKnobs(t, doubao, vendors.Knobs{Mode: vendors.ModeFail})
+	harness.SetKnobs(t, sd, vendors.Knobs{Mode: vendors.ModeFail})
 	var ids []string
 	for i := range jobsN {
 		st, body, err := callTool(tr.bal.url, "image.generate", map[string]any{"prompt": fmt.Sprintf("cluster job %d", i)})
@@ -451,7 +452,7 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 	// Heal doubao with its calls held (sd keeps failing, and never holds
 	// a call): every worker of every instance ends up holding one job.
 	tr.gates[vendors.Doubao].Close()
-	setKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
+	harness.SetKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
 	drilltest.WaitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == jobsN })
 	drilltest.WaitFor(t, 10*time.Second, "direct load running", func() bool { return answered.Load() >= 100 })
 

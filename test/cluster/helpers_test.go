@@ -20,6 +20,7 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // toolhubBin is the toolhub binary TestMain builds (without -race: it is
@@ -35,57 +36,29 @@ func TestMain(m *testing.M) {
 // died, the way a vendor does when the caller's process is killed).
 func serveVendors(t *testing.T, names ...string) (addr string, vs map[string]*vendors.Vendor, gates map[string]*drill.Gate) {
 	t.Helper()
-	opts, gates := map[string]*vendors.Options{}, map[string]*drill.Gate{}
-	for _, n := range names {
-		g := &drill.Gate{}
-		opts[n], gates[n] = &vendors.Options{Sleep: g.Sleep}, g
-	}
-	vs, addr, closeVendors, err := vendors.ServeVendors(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, g := range gates {
-			g.Open()
-		}
-		closeVendors()
-	})
+	gates = map[string]*drill.Gate{}
+	addr, vs = harness.ServeVendors(t, harness.OwnGates(gates), names...)
 	return addr, vs, gates
-}
-
-func setKnobs(t *testing.T, v *vendors.Vendor, k vendors.Knobs) {
-	t.Helper()
-	if err := v.SetKnobs(k); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // launchHub starts toolhub on data with cfgPath; await waits until it
 // listens. Launching several before awaiting any starts them in parallel.
 func launchHub(t *testing.T, name, cfgPath, data string) *drill.Process {
 	t.Helper()
-	h, err := drill.StartProcess(drill.ProcessOptions{Binary: toolhubBin, Config: cfgPath, Data: data, Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Kill()
-		if t.Failed() {
-			t.Logf("%s log (without per-call lines):\n%s", name, lastLines(h.Logs(), 30))
-		}
-	})
-	return h
+	return harness.Launch(t, toolhubBin, hubOf(name, cfgPath, data))
+}
+
+// hubOf is how this package starts a hub: 30 s waits, and the log without
+// its per-call lines.
+func hubOf(name, cfgPath, data string, ready ...string) harness.Hub {
+	return harness.Hub{Config: cfgPath, Data: data, Name: name, Ready: ready, Wait: 30 * time.Second,
+		Log: func(p *drill.Process) string { return lastLines(p.Logs(), 30) }}
 }
 
 // await waits until h listens and its vendors are ready.
 func await(t *testing.T, h *drill.Process, ready ...string) {
 	t.Helper()
-	if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
-		t.Fatalf("%v\n%s", err, lastLines(h.Logs(), 30))
-	}
-	for _, v := range ready {
-		drilltest.WaitFor(t, 30*time.Second, h.Name()+": vendor "+v+" ready", func() bool { return h.VendorsReady(t.Context(), v) })
-	}
+	harness.Await(t, h, hubOf(h.Name(), "", "", ready...))
 }
 
 // lastLines returns the last n lines of a log, leaving out the per-call lines.
@@ -240,28 +213,13 @@ func (b *balancer) stopTrace() []hop {
 	return b.trace
 }
 
-var httpClient = &http.Client{Timeout: 60 * time.Second}
-
 func postJSON(url string, body any) (status int, out map[string]any, err error) {
-	b, _ := json.Marshal(body)
-	resp, err := httpClient.Post(url, "application/json", bytes.NewReader(b))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, err
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("POST %s: %s: %q", url, resp.Status, raw)
-	}
-	return resp.StatusCode, out, nil
+	return harness.PostJSON(url, body)
 }
 
 // callTool calls a tool over REST.
 func callTool(base, tool string, args map[string]any) (status int, body map[string]any, err error) {
-	return postJSON(base+"/v1/tools/"+tool+"/call", map[string]any{"arguments": args})
+	return harness.CallTool(base, tool, args)
 }
 
 // retryAfter reads the retry_after_ms of an error body.

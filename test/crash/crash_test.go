@@ -8,9 +8,7 @@
 package crash
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -26,6 +24,7 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 var toolhubBin string
@@ -38,19 +37,7 @@ func TestMain(m *testing.M) {
 // held by g.
 func serveVendors(t *testing.T, g *drill.Gate, names ...string) (addr string, vs map[string]*vendors.Vendor) {
 	t.Helper()
-	opts := map[string]*vendors.Options{}
-	for _, n := range names {
-		opts[n] = &vendors.Options{Sleep: g.Sleep}
-	}
-	vs, addr, closeVendors, err := vendors.ServeVendors(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		g.Open()
-		closeVendors()
-	})
-	return addr, vs
+	return harness.ServeVendors(t, func(string) *drill.Gate { return g }, names...)
 }
 
 const config = `addr: 127.0.0.1:0
@@ -91,54 +78,17 @@ capabilities:
 // and the vendors are ready.
 func startHub(t *testing.T, cfgPath, data string, ready ...string) *drill.Process {
 	t.Helper()
-	h, err := drill.StartProcess(drill.ProcessOptions{Binary: toolhubBin, Config: cfgPath, Data: data})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		h.Kill()
-		if t.Failed() {
-			t.Logf("toolhub log:\n%s", h.Tail(40))
-		}
-	})
-	if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range ready {
-		drilltest.WaitFor(t, 30*time.Second, "vendor "+v+" ready", func() bool { return h.VendorsReady(t.Context(), v) })
-	}
-	return h
+	return harness.StartHub(t, toolhubBin, harness.Hub{Config: cfgPath, Data: data, Ready: ready, Wait: 30 * time.Second})
 }
-
-var client = &http.Client{Timeout: 60 * time.Second}
 
 // callTool calls a tool over REST and decodes the answer.
 func callTool(url, tool string, args map[string]any) (status int, body map[string]any, err error) {
-	b, _ := json.Marshal(map[string]any{"arguments": args})
-	resp, err := client.Post(url+"/v1/tools/"+tool+"/call", "application/json", bytes.NewReader(b))
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	err = json.NewDecoder(resp.Body).Decode(&body)
-	return resp.StatusCode, body, err
+	return harness.CallTool(url, tool, args)
 }
 
 func writeConfig(t *testing.T, addr string) (cfgPath, data string) {
 	t.Helper()
-	dir := t.TempDir()
-	cfgPath = filepath.Join(dir, "toolhub.yaml")
-	if err := os.WriteFile(cfgPath, []byte(strings.ReplaceAll(config, "{{addr}}", addr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfgPath, filepath.Join(dir, "data")
-}
-
-func setKnobs(t *testing.T, v *vendors.Vendor, k vendors.Knobs) {
-	t.Helper()
-	if err := v.SetKnobs(k); err != nil {
-		t.Fatal(err)
-	}
+	return harness.WriteConfig(t, config, "{{addr}}", addr), filepath.Join(t.TempDir(), "data")
 }
 
 // TestKillMidLoadLedger drives concurrent calls to weather-a, holds them
@@ -149,7 +99,7 @@ func TestKillMidLoadLedger(t *testing.T) {
 	g := &drill.Gate{Cancelable: true}
 	addr, vs := serveVendors(t, g, vendors.WeatherA, vendors.Doubao, vendors.SD)
 	wa := vs[vendors.WeatherA]
-	setKnobs(t, wa, vendors.Knobs{Latency: time.Millisecond}) // every call passes the gate
+	harness.SetKnobs(t, wa, vendors.Knobs{Latency: time.Millisecond}) // every call passes the gate
 	cfgPath, data := writeConfig(t, addr)
 	h := startHub(t, cfgPath, data, vendors.WeatherA)
 
@@ -238,8 +188,8 @@ func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
 	g := &drill.Gate{}
 	addr, vs := serveVendors(t, g, vendors.WeatherA, vendors.Doubao, vendors.SD)
 	doubao, sd := vs[vendors.Doubao], vs[vendors.SD]
-	setKnobs(t, doubao, vendors.Knobs{Mode: vendors.ModeFail})
-	setKnobs(t, sd, vendors.Knobs{Mode: vendors.ModeFail})
+	harness.SetKnobs(t, doubao, vendors.Knobs{Mode: vendors.ModeFail})
+	harness.SetKnobs(t, sd, vendors.Knobs{Mode: vendors.ModeFail})
 	cfgPath, data := writeConfig(t, addr)
 	h := startHub(t, cfgPath, data, vendors.Doubao, vendors.SD)
 
@@ -262,7 +212,7 @@ func TestKillWhileJobsRunJobsCompleteOnce(t *testing.T) {
 	// the kill would run again at doubao, and idempotency keys are per
 	// vendor — see the report).
 	g.Close()
-	setKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
+	harness.SetKnobs(t, doubao, vendors.Knobs{Latency: time.Millisecond})
 	drilltest.WaitFor(t, 30*time.Second, "every job running at doubao", func() bool { return doubao.Counters().InFlight == n })
 	h.Kill()
 	g.Open() // the vendor finishes the jobs; toolhub is not there to hear it

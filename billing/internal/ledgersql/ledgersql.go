@@ -112,8 +112,12 @@ type Dialect struct {
 	Placeholder func(n int) string // 1-based
 }
 
-// Where builds a WHERE clause for f, numbering placeholders from 1.
-func (d Dialect) Where(f billing.Filter) (string, []any) {
+// Where builds a WHERE clause for f on the events table, numbering
+// placeholders from 1.
+func (d Dialect) Where(f billing.Filter) (string, []any) { return d.where("time_us", f) }
+
+// where builds a WHERE clause for f, with From and To bounding timeCol.
+func (d Dialect) where(timeCol string, f billing.Filter) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(cond string, v any) {
@@ -121,10 +125,10 @@ func (d Dialect) Where(f billing.Filter) (string, []any) {
 		conds = append(conds, strings.ReplaceAll(cond, "?", d.Placeholder(len(args))))
 	}
 	if !f.From.IsZero() {
-		add("time_us >= ?", f.From.UnixMicro())
+		add(timeCol+" >= ?", f.From.UnixMicro())
 	}
 	if !f.To.IsZero() {
-		add("time_us < ?", f.To.UnixMicro())
+		add(timeCol+" < ?", f.To.UnixMicro())
 	}
 	if f.Tenant != "" {
 		add("tenant = ?", f.Tenant)

@@ -148,28 +148,9 @@ func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, [
 		return "''"
 	}
 	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", d.Placeholder(len(args))))
-	}
-	if !q.From.IsZero() {
-		add("hour_us >= ?", q.From.UnixMicro())
-	}
-	if !q.To.IsZero() {
-		add("hour_us < ?", q.To.UnixMicro())
-	}
-	if q.Tenant != "" {
-		add("tenant = ?", q.Tenant)
-	}
-	if q.Vendor != "" {
-		add("vendor = ?", q.Vendor)
-	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
+	f := q.Filter
+	f.Kind = "" // the hourly table has no kind (UsesRollups)
+	where, args := d.where("hour_us", f)
 	var sums []string
 	for _, c := range []string{"calls", "rejected", "failed", "cached", "attempts", "paid", "images", "tokens", "seconds", "tenant_cost", "vendor_cost"} {
 		sums = append(sums, "CAST(SUM("+c+") AS BIGINT)")

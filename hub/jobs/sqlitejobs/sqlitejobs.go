@@ -16,7 +16,7 @@ import (
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/jobs/internal/jobrow"
 
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb"
 )
 
 // Options configure [Open]. Nil means the defaults.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolhub/toolhub/hub/jobs"
 	"github.com/toolhub/toolhub/hub/jobs/jobstest"
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb/sqlitedbtest"
 )
 
 func TestContract(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/toolhub/toolhub/internal/backend/pgdb"
+	"github.com/toolhub/toolhub/internal/x/pgdb"
 )
 
 // Migrate brings component's tables in schema to len(migrations):
@@ -97,4 +97,30 @@ func Open(ctx context.Context, dsn, schema, component string, maxConns int32, mi
 		return nil, nil, fmt.Errorf("open %s: %w", Where(cfg, schema), err)
 	}
 	return pool, cfg, nil
+}
+
+// DefaultSchema holds a store's tables when its options name no schema.
+const DefaultSchema = "toolhub"
+
+// Table is one store's table, open and migrated.
+type Table struct {
+	Pool   *pgxpool.Pool
+	Config *pgxpool.Config
+	Schema string
+	Where  string // the database and schema, for messages ([Where])
+	Name   string // the table's name, qualified with its schema and quoted
+}
+
+// OpenTable is [Open] for a store of one table: schema "" means
+// [DefaultSchema], and the table is component's name.
+func OpenTable(ctx context.Context, dsn, schema, table string, maxConns int32, migrations [][]string) (*Table, error) {
+	if schema == "" {
+		schema = DefaultSchema
+	}
+	pool, cfg, err := Open(ctx, dsn, schema, table, maxConns, migrations)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{Pool: pool, Config: cfg, Schema: schema, Where: Where(cfg, schema),
+		Name: pgx.Identifier{schema}.Sanitize() + "." + table}, nil
 }

@@ -61,7 +61,7 @@ func export(t *testing.T, cfg Config) {
 	t.Helper()
 	prev := otel.GetTracerProvider()
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
-	tr, err := Start(context.Background(), cfg, Options{LookupEnv: env(nil), Version: "test"})
+	tr, err := Start(context.Background(), cfg, Options{LookupEnv: env(nil), Version: "test", Enable: tracing.Enable})
 	if err != nil || !tr.On {
 		t.Fatalf("Start(%+v): %+v, %v", cfg, tr, err)
 	}

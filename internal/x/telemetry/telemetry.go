@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolhub/toolhub/hub/tracing"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -75,6 +74,9 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	Version   string       // service.version
 	Logger    *slog.Logger // export errors; nil: slog.Default()
+	// Enable is told when spans start (Start) and stop (Shutdown) being
+	// exported; the hub passes tracing.Enable. Nil: nobody is told.
+	Enable func(on bool)
 }
 
 // Tracing is the tracing [Start] installed.
@@ -82,6 +84,7 @@ type Tracing struct {
 	// On reports whether spans are recorded and exported.
 	On       bool
 	provider *sdktrace.TracerProvider
+	enable   func(on bool)
 }
 
 // Shutdown exports the spans still buffered and stops the exporter.
@@ -89,7 +92,9 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil || t.provider == nil {
 		return nil
 	}
-	tracing.Enable(false)
+	if t.enable != nil {
+		t.enable(false)
+	}
 	return t.provider.Shutdown(ctx)
 }
 
@@ -180,9 +185,11 @@ func Start(ctx context.Context, c Config, o Options) (*Tracing, error) {
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("telemetry: exporting spans failed", "err", err) }))
-	tracing.Enable(true)
+	if o.Enable != nil {
+		o.Enable(true)
+	}
 	log.Info("tracing on: spans go to an OTLP collector", "protocol", orDefault(protocol, "http/protobuf"))
-	return &Tracing{On: true, provider: tp}, nil
+	return &Tracing{On: true, provider: tp, enable: o.Enable}, nil
 }
 
 func orDefault(s, d string) string {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/backend/pgdb"
+	"github.com/toolhub/toolhub/internal/x/pgdb"
 	"github.com/toolhub/toolhub/internal/x/pgtest"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhub/toolhub/internal/backend/sqlitedb/sqlitedbtest"
+	"github.com/toolhub/toolhub/internal/x/sqlitedb/sqlitedbtest"
 )
 
 func TestOpenAwkwardPathAndPragmas(t *testing.T) {
