@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/toolcorpus"
+	"github.com/toolhub/toolhub/registry/toolcorpus"
 	"github.com/toolhub/toolhub/registry"
 )
 

@@ -41,7 +41,7 @@ trap 'rm -f "$out" "$out.go"' EXIT
   echo
   echo "## Tool search: recall over a generated catalog"
   echo
-  echo "Planner.Search (GET /v1/tools?query=, search_tools) over internal/toolcorpus's catalog of 1,000"
+  echo "Planner.Search (GET /v1/tools?query=, search_tools) over registry/toolcorpus's catalog of 1,000"
   echo "vendors × 10 tools (25 domains of near-duplicate vendors, a third described in Chinese) with its 300"
   echo "goals (half English, half Chinese; a hit is right when its tool does the goal's function, at any"
   echo "vendor). Targets: recall@5 ≥ 0.9 on the held-out half, English and Chinese apart."

@@ -1,5 +1,5 @@
 // Package catalogscale measures how toolhub's costs grow with the
-// catalog: a generated catalog (internal/toolcorpus) of 10, 100 and 1,000
+// catalog: a generated catalog (registry/toolcorpus) of 10, 100 and 1,000
 // vendors × 10 tools, in one process. make bench runs it
 // (TOOLHUB_CATALOG_SCALE=1) and copies the table to docs/benchmarks.md.
 package catalogscale
@@ -20,9 +20,9 @@ import (
 
 	"github.com/toolhub/toolhub/api"
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/internal/toolcorpus"
 	"github.com/toolhub/toolhub/orchestrator"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/toolcorpus"
 )
 
 func pct(d []time.Duration, p float64) time.Duration {

@@ -31,7 +31,7 @@ var layers = []layer{
 		mayImport: []string{"leaves"}},
 	{name: "core", // the call and its pipeline, the catalogue, the domain interfaces stores implement
 		packages: []string{"hub", "hub/tracing", "hub/httperr", "hub/cache", "hub/fallback", "hub/govern", "hub/jobs", "hub/vendorconn",
-			"registry", "registry/poison", "auth", "approval", "audit"},
+			"registry", "registry/poison", "registry/mcpregistry", "auth", "approval", "audit"},
 		mayImport: []string{"leaves", "policies"}},
 	{name: "adapters", // protocols and routes: the MCP and A2A vendors, the front doors, billing, the dashboard
 		packages: []string{"servers/...", "a2a", "a2a/internal/taskrow", "api", "orchestrator", "ui", "billing",
@@ -49,6 +49,7 @@ var layers = []layer{
 			"hub/jobs/internal/jobrow", "hub/jobs/jobstest", "hub/jobs/redisjobs", "hub/jobs/sqlitejobs",
 			"hub/limit/limittest", "hub/limit/redislimit",
 			"registry/internal/specrows", "registry/pgstore", "registry/registrytest", "registry/sqlstore",
+			"registry/toolcorpus", // a generated catalog and goals for the search evaluation
 		},
 		mayImport: []string{"leaves", "policies", "core", "adapters"}},
 	{name: "wiring", // builds a hub from config: the only room that knows every other
