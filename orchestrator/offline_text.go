@@ -125,6 +125,7 @@ type hanDict struct {
 type hanWord struct {
 	function bool // a function word (never a place, never a tool)
 	conj     bool
+	place    bool // a place name of the gazetteer
 }
 
 func (d *hanDict) add(w string, hw hanWord) {
@@ -134,6 +135,7 @@ func (d *hanDict) add(w string, hw hanWord) {
 	if old, ok := d.words[w]; ok {
 		hw.function = hw.function && old.function
 		hw.conj = hw.conj || old.conj
+		hw.place = hw.place || old.place
 	}
 	d.words[w] = hw
 	if n := utf8.RuneCountInString(w); n > d.maxLen {
@@ -268,6 +270,15 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 	for i < to {
 		if w, n := dict.longest(goal[i:to]); n > 0 {
 			hw := dict.words[w]
+			if hw.place {
+				// A place name gathers with the names and unknown
+				// characters next to it: 加拿大温哥华, 北京西站.
+				if raw < 0 {
+					raw = i
+				}
+				i += n
+				continue
+			}
 			// A single-character function word followed by an unknown
 			// character starts a name ("上海"), unless it is a marker.
 			// After a number it is a measure word ("5家").
