@@ -84,9 +84,9 @@ var hanFunctionWords = []string{
 
 // conjunctions split a goal into clauses (besides punctuation).
 var (
-	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true}
+	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true, "unless": true}
 	englishConjPhrases  = [][]string{{"and", "then"}, {"as", "well", "as"}, {"after", "that"}, {"and", "also"}}
-	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
+	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "就": true, "假如": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
 )
 
 // englishThere are words that refer back to a place named earlier; they are

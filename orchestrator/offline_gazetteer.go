@@ -25,9 +25,11 @@ func init() {
 			continue
 		}
 		zh, en, _ := strings.Cut(line, "\t")
+		first, _, _ := strings.Cut(en, ",")
 		for _, w := range strings.Split(zh, ",") {
 			if w = strings.TrimSpace(w); w != "" {
 				hanPlaces[w] = true
+				hanPlaceNames[w] = strings.TrimSpace(first)
 				baseDict.add(w, hanWord{place: true})
 			}
 		}

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -300,7 +302,14 @@ type param struct {
 	role            paramRole
 	format          string          // the schema's format ("uri", "email", …)
 	words           map[string]bool // stems of the name and description, for number hints
+	pattern         *regexp.Regexp  // the schema's pattern, when Go reads it
+	group           string          // parameters filled together (groupCurrency, or one enum read from its description)
+	syn             map[string]any  // an enum's values by their synonyms (enumSynonyms)
 }
+
+// groupCurrency groups parameters that take currency codes.
+const groupCurrency = "currency"
+
 
 var (
 	originNames = map[string]bool{"from": true, "origin": true, "start": true, "source": true, "departure": true, "src": true}
@@ -331,6 +340,7 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 			Enum        []any           `json:"enum"`
 			Default     json.RawMessage `json:"default"`
 			Format      string          `json:"format"`
+			Pattern     string          `json:"pattern"`
 		}
 		if json.Unmarshal(kv.v, &p) != nil {
 			continue
@@ -356,6 +366,10 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 			}
 		}
 		pr.format = p.Format
+		if p.Pattern != "" && len(p.Pattern) <= 1000 {
+			pr.pattern, _ = regexp.Compile(p.Pattern)
+		}
+		pr.group, pr.syn = paramGroup(pr)
 		pr.role = roleOf(pr, p.Format)
 		out = append(out, pr)
 	}
@@ -379,8 +393,8 @@ func roleOf(p param, format string) paramRole {
 		return roleNumber
 	case p.typ == "boolean":
 		return roleBool
-	case format != "":
-		return roleOther // a link, an address, a date: filled from a value of that format
+	case format != "" || p.pattern != nil || p.group == groupCurrency:
+		return roleOther // a link, an address, a date, a code: filled from a value of that format
 	case originNames[name] || originNames[first] && len(words) > 1 && words[1] != "date":
 		return roleOrigin
 	case destNames[name] || destNames[first] && len(words) > 1 && words[1] != "date":
@@ -398,6 +412,27 @@ func roleOf(p param, format string) paramRole {
 		return roleText
 	}
 	return roleOther
+}
+
+// paramGroup puts a parameter that takes currency codes in groupCurrency,
+// and one whose enum values its description names ("en English") in the
+// group of that enum.
+func paramGroup(p param) (string, map[string]any) {
+	if p.typ == "string" || p.typ == "" {
+		codes := p.pattern != nil && p.pattern.MatchString("USD") && p.pattern.MatchString("EUR") && !p.pattern.MatchString("PARIS") && !p.pattern.MatchString("usd")
+		named := strings.Contains(strings.ToLower(p.name+" "+p.desc), "currenc")
+		if codes || named && len(p.enum) == 0 && p.pattern == nil {
+			return groupCurrency, nil
+		}
+	}
+	if len(p.enum) == 0 {
+		return "", nil
+	}
+	syn := enumSynonyms(p.enum, p.desc)
+	if len(syn) <= len(p.enum) {
+		return "", nil
+	}
+	return "enum:" + fmt.Sprint(p.enum), syn
 }
 
 type kv struct {

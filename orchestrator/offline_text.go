@@ -33,6 +33,7 @@ type token struct {
 	stop       bool   // carries no meaning for choosing a tool
 	conj       bool   // splits clauses
 	format     string // "uri" or "email" for a link or an address (tQuote)
+	key        string // the key of a "key: value" (tQuote): "subject", "主题"
 }
 
 var (
@@ -168,6 +169,11 @@ func tokenize(goal string, dict *hanDict) []token {
 	i := 0
 	for i < len(goal) {
 		r, size := utf8.DecodeRuneInString(goal[i:])
+		if t, n := keyValueAt(goal, i); n > 0 {
+			out = append(out, t)
+			i += n
+			continue
+		}
 		switch {
 		case quotePairs[r] != 0 || r == '\'' && (i == 0 || !isWordRune(lastRune(goal[:i]))):
 			closer := quotePairs[r]
@@ -195,6 +201,10 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += n
 		case isHardSep(r) || r == '.' && (i+size == len(goal) || goal[i+size] == ' ' || goal[i+size] == '\n'):
 			out = append(out, token{kind: tPunct, text: goal[i : i+size], start: i, end: i + size, conj: true})
+			i += size
+		case currencySymbol(r):
+			// "$75", "€50": the symbol names a currency.
+			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
 			i += size
 		case r == '+' || r == '＋':
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
@@ -225,16 +235,22 @@ func tokenize(goal string, dict *hanDict) []token {
 						continue
 					}
 				}
+				// A time of day ("10:00") and thousands ("1,250") are one token.
+				if (r2 == ':' || r2 == ',') && allDigits(goal[i:j]) && digitGroup(goal[j+1:], r2) {
+					j++
+					continue
+				}
 				break
 			}
 			text := goal[i:j]
-			if v, err := strconv.ParseFloat(text, 64); err == nil {
+			if v, err := strconv.ParseFloat(strings.ReplaceAll(text, ",", ""), 64); err == nil {
 				out = append(out, token{kind: tNum, text: text, val: v, start: i, end: j})
 			} else {
 				lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
 				t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
 				t.stop = plannerStop[lower] || plannerStop[t.norm]
 				t.conj = englishConjunctions[lower]
+				t.stop = t.stop || strings.Contains(text, ":") || clockWordRe.MatchString(lower)
 				out = append(out, t)
 			}
 			i = j
@@ -242,8 +258,140 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
+	return joinNumbers(out)
+}
+
+// keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
+var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|：|:)\s*`)
+
+// keyValueAt reads a "key: value" at goal[i:] into one tQuote token with
+// its key: the value is quoted text, or runs to the next separator.
+func keyValueAt(goal string, i int) (token, int) {
+	if !strings.ContainsRune("stbmcnSTBMCN主标内正题备", firstRuneOf(goal[i:])) {
+		return token{}, 0
+	}
+	if i > 0 {
+		if r := lastRune(goal[:i]); isWordRune(r) || isHan(r) && !isHan(firstRuneOf(goal[i:])) {
+			return token{}, 0
+		}
+		if r := lastRune(goal[:i]); isHan(r) && !markers[string(r)] && r != '给' {
+			return token{}, 0
+		}
+	}
+	m := keyValueRe.FindStringSubmatchIndex(goal[i:])
+	if m == nil {
+		return token{}, 0
+	}
+	k := ""
+	if m[2] >= 0 {
+		k = strings.ToLower(goal[i+m[2] : i+m[3]])
+	} else {
+		k = goal[i+m[4] : i+m[5]]
+	}
+	from := i + m[1]
+	rest := goal[from:]
+	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 {
+		if j := strings.IndexRune(rest[size:], quotePairs[r]); j > 0 {
+			end := from + size + j + utf8.RuneLen(quotePairs[r])
+			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
+		}
+	}
+	end := len(rest)
+	for j, r := range rest {
+		if isHardSep(r) || j >= 500 {
+			end = j
+			break
+		}
+	}
+	v := strings.TrimSpace(rest[:end])
+	if v == "" {
+		return token{}, 0
+	}
+	return token{kind: tQuote, text: v, start: i, end: from + end, key: k}, from + end - i
+}
+
+func firstRuneOf(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+var clockWordRe = regexp.MustCompile(`^\d{1,2}(am|pm)$`)
+
+func currencySymbol(r rune) bool { return strings.ContainsRune("$€£¥₩₹", r) }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// digitGroup says whether s starts with the digits that make a time
+// (":00") or a thousands group (",250") after sep.
+func digitGroup(s string, sep rune) bool {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if sep == ':' {
+		return n == 2
+	}
+	return n == 3
+}
+
+// numberWords are English numbers in words; scales multiply what comes
+// before them ("three hundred", "1.5 million").
+var (
+	numberWords = map[string]float64{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+		"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+		"nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+		"dozen": 12, "couple": 2}
+	scaleWords = map[string]float64{"hundred": 100, "thousand": 1000, "grand": 1000, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9}
+)
+
+// joinNumbers reads numbers in words ("twenty", "fifteen hundred"), scaled
+// numbers ("3 million", "3万") and a couple ("a couple of") as one number
+// token each.
+func joinNumbers(toks []token) []token {
+	out := toks[:0:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		lw := strings.ToLower(t.text)
+		if v, ok := numberWords[lw]; ok && t.kind == tWord || t.kind == tNum {
+			if t.kind == tNum {
+				v = t.val
+			}
+			end, j := t.end, i+1
+			for ; j < len(toks) && toks[j].kind == tWord; j++ {
+				w := strings.ToLower(toks[j].text)
+				if s, ok := scaleWords[w]; ok {
+					v *= s
+				} else if n, ok := numberWords[w]; ok && n < 10 && v >= 20 && t.kind == tWord {
+					v += n
+				} else if w == "of" && lw == "couple" {
+				} else {
+					break
+				}
+				end = toks[j].end
+			}
+			if j < len(toks) && toks[j].kind == tNum && toks[j].start == end && hanScale(toks[j].text) {
+				v *= toks[j].val
+				end = toks[j].end
+				j++
+			}
+			out = append(out, token{kind: tNum, text: t.text, val: v, start: t.start, end: end})
+			i = j - 1
+			continue
+		}
+		out = append(out, t)
+	}
 	return out
 }
+
+// hanScale says whether a Chinese numeral is only a scale: 万, 千, 百.
+func hanScale(s string) bool { return s == "万" || s == "千" || s == "百" || s == "亿" }
 
 func isWordRune(r rune) bool {
 	return (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isHan(r)
