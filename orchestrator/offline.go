@@ -602,7 +602,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				continue
 			}
 			switch {
-			case prev == "去" || prev == "到" || prev == "往" || prev == "至":
+			case hanToWords[prev]:
 				set(&pl.dest, t.text, i)
 			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
 				set(&pl.place, t.text, i)
@@ -629,12 +629,15 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	return pl, used
 }
 
+// hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
+var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
+
 // hanTo returns the index of Y in "…到Y" starting at toks[i] (mode words
 // such as 步行 may come first), or 0.
 func hanTo(toks []token, i int) int {
 	for ; i < len(toks); i++ {
 		t := toks[i]
-		if t.kind == tHan && (t.text == "到" || t.text == "去" || t.text == "至" || t.text == "往") {
+		if t.kind == tHan && hanToWords[t.text] {
 			if i+1 < len(toks) && toks[i+1].kind == tHanRaw {
 				return i + 1
 			}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -60,7 +61,12 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 	case p.group == groupCurrency:
 		return len(c.values.currencies) > 0, len(c.values.currencies) > 1
 	case p.syn != nil:
-		return len(enumMentions(p.syn, c.toks, c.values.used)) > 0, false
+		ms := enumMentions(p.syn, c.toks, c.values.used)
+		id := false
+		for _, m := range ms {
+			id = id || strings.ContainsAny(c.toks[m.tok].text, "0123456789")
+		}
+		return len(ms) > 0, id
 	case p.pattern != nil:
 		for i, t := range c.toks {
 			if !c.values.used[i] && patternCandidate(t, ix) && t.kind != tNum && p.pattern.MatchString(t.text) {
@@ -112,11 +118,14 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 // no place of its own, and a key-value, a quote, a date or time, a number
 // or a value the entry takes.
 func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
-	if c.places.any() != "" && !allKeyValues(c) || c.cond {
+	if c.cond {
 		return false
 	}
-	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) {
+	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) || allKeyValues(c) {
 		return true
+	}
+	if c.places.any() != "" {
+		return false
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
 	for _, t := range c.toks {

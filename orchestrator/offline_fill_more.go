@@ -129,7 +129,7 @@ func (f *filler) text(quotes []string) {
 				continue
 			}
 			tail := freeText(f.goal, f.c, f.matched)
-			if subjectKeys[strings.ToLower(p.name)] || tail == "" {
+			if titleNames[strings.ToLower(p.name)] || tail == "" {
 				tail = f.rest()
 			}
 			if tail != "" && !filledWith(f.args, tail) {
@@ -138,6 +138,10 @@ func (f *filler) text(quotes []string) {
 		}
 	}
 }
+
+// titleNames are free-text parameters filled with the rest of the clause
+// rather than the words after the tool's.
+var titleNames = map[string]bool{"title": true, "subject": true, "summary": true, "name": true}
 
 // rest is the clause without the words that picked the tool, the values
 // given to other arguments and the function words at its ends: the title

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"hash/fnv"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -310,7 +310,6 @@ type param struct {
 // groupCurrency groups parameters that take currency codes.
 const groupCurrency = "currency"
 
-
 var (
 	originNames = map[string]bool{"from": true, "origin": true, "start": true, "source": true, "departure": true, "src": true}
 	destNames   = map[string]bool{"to": true, "destination": true, "dest": true, "end": true, "target": true, "dst": true}
@@ -373,7 +372,29 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 		pr.role = roleOf(pr, p.Format)
 		out = append(out, pr)
 	}
+	shareSynonyms(out)
 	return out, req
+}
+
+// shareSynonyms gives parameters with the same enum the synonyms one of
+// them has ("to_unit: same codes" reads from_unit's description).
+func shareSynonyms(ps []param) {
+	for i := range ps {
+		if ps[i].syn == nil {
+			continue
+		}
+		for j := range ps {
+			if j != i && len(ps[j].enum) > 0 && fmt.Sprint(ps[j].enum) == fmt.Sprint(ps[i].enum) {
+				if ps[j].syn == nil {
+					ps[j].syn = map[string]any{}
+				}
+				for k, v := range ps[i].syn {
+					ps[j].syn[k] = v
+				}
+				ps[j].group = ps[i].group
+			}
+		}
+	}
 }
 
 func roleOf(p param, format string) paramRole {
