@@ -37,6 +37,8 @@ var (
 	// lexPhrases are the lexicon's multi-word English phrases, stemmed.
 	lexPhrases = map[string]bool{}
 	baseDict   = &hanDict{words: map[string]hanWord{}}
+	// conceptVocab are the lexicon's single English words, stemmed, for typos.
+	conceptVocab = map[string]string{}
 )
 
 func init() {
@@ -57,6 +59,9 @@ func init() {
 			}
 			k := englishKey(w)
 			concepts[k] = id
+			if !strings.Contains(k, " ") && len(k) >= 4 {
+				conceptVocab[k] = id
+			}
 			if strings.Contains(k, " ") {
 				lexPhrases[k] = true
 			}
@@ -113,15 +118,16 @@ type offlineIndex struct {
 	post     map[string][]posting // key → postings
 	bigrams  map[string][]posting // Chinese character pairs of Chinese texts
 	dict     *hanDict
-	phrases  map[string]bool // stemmed multi-word phrases to look up
-	maxWords int             // longest phrase, in words
+	phrases  map[string]bool   // stemmed multi-word phrases to look up
+	maxWords int               // longest phrase, in words
+	vocab    map[string]string // English stems of the catalog's keywords, names and descriptions → their key, for typos
 }
 
 // buildIndex indexes entries; keywords returns the configured keywords of
 // a vendor tool (may be nil).
 func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
 	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
-		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1}
+		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1, vocab: map[string]string{}}
 	for w, hw := range baseDict.words {
 		ix.dict.words[w] = hw
 	}
@@ -199,6 +205,9 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 			for _, w := range splitWords(f.text) {
 				if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
 					put(m, key(s), f.w, f.w)
+					if f.w >= wDesc && len(s) >= 4 {
+						ix.vocab[s] = key(s)
+					}
 				}
 			}
 			for _, run := range hanRuns(f.text) {
@@ -550,7 +559,13 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		switch t.kind {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
-				add(key(t.norm), i)
+				k := key(t.norm)
+				if _, known := ix.post[k]; !known && (i == 0 || !isCapitalised(t.text)) {
+					if fk := ix.typo(t.norm); fk != "" {
+						k = fk
+					}
+				}
+				add(k, i)
 			}
 			// Phrases start at any word, stop words included ("how do i get").
 			words := []string{t.norm}
@@ -567,6 +582,69 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		}
 	}
 	return keys
+}
+
+// typo returns the key of the catalog word w is a typo of ("weahter",
+// "resturant"): one edit away for words of five to seven letters, two for
+// longer ones (a swap of two letters is one edit); "" when none is, or when
+// two are equally near.
+func (ix *offlineIndex) typo(w string) string {
+	if len(w) < 5 || !isASCII(w) {
+		return ""
+	}
+	limit := 1
+	if len(w) >= 8 {
+		limit = 2
+	}
+	best, bestD, tie := "", limit+1, false
+	for _, vocab := range []map[string]string{ix.vocab, conceptVocab} {
+		for v, k := range vocab {
+			if d := len(v) - len(w); d > limit || -d > limit || k == best {
+				continue
+			}
+			if d := editDistance(w, v, limit); d < bestD {
+				best, bestD, tie = k, d, false
+			} else if d == bestD && k != best {
+				tie = true
+			}
+		}
+	}
+	if tie || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b
+// (insertions, deletions, substitutions and swaps of neighbours), or
+// limit+1 when it is more than limit.
+func editDistance(a, b string, limit int) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		low := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			low = min(low, cur[j])
+		}
+		if low > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // rank scores every entry against a clause's tokens, best first.
