@@ -100,7 +100,13 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	}
 	for i := range out {
 		c := &out[i]
-		if c.best >= 0 || c.cond || !onlyValues(c, ix) {
+		if c.best >= 0 || c.cond {
+			continue
+		}
+		if c.places.any() == "" {
+			c.places.place, c.placeToks = loneName(c)
+		}
+		if !onlyValues(c, ix) {
 			continue
 		}
 		for _, j := range []int{i - 1, i + 1} {
@@ -183,6 +189,27 @@ func allKeyValues(c *clause) bool {
 		}
 	}
 	return true
+}
+
+// loneName reads a part that is only a capitalised name ("Brisbane" of
+// "weather in Perth and Brisbane") as a place.
+func loneName(c *clause) (string, map[int]bool) {
+	var words []string
+	idx := map[int]bool{}
+	for i, t := range c.toks {
+		switch {
+		case t.kind == tWord && isCapitalised(t.text) && !t.stop:
+			words = append(words, t.text)
+			idx[i] = true
+		case t.stop:
+		default:
+			return "", c.placeToks
+		}
+	}
+	if len(words) == 0 {
+		return "", c.placeToks
+	}
+	return strings.Join(words, " "), idx
 }
 
 // onlyValues says whether a clause names only places and values (and

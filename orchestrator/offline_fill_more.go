@@ -129,7 +129,7 @@ func (f *filler) text(quotes []string) {
 				continue
 			}
 			tail := freeText(f.goal, f.c, f.matched)
-			if titleNames[strings.ToLower(p.name)] || tail == "" {
+			if titleNames[strings.ToLower(p.name)] || tail == "" || f.onlyArgs(tail) {
 				tail = f.rest()
 			}
 			if tail != "" && !filledWith(f.args, tail) {
@@ -137,6 +137,36 @@ func (f *filler) text(quotes []string) {
 			}
 		}
 	}
+}
+
+// onlyArgs says whether the clause's tokens within tail are all function
+// words or values given to other arguments ("from Brazil" of "sports news
+// from Brazil", Brazil being the country).
+func (f *filler) onlyArgs(tail string) bool {
+	at := strings.LastIndex(f.goal[f.c.start:f.c.end], tail)
+	if at < 0 {
+		return false
+	}
+	from, to := f.c.start+at, f.c.start+at+len(tail)
+	for i, t := range f.c.toks {
+		if t.start < from || t.end > to {
+			continue
+		}
+		if !t.stop && !f.usedTok[i] && !(f.c.placeToks[i] && f.given(t.text)) {
+			return false
+		}
+	}
+	return true
+}
+
+// given says whether an argument holds s (a place given to a parameter).
+func (f *filler) given(s string) bool {
+	for _, a := range f.args {
+		if v, ok := a.(string); ok && strings.Contains(strings.ToLower(v), strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // titleNames are free-text parameters filled with the rest of the clause

@@ -325,7 +325,7 @@ var (
 	placeWords  = []string{"city", "location", "place", "near", "address", "region", "area", "where", "town", "locality", "poi", "country", "地点", "城市", "位置"}
 	textNames   = map[string]bool{"prompt": true, "message": true, "text": true, "query": true, "topic": true, "content": true, "question": true,
 		"input": true, "q": true, "instruction": true, "instructions": true, "body": true, "sentence": true, "msg": true, "keyword": true,
-		"keywords": true, "term": true, "subject": true, "description": true, "utterance": true}
+		"keywords": true, "term": true, "subject": true, "description": true, "utterance": true, "title": true, "summary": true}
 )
 
 // schemaParams reads the top-level properties of an input schema, in the
