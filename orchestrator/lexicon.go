@@ -19,7 +19,7 @@ var conceptGroups = [][]string{
 		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃"},
 	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
-	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计"},
+	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
 	{"sum", "add", "plus", "total", "addition", "加", "相加", "求和", "之和", "总和", "加起来", "加上"},
 	{"multiply", "times", "product", "乘", "相乘", "乘以"},
 	{"subtract", "minus", "difference", "减", "相减", "减去"},
@@ -47,7 +47,7 @@ var conceptGroups = [][]string{
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
-	{"air quality", "pollution", "smog", "aqi", "空气质量", "雾霾", "污染"},
+	{"air quality", "pollution", "smog", "aqi", "pollutant", "空气质量", "雾霾", "污染", "浓度", "污染物"},
 	{"hotel", "accommodation", "lodging", "酒店", "宾馆", "住宿"},
 	{"joke", "笑话"},
 	{"stock", "share price", "股票", "股价"},
@@ -89,7 +89,7 @@ var hanFunctionWords = []string{
 	"从", "到", "去", "往", "至", "那里", "那边", "那儿", "附近", "周边", "周围", "当地", "这里", "这边",
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
-	"出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
+	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
 	"咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "几点了", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 

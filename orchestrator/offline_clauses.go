@@ -98,6 +98,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 		}
 		out = append(out, c)
 	}
+	out = ix.joinForward(goal, out, now)
 	for i := range out {
 		c := &out[i]
 		if c.best >= 0 || c.cond {
@@ -118,6 +119,35 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 		}
 	}
 	return out
+}
+
+// joinForward joins a part without a tool that gives a date or a time to
+// the clause after it when that one's entry takes one ("4月1号到香港，订个酒店").
+func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []clause {
+	out := cs[:0:0]
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		if i+1 < len(cs) && c.best < 0 && !c.cond && len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) {
+			next := cs[i+1]
+			next.toks = append(slices.Clone(c.toks), next.toks...)
+			next.start, next.before = c.start, c.before
+			next.read(goal, ix, now)
+			out = append(out, next)
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (ix *offlineIndex) takesDate(c *clause) bool {
+	for _, p := range ix.entries[c.ranked[c.best].entry].params {
+		if p.format == "date" || p.format == "date-time" || p.format == "time" || p.isTimeParam() {
+			return true
+		}
+	}
+	return false
 }
 
 // carriesArgs says whether part c only carries arguments of prev's entry:
@@ -150,7 +180,7 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		}
 	}
 	for _, p := range oe.params {
-		if ok, _ := c.hasValueFor(p, ix); ok && (p.group != "" || p.pattern != nil) {
+		if ok, _ := c.hasValueFor(p, ix); ok && (p.group != "" || p.pattern != nil || p.syn != nil) {
 			return true
 		}
 		if len(p.enum) > 0 {

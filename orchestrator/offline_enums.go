@@ -101,6 +101,10 @@ func enumMentions(syn map[string]any, toks []token, used map[int]bool) []groupVa
 				i += n - 1
 			}
 		case tHan, tHanRaw:
+			if e, ok := syn[t.text]; ok { // a Chinese enum value
+				out = append(out, groupValue{e, i})
+				continue
+			}
 			for _, en := range hanNamesIn(t.text) {
 				if e, ok := syn[normPhrase(en)]; ok {
 					out = append(out, groupValue{e, i})

@@ -141,8 +141,14 @@ func (f *filler) enums() {
 		if len(p.enum) == 0 {
 			continue
 		}
-		if v, ok := enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok {
-			f.set(p, v)
+		if v, ok := enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok && f.set(p, v) {
+			continue
+		}
+		for _, m := range enumMentions(p.syn, f.c.toks, f.usedTok) {
+			if f.set(p, m.v) {
+				f.usedTok[m.tok] = true
+				break
+			}
 		}
 	}
 }

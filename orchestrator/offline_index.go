@@ -389,7 +389,7 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 // them has ("to_unit: same codes" reads from_unit's description).
 func shareSynonyms(ps []param) {
 	for i := range ps {
-		if ps[i].syn == nil {
+		if ps[i].group == "" {
 			continue
 		}
 		for j := range ps {
@@ -460,7 +460,7 @@ func paramGroup(p param) (string, map[string]any) {
 	}
 	syn := enumSynonyms(p.enum, p.desc)
 	if len(syn) <= len(p.enum) {
-		return "", nil
+		return "", syn // the values alone: read by name (and in Chinese), not as a group
 	}
 	return "enum:" + fmt.Sprint(p.enum), syn
 }

@@ -148,7 +148,7 @@ func (d *hanDict) add(w string, hw hanWord) {
 // place name; other single-character function words ("上", "家") may start
 // one ("上海") and are read as part of an unknown run when followed by one.
 var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true, "往": true, "至": true, "把": true, "将": true, "给": true,
-	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true, "飞": true, "住": true}
+	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true, "飞": true, "住": true, "坐": true, "乘": true, "搭": true, "骑": true}
 
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
 
