@@ -632,6 +632,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
 var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
 
+// travelVerbs may come between the origin and 到: 从大阪坐地铁到京都.
+var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": true, "打车": true}
+
 // hanTo returns the index of Y in "…到Y" starting at toks[i] (mode words
 // such as 步行 may come first), or 0.
 func hanTo(toks []token, i int) int {
@@ -643,7 +646,7 @@ func hanTo(toks []token, i int) int {
 			}
 			return 0
 		}
-		if t.kind != tHan || t.stop {
+		if t.kind != tHan || t.stop && !travelVerbs[t.text] {
 			return 0
 		}
 	}

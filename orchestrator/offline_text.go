@@ -445,6 +445,13 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			i += n
 			continue
 		}
+		if w, n := dict.homophone(goal[i:to]); n > 0 {
+			// A word typed with a character that sounds the same (天汽 → 天气).
+			flush(i)
+			out = append(out, token{kind: tHan, text: goal[i : i+n], norm: w, start: i, end: i + n})
+			i += n
+			continue
+		}
 		if v, n := hanNumber(goal[i:to]); n > 0 {
 			flush(i)
 			out = append(out, token{kind: tNum, text: goal[i : i+n], val: float64(v), start: i, end: i + n})
@@ -484,6 +491,33 @@ func (d *hanDict) longest(s string) (string, int) {
 	for k := len(ends) - 1; k >= 0; k-- {
 		if _, ok := d.words[s[:ends[k]]]; ok {
 			return s[:ends[k]], ends[k]
+		}
+	}
+	return "", 0
+}
+
+// homophones are characters typed for one another by pinyin input
+// methods: a word with one of them is read as the dictionary word.
+var homophones = map[rune][]rune{'汽': {'气'}, '器': {'气'}, '再': {'在'}, '在': {'再'}, '作': {'做'}, '做': {'作'}, '象': {'像'}, '像': {'象'},
+	'哪': {'那'}, '那': {'哪'}, '帐': {'账'}, '座': {'坐'}, '坐': {'座'}, '已': {'以'}, '以': {'已'}, '侯': {'候'}, '候': {'侯'}, '岩': {'盐'}}
+
+// homophone returns the dictionary word (of two or three characters, not
+// a place or a function word) at the start of s with one character
+// replaced by a homophone, and its length in bytes in s.
+func (d *hanDict) homophone(s string) (string, int) {
+	if d == nil {
+		return "", 0
+	}
+	rs := []rune(s)
+	for n := min(3, len(rs)); n >= 2; n-- {
+		for k := 0; k < n; k++ {
+			for _, alt := range homophones[rs[k]] {
+				w := []rune(string(rs[:n]))
+				w[k] = alt
+				if hw, ok := d.words[string(w)]; ok && !hw.place && !hw.function {
+					return string(w), len(string(rs[:n]))
+				}
+			}
 		}
 	}
 	return "", 0
