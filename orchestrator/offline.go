@@ -97,6 +97,7 @@ type clause struct {
 	places     places
 	placeToks  map[int]bool // tokens read as places
 	values     clauseValues
+	names      tokenNames
 	// before and after are the separators around the clause, lower-case
 	// ("and", "，", "if"; "" at the ends of the goal).
 	before, after string

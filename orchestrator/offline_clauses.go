@@ -15,6 +15,7 @@ func (c *clause) read(goal string, ix *offlineIndex, now time.Time) {
 		c.toks[i].stop = true
 	}
 	c.places, c.placeToks = readPlaces(c.toks, ix)
+	c.names = namesOf(c.toks)
 }
 
 // valueBonus is added to an entry's score for each parameter the clause
@@ -61,7 +62,7 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 	case p.group == groupCurrency:
 		return len(c.values.currencies) > 0, len(c.values.currencies) > 1
 	case p.syn != nil:
-		ms := enumMentions(p.syn, c.toks, c.values.used)
+		ms := enumMentions(p.syn, c.toks, c.names, c.values.used)
 		id := false
 		for _, m := range ms {
 			id = id || strings.ContainsAny(c.toks[m.tok].text, "0123456789")

@@ -42,8 +42,8 @@ func enumSynonyms(enum []any, desc string) map[string]any {
 // folded ("kilometres" meets "kilometers").
 func normPhrase(s string) string {
 	s = strings.ToLower(s)
-	s = strings.NewReplacer("metre", "meter", "litre", "liter", "centre", "center").Replace(s)
-	ws := strings.Fields(strings.NewReplacer("-", " ", "_", " ").Replace(s))
+	s = britishSpelling.Replace(s)
+	ws := strings.Fields(wordJoiners.Replace(s))
 	for i, w := range ws {
 		if a, ok := englishAliases[w]; ok {
 			w = a
@@ -52,6 +52,11 @@ func normPhrase(s string) string {
 	}
 	return strings.Join(ws, " ")
 }
+
+var (
+	britishSpelling = strings.NewReplacer("metre", "meter", "litre", "liter", "centre", "center")
+	wordJoiners     = strings.NewReplacer("-", " ", "_", " ")
+)
 
 // englishAliases and hanAliases name enum values the ways users type them.
 var englishAliases = map[string]string{"lbs": "pounds", "foot": "feet", "kilos": "kilograms", "kilo": "kilograms", "metres": "meters",
@@ -77,8 +82,29 @@ func init() {
 	}
 }
 
+// tokenNames are a clause's tokens as enumMentions compares them: English
+// words normalized (normPhrase), Chinese ones as the English names of the
+// aliases and places in them.
+type tokenNames struct {
+	norm []string
+	han  [][]string
+}
+
+func namesOf(toks []token) tokenNames {
+	tn := tokenNames{norm: make([]string, len(toks)), han: make([][]string, len(toks))}
+	for i, t := range toks {
+		switch t.kind {
+		case tWord, tNum:
+			tn.norm[i] = normPhrase(t.text)
+		case tHan, tHanRaw:
+			tn.han[i] = hanNamesIn(t.text)
+		}
+	}
+	return tn
+}
+
 // enumMentions finds the values of syn the tokens name, in order.
-func enumMentions(syn map[string]any, toks []token, used map[int]bool) []groupValue {
+func enumMentions(syn map[string]any, toks []token, tn tokenNames, used map[int]bool) []groupValue {
 	var out []groupValue
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
@@ -88,10 +114,13 @@ func enumMentions(syn map[string]any, toks []token, used map[int]bool) []groupVa
 		switch t.kind {
 		case tWord, tNum:
 			n, v := 0, any(nil)
-			var words []string
+			phrase := ""
 			for j := i; j < len(toks) && j-i < 3 && (toks[j].kind == tWord || toks[j].kind == tNum); j++ {
-				words = append(words, toks[j].text)
-				if e, ok := syn[normPhrase(strings.Join(words, " "))]; ok {
+				if j > i {
+					phrase += " "
+				}
+				phrase += tn.norm[j]
+				if e, ok := syn[phrase]; ok {
 					n, v = j-i+1, e
 				}
 			}
@@ -105,8 +134,8 @@ func enumMentions(syn map[string]any, toks []token, used map[int]bool) []groupVa
 				out = append(out, groupValue{e, i})
 				continue
 			}
-			for _, en := range hanNamesIn(t.text) {
-				if e, ok := syn[normPhrase(en)]; ok {
+			for _, en := range tn.han[i] {
+				if e, ok := syn[en]; ok {
 					out = append(out, groupValue{e, i})
 				}
 			}
@@ -120,7 +149,7 @@ func hanNamesIn(s string) []string {
 	var out []string
 	for i := 0; i < len(s); {
 		best, name := 0, ""
-		for j := len(s); j > i; j-- {
+		for j := min(len(s), i+3*8); j > i; j-- { // names of up to eight characters
 			w := s[i:j]
 			if en, ok := hanAliases[w]; ok && len(w) > best {
 				best, name = len(w), en
@@ -136,7 +165,7 @@ func hanNamesIn(s string) []string {
 			i += size
 			continue
 		}
-		out = append(out, name)
+		out = append(out, normPhrase(name))
 		i += best
 	}
 	return out
@@ -210,7 +239,7 @@ func (f *filler) grouped() {
 				vals = append(vals, groupValue{v.val, v.tok})
 			}
 		} else {
-			vals = enumMentions(p.syn, f.c.toks, f.usedTok)
+			vals = enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok)
 		}
 		f.assign(ps, vals)
 	}

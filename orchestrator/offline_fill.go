@@ -144,7 +144,7 @@ func (f *filler) enums() {
 		if v, ok := enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok && f.set(p, v) {
 			continue
 		}
-		for _, m := range enumMentions(p.syn, f.c.toks, f.usedTok) {
+		for _, m := range enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok) {
 			if f.set(p, m.v) {
 				f.usedTok[m.tok] = true
 				break

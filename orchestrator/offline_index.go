@@ -589,7 +589,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 // longer ones (a swap of two letters is one edit); "" when none is, or when
 // two are equally near.
 func (ix *offlineIndex) typo(w string) string {
-	if len(w) < 5 || !isASCII(w) {
+	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) {
 		return ""
 	}
 	limit := 1
@@ -615,13 +615,18 @@ func (ix *offlineIndex) typo(w string) string {
 	return best
 }
 
+// maxTypoLen bounds the words typo reads (longer ones are not words).
+const maxTypoLen = 32
+
 // editDistance is the optimal string alignment distance of a and b
 // (insertions, deletions, substitutions and swaps of neighbours), or
 // limit+1 when it is more than limit.
 func editDistance(a, b string, limit int) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	if len(b) >= maxTypoLen {
+		return limit + 1
+	}
+	var rows [3][maxTypoLen + 1]int
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}

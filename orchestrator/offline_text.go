@@ -508,8 +508,13 @@ func (d *hanDict) homophone(s string) (string, int) {
 	if d == nil {
 		return "", 0
 	}
-	rs := []rune(s)
-	for n := min(3, len(rs)); n >= 2; n-- {
+	var rs []rune
+	for _, r := range s {
+		if rs = append(rs, r); len(rs) == 3 {
+			break
+		}
+	}
+	for n := len(rs); n >= 2; n-- {
 		for k := 0; k < n; k++ {
 			for _, alt := range homophones[rs[k]] {
 				w := []rune(string(rs[:n]))

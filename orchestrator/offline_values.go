@@ -99,13 +99,15 @@ func findDates(text string, now time.Time) []found {
 		}
 	}
 	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	for _, m := range isoDateRe.FindAllStringSubmatchIndex(text, -1) {
+	digits := strings.ContainsAny(text, "0123456789")
+	hanNum := strings.ContainsAny(text, "一二三四五六七八九十两")
+	for _, m := range when(digits, isoDateRe).FindAllStringSubmatchIndex(text, -1) {
 		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
 		if t, ok := mkDate(y, mo, d, today); ok {
 			add(t, m[0], m[1])
 		}
 	}
-	for _, m := range zhDateRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when((digits || hanNum) && strings.Contains(text, "月"), zhDateRe).FindAllStringSubmatchIndex(text, -1) {
 		y := 0
 		if m[2] >= 0 {
 			y = atoi(text[m[2]:m[3]])
@@ -115,7 +117,7 @@ func findDates(text string, now time.Time) []found {
 		}
 	}
 	for _, re := range []*regexp.Regexp{enDateRe, enDate2Re} {
-		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		for _, m := range when(digits, re).FindAllStringSubmatchIndex(text, -1) {
 			mon, day := text[m[2]:m[3]], text[m[4]:m[5]]
 			if re == enDate2Re {
 				mon, day = day, mon
@@ -132,7 +134,7 @@ func findDates(text string, now time.Time) []found {
 	for _, m := range relDayRe.FindAllStringIndex(text, -1) {
 		add(today.AddDate(0, 0, relativeDays(strings.ToLower(text[m[0]:m[1]]))), m[0], m[1])
 	}
-	for _, m := range inDaysRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(digits || hanNum, inDaysRe).FindAllStringSubmatchIndex(text, -1) {
 		n := 0
 		if m[2] >= 0 {
 			n = atoi(text[m[2]:m[3]])
@@ -178,7 +180,7 @@ func findWeekdays(text string, today time.Time, taken func(a, b int) bool) []fou
 		next := m[2] >= 0 && strings.EqualFold(text[m[2]:m[3]], "next")
 		out = append(out, found{day(weekdays[strings.ToLower(text[m[4]:m[5]])], next).Format(time.DateOnly), m[0], m[1]})
 	}
-	for _, m := range zhWdayRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(strings.ContainsAny(text, "周期拜"), zhWdayRe).FindAllStringSubmatchIndex(text, -1) {
 		if taken(m[0], m[1]) {
 			continue
 		}
@@ -223,7 +225,8 @@ func findTimes(text string) []found {
 			out = append(out, found{twoDigits(h) + ":" + twoDigits(m), a, b})
 		}
 	}
-	for _, m := range ampmRe.FindAllStringSubmatchIndex(text, -1) {
+	digits := strings.ContainsAny(text, "0123456789")
+	for _, m := range when(digits, ampmRe).FindAllStringSubmatchIndex(text, -1) {
 		h, mi := atoi(text[m[2]:m[3]]), 0
 		if m[4] >= 0 {
 			mi = atoi(text[m[4]:m[5]])
@@ -236,10 +239,10 @@ func findTimes(text string) []found {
 		}
 		add(h, mi, m[0], m[1])
 	}
-	for _, m := range clockRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(digits && strings.Contains(text, ":"), clockRe).FindAllStringSubmatchIndex(text, -1) {
 		add(atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), m[0], m[1])
 	}
-	for _, m := range zhClockRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(strings.ContainsAny(text, "点點时"), zhClockRe).FindAllStringSubmatchIndex(text, -1) {
 		h, mi := numeral(text[m[4]:m[5]]), 0
 		if m[6] >= 0 {
 			if text[m[6]:m[7]] == "半" {
@@ -264,6 +267,17 @@ func findTimes(text string) []found {
 		add(12, 0, m[0], m[1])
 	}
 	return out
+}
+
+// noMatch matches nothing: when a cheap look at the text rules a pattern
+// out, it is not run.
+var noMatch = regexp.MustCompile(`a\A\z`)
+
+func when(maybe bool, re *regexp.Regexp) *regexp.Regexp {
+	if maybe {
+		return re
+	}
+	return noMatch
 }
 
 func twoDigits(n int) string {
@@ -367,15 +381,22 @@ func currencyPhrase(toks []token, i int) (int, string) {
 	return n, code
 }
 
-// hanCurrencyWords finds Chinese currency names in s, longest first at
-// each position.
+// hanCurrencyWords finds Chinese currency names in s, the longest at each
+// position; a one-character name (元, 块) only as the whole of s.
 func hanCurrencyWords(s string) []string {
+	if code, ok := hanCurrencies[s]; ok {
+		return []string{code}
+	}
 	var out []string
 	for i := 0; i < len(s); {
 		best, code := 0, ""
-		for w, c := range currencyNames {
-			if len(w) > best && strings.HasPrefix(s[i:], w) && hanRuns(w) != nil && (utf8.RuneCountInString(w) > 1 || len(s) == len(w)) {
-				best, code = len(w), c
+		n := 0
+		for j := i; j < len(s) && n < maxHanCurrency; {
+			_, size := utf8.DecodeRuneInString(s[j:])
+			j += size
+			n++
+			if c, ok := hanCurrencies[s[i:j]]; ok && n > 1 {
+				best, code = j-i, c
 			}
 		}
 		if best == 0 {
@@ -387,4 +408,17 @@ func hanCurrencyWords(s string) []string {
 		i += best
 	}
 	return out
+}
+
+// hanCurrencies are the Chinese names of currencyNames.
+var hanCurrencies = map[string]string{}
+
+const maxHanCurrency = 5 // runes
+
+func init() {
+	for w, c := range currencyNames {
+		if isAllHan(w) {
+			hanCurrencies[w] = c
+		}
+	}
 }
