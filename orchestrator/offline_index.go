@@ -126,105 +126,18 @@ type offlineIndex struct {
 // buildIndex indexes entries; keywords returns the configured keywords of
 // a vendor tool (may be nil).
 func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
-	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
-		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1, vocab: map[string]string{}}
-	for w, hw := range baseDict.words {
-		ix.dict.words[w] = hw
-	}
-	for p := range lexPhrases {
-		ix.addPhrase(p)
-	}
-	type fieldText struct {
-		text string
-		w    float64
-	}
+	ix := newIndex(version, fp)
 	perEntry := make([]map[string]posting, len(entries))
 	bigramsPer := make([]map[string]posting, len(entries))
 	capIdx := map[string]int{} // "vendor/tool" → capability entry index, for chains
 	for i, e := range entries {
-		oe := &offEntry{e: e, required: map[string]bool{}}
-		var fields []fieldText
-		var kws []string
-		var schema json.RawMessage
+		oe, fields := ix.entryFields(e, keywords)
 		if c := e.Capability; c != nil {
-			schema = c.InputSchema
-			kws = c.Keywords
-			fields = append(fields, fieldText{strings.NewReplacer(".", " ", "_", " ").Replace(c.Name), wName}, fieldText{c.Description, wDesc})
-			oe.validate = c.ValidateInput
 			for _, s := range c.Chain {
 				capIdx[s.Tool] = i
 			}
-		} else {
-			t := e.Tool
-			schema = t.Def.InputSchema
-			fields = append(fields, fieldText{t.Def.Name, wName}, fieldText{t.Vendor, wParamName}, fieldText{t.Def.Title, wTitle}, fieldText{t.Def.Description, wDesc})
-			oe.validate = t.ValidateInput
-			oe.retries = retriesFor(t.Def.Annotations)
 		}
-		if keywords != nil && e.Tool != nil {
-			kws = append(slices.Clone(kws), keywords(e)...)
-		}
-		oe.params, oe.required = schemaParams(schema)
-		var from, to bool
-		for _, p := range oe.params {
-			from = from || p.role == roleOrigin
-			to = to || p.role == roleDest
-		}
-		oe.route = from && to
-		for _, p := range oe.params {
-			fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
-		}
-		for _, kw := range kws {
-			kw = strings.TrimSpace(kw)
-			if kw == "" {
-				continue
-			}
-			if hanRuns(kw) != nil && isAllHan(kw) {
-				ix.dict.add(kw, hanWord{})
-				fields = append(fields, fieldText{"\x00" + kw, wKeyword})
-				continue
-			}
-			if k := englishKey(kw); strings.Contains(k, " ") {
-				ix.addPhrase(k)
-				fields = append(fields, fieldText{"\x00" + k, wKeyword})
-				continue
-			}
-			fields = append(fields, fieldText{kw, wKeyword})
-		}
-		m := map[string]posting{}
-		bm := map[string]posting{}
-		put := func(into map[string]posting, k string, w float64, field float64) {
-			old := into[k]
-			into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
-		}
-		for _, f := range fields {
-			if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
-				put(m, key(rest), f.w, f.w)
-				continue
-			}
-			for _, w := range splitWords(f.text) {
-				if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
-					put(m, key(s), f.w, f.w)
-					if f.w >= wDesc && len(s) >= 4 {
-						ix.vocab[s] = key(s)
-					}
-				}
-			}
-			for _, run := range hanRuns(f.text) {
-				for _, t := range tokenize(run, ix.dict) {
-					if t.kind == tHan && !t.stop {
-						put(m, key(t.norm), f.w, f.w)
-					}
-				}
-				if f.w >= wDesc || f.w == wTitle {
-					rs := []rune(run)
-					for j := 0; j+1 < len(rs); j++ {
-						put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
-					}
-				}
-			}
-		}
-		perEntry[i], bigramsPer[i] = m, bm
+		perEntry[i], bigramsPer[i] = ix.postings(i, fields)
 		ix.entries = append(ix.entries, oe)
 	}
 	for i, e := range entries {
@@ -234,23 +147,134 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 			}
 		}
 	}
-	// Rare words weigh more (inverse document frequency).
-	n := float64(len(entries))
-	for into, per := range map[*map[string][]posting][]map[string]posting{&ix.post: perEntry, &ix.bigrams: bigramsPer} {
-		df := map[string]int{}
-		for _, m := range per {
-			for k := range m {
-				df[k]++
+	ix.post, ix.bigrams = weighByRarity(perEntry), weighByRarity(bigramsPer)
+	return ix
+}
+
+// newIndex is an empty index with the built-in dictionary and phrases.
+func newIndex(version, fp uint64) *offlineIndex {
+	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
+		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1, vocab: map[string]string{}}
+	for w, hw := range baseDict.words {
+		ix.dict.words[w] = hw
+	}
+	for p := range lexPhrases {
+		ix.addPhrase(p)
+	}
+	return ix
+}
+
+// fieldText is a text of an entry and the weight of its words.
+type fieldText struct {
+	text string
+	w    float64
+}
+
+// entryFields reads an entry: its parameters and the texts it is found by
+// (name, title, description, parameters, keywords). A keyword phrase or a
+// Chinese keyword is marked to be indexed whole.
+func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Entry) []string) (*offEntry, []fieldText) {
+	oe := &offEntry{e: e, required: map[string]bool{}}
+	var fields []fieldText
+	var kws []string
+	var schema json.RawMessage
+	if c := e.Capability; c != nil {
+		schema = c.InputSchema
+		kws = c.Keywords
+		fields = append(fields, fieldText{strings.NewReplacer(".", " ", "_", " ").Replace(c.Name), wName}, fieldText{c.Description, wDesc})
+		oe.validate = c.ValidateInput
+	} else {
+		t := e.Tool
+		schema = t.Def.InputSchema
+		fields = append(fields, fieldText{t.Def.Name, wName}, fieldText{t.Vendor, wParamName}, fieldText{t.Def.Title, wTitle}, fieldText{t.Def.Description, wDesc})
+		oe.validate = t.ValidateInput
+		oe.retries = retriesFor(t.Def.Annotations)
+	}
+	if keywords != nil && e.Tool != nil {
+		kws = append(slices.Clone(kws), keywords(e)...)
+	}
+	oe.params, oe.required = schemaParams(schema)
+	var from, to bool
+	for _, p := range oe.params {
+		from = from || p.role == roleOrigin
+		to = to || p.role == roleDest
+		fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
+	}
+	oe.route = from && to
+	for _, kw := range kws {
+		kw = strings.TrimSpace(kw)
+		switch {
+		case kw == "":
+		case hanRuns(kw) != nil && isAllHan(kw):
+			ix.dict.add(kw, hanWord{})
+			fields = append(fields, fieldText{"\x00" + kw, wKeyword})
+		case strings.Contains(englishKey(kw), " "):
+			ix.addPhrase(englishKey(kw))
+			fields = append(fields, fieldText{"\x00" + englishKey(kw), wKeyword})
+		default:
+			fields = append(fields, fieldText{kw, wKeyword})
+		}
+	}
+	return oe, fields
+}
+
+// postings indexes the fields of entry i: its words (and Chinese words)
+// under their keys, and the character pairs of its Chinese texts.
+func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting, map[string]posting) {
+	m := map[string]posting{}
+	bm := map[string]posting{}
+	put := func(into map[string]posting, k string, w float64, field float64) {
+		old := into[k]
+		into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+	}
+	for _, f := range fields {
+		if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
+			put(m, key(rest), f.w, f.w)
+			continue
+		}
+		for _, w := range splitWords(f.text) {
+			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
+				put(m, key(s), f.w, f.w)
+				if f.w >= wDesc && len(s) >= 4 {
+					ix.vocab[s] = key(s)
+				}
 			}
 		}
-		for _, m := range per {
-			for k, p := range m {
-				p.w *= math.Log(1 + n/float64(df[k]))
-				(*into)[k] = append((*into)[k], p)
+		for _, run := range hanRuns(f.text) {
+			for _, t := range tokenize(run, ix.dict) {
+				if t.kind == tHan && !t.stop {
+					put(m, key(t.norm), f.w, f.w)
+				}
+			}
+			if f.w >= wDesc || f.w == wTitle {
+				rs := []rune(run)
+				for j := 0; j+1 < len(rs); j++ {
+					put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
+				}
 			}
 		}
 	}
-	return ix
+	return m, bm
+}
+
+// weighByRarity merges the entries' postings, rare words weighing more
+// (inverse document frequency).
+func weighByRarity(per []map[string]posting) map[string][]posting {
+	n := float64(len(per))
+	df := map[string]int{}
+	for _, m := range per {
+		for k := range m {
+			df[k]++
+		}
+	}
+	out := map[string][]posting{}
+	for _, m := range per {
+		for k, p := range m {
+			p.w *= math.Log(1 + n/float64(df[k]))
+			out[k] = append(out[k], p)
+		}
+	}
+	return out
 }
 
 func (ix *offlineIndex) catalogEntries() []registry.Entry {

@@ -221,44 +221,48 @@ func tokenize(goal string, dict *hanDict) []token {
 			out = append(out, segmentHan(goal, i, j, dict)...)
 			i = j
 		case isWordRune(r):
-			j := i + size
-			for j < len(goal) {
-				r2, s2 := utf8.DecodeRuneInString(goal[j:])
-				if isWordRune(r2) {
-					j += s2
-					continue
-				}
-				// Inner apostrophes and dots: "what's", "README.md", "3.5".
-				if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
-					if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
-						j += s2
-						continue
-					}
-				}
-				// A time of day ("10:00") and thousands ("1,250") are one token.
-				if (r2 == ':' || r2 == ',') && allDigits(goal[i:j]) && digitGroup(goal[j+1:], r2) {
-					j++
-					continue
-				}
-				break
-			}
-			text := goal[i:j]
-			if v, err := strconv.ParseFloat(strings.ReplaceAll(text, ",", ""), 64); err == nil {
-				out = append(out, token{kind: tNum, text: text, val: v, start: i, end: j})
-			} else {
-				lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
-				t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
-				t.stop = plannerStop[lower] || plannerStop[t.norm]
-				t.conj = englishConjunctions[lower]
-				t.stop = t.stop || strings.Contains(text, ":") || clockWordRe.MatchString(lower)
-				out = append(out, t)
-			}
-			i = j
+			t := readWord(goal, i, size)
+			out = append(out, t)
+			i = t.end
 		default:
 			i += size
 		}
 	}
 	return joinNumbers(out)
+}
+
+// readWord reads the word or number at goal[i:] (its first rune is size
+// bytes): letters and digits, with inner apostrophes and dots ("what's",
+// "README.md", "3.5"), a time of day ("10:00") and thousands ("1,250").
+func readWord(goal string, i, size int) token {
+	j := i + size
+	for j < len(goal) {
+		r2, s2 := utf8.DecodeRuneInString(goal[j:])
+		if isWordRune(r2) {
+			j += s2
+			continue
+		}
+		if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
+			if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
+				j += s2
+				continue
+			}
+		}
+		if (r2 == ':' || r2 == ',') && allDigits(strings.ReplaceAll(goal[i:j], ",", "")) && digitGroup(goal[j+1:], r2) {
+			j++
+			continue
+		}
+		break
+	}
+	text := goal[i:j]
+	if v, err := strconv.ParseFloat(strings.ReplaceAll(text, ",", ""), 64); err == nil {
+		return token{kind: tNum, text: text, val: v, start: i, end: j}
+	}
+	lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
+	t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
+	t.stop = plannerStop[lower] || plannerStop[t.norm] || strings.Contains(text, ":") || clockWordRe.MatchString(lower)
+	t.conj = englishConjunctions[lower]
+	return t
 }
 
 // keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
