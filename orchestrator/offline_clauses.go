@@ -34,11 +34,20 @@ func (ix *offlineIndex) boostValues(c *clause) {
 	}
 	for ei, oe := range ix.entries {
 		n, strong := 0, false
+		groups := map[string]int{} // values counted for a group, at most one a parameter
 		for _, p := range oe.params {
-			if ok, id := c.hasValueFor(p, ix); ok {
-				n++
-				strong = strong || id
+			ok, id := c.hasValueFor(p, ix)
+			if !ok {
+				continue
 			}
+			if p.group != "" {
+				if groups[p.group] >= c.groupValues(p) {
+					continue
+				}
+				groups[p.group]++
+			}
+			n++
+			strong = strong || id
 		}
 		if n == 0 || n == 1 && !strong {
 			continue
@@ -53,6 +62,14 @@ func (ix *offlineIndex) boostValues(c *clause) {
 		m.strong, m.named = true, true
 	}
 	sortMatches(c.ranked)
+}
+
+// groupValues is how many values the clause has for p's group.
+func (c *clause) groupValues(p param) int {
+	if p.group == groupCurrency {
+		return len(c.values.currencies)
+	}
+	return len(enumMentions(p.syn, c.toks, c.names, c.values.used))
 }
 
 // hasValueFor says whether the clause has a typed value for p, and

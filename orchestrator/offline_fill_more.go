@@ -179,7 +179,7 @@ var titleNames = map[string]bool{"title": true, "subject": true, "summary": true
 func (f *filler) rest() string {
 	var words []string
 	for i, t := range f.c.toks {
-		if f.matched[i] || f.usedTok[i] || f.c.placeToks[i] || t.kind == tNum || t.kind == tPunct || t.kind == tQuote {
+		if f.matched[i] || f.usedTok[i] || f.c.placeToks[i] && f.given(t.text) || t.kind == tNum || t.kind == tPunct || t.kind == tQuote {
 			continue
 		}
 		if t.stop && (len(words) == 0 || t.kind != tWord) {

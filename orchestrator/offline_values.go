@@ -309,7 +309,7 @@ func numeral(s string) int {
 var currencyNames = map[string]string{
 	"$": "USD", "us$": "USD", "dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD", "us dollars": "USD", "美元": "USD", "美金": "USD", "刀": "USD",
 	"€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR",
-	"£": "GBP", "pound sterling": "GBP", "pounds sterling": "GBP", "british pounds": "GBP", "quid": "GBP", "英镑": "GBP",
+	"£": "GBP", "pound": "GBP", "pounds": "GBP", "pound sterling": "GBP", "pounds sterling": "GBP", "british pounds": "GBP", "quid": "GBP", "英镑": "GBP",
 	"¥": "JPY", "yen": "JPY", "japanese yen": "JPY", "日元": "JPY", "日币": "JPY",
 	"yuan": "CNY", "rmb": "CNY", "renminbi": "CNY", "人民币": "CNY", "元": "CNY", "块": "CNY", "块钱": "CNY",
 	"hong kong dollars": "HKD", "hong kong dollar": "HKD", "港币": "HKD", "港元": "HKD", "港纸": "HKD",
