@@ -166,7 +166,8 @@ func logScores(t *testing.T, name string, scores map[string]*setScore) {
 
 // TestHeldOut plans the held-out sets and reports them apart from the
 // tuning set (scripts/bench.sh copies the lines into docs/benchmarks.md).
-// Every refusal must be honest: no step, the clause reported.
+// Every refusal must be honest: no step, the clause reported; and each
+// held-out catalog and language stays above a floor.
 func TestHeldOut(t *testing.T) {
 	planners := heldOutPlanners(t)
 	for _, set := range []struct{ name, file string }{
@@ -178,6 +179,19 @@ func TestHeldOut(t *testing.T) {
 		if strings.HasPrefix(set.name, "held-out") && len(cases) < 100 {
 			t.Fatalf("%s: %d goals, want at least 100", set.file, len(cases))
 		}
-		logScores(t, set.name, scoreSet(t, set.name, cases, planners))
+		scores := scoreSet(t, set.name, cases, planners)
+		logScores(t, set.name, scores)
+		if !strings.HasPrefix(set.name, "held-out") {
+			continue
+		}
+		for k, s := range scores {
+			// A floor under today's figures (issue 33's targets are 90% and
+			// 85%): the held-out sets guard against regressions.
+			if 100*s.tools < heldOutFloorTools*s.goals || 100*s.args < heldOutFloorArgs*s.goals {
+				t.Errorf("%s %s: %s, want at least %d%% right tools and %d%% right arguments", set.name, k, s, heldOutFloorTools, heldOutFloorArgs)
+			}
+		}
 	}
 }
+
+const heldOutFloorTools, heldOutFloorArgs = 85, 80

@@ -346,11 +346,7 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 	for i := range out {
 		c := &out[i]
 		c.read(goal, ix, now)
-		c.ranked = ix.rank(c.toks)
-		ix.boostValues(c)
-		if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
-			ix.boostRoutes(c)
-		}
+		ix.rankClause(c)
 		c.best = -1
 		for j, m := range c.ranked {
 			if m.score < minScore {
@@ -365,6 +361,45 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
 		}
 	}
+}
+
+// rankClause ranks the catalog for one read clause: its words, phrases,
+// typos and Chinese words against the index, then its typed values
+// (boostValues) and, naming an origin and a destination, routes.
+func (ix *offlineIndex) rankClause(c *clause) {
+	c.ranked = ix.rank(c.toks)
+	ix.boostValues(c)
+	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
+		ix.boostRoutes(c)
+	}
+}
+
+// toolMatch is one entry's rank for a query: what a tool search lists.
+type toolMatch struct {
+	name  string
+	score float64
+	fits  bool     // evidence enough to plan with it (match.fits)
+	words []string // the query's words that hit it
+}
+
+// search ranks the catalog for a free-text query as the planner ranks a
+// clause (rankClause), best first, with the words that hit each entry:
+// the one ranking tool search and the offline planner share.
+func (ix *offlineIndex) search(query string, now time.Time) []toolMatch {
+	c := &clause{toks: tokenize(query, ix.dict), end: len(query)}
+	c.read(query, ix, now)
+	ix.rankClause(c)
+	var out []toolMatch
+	for _, m := range c.ranked {
+		tm := toolMatch{name: ix.entries[m.entry].e.Name, score: m.score, fits: m.fits()}
+		for _, t := range c.toks {
+			if k := tokKey(t); k != "" && m.keys[k] || k != "" && m.keys[ix.typo(t.norm)] && ix.typo(t.norm) != "" {
+				tm.words = append(tm.words, t.text)
+			}
+		}
+		out = append(out, tm)
+	}
+	return out
 }
 
 // hasAction says whether a clause has a word besides places and function

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	. "github.com/toolhub/toolhub/orchestrator"
 )
 
 // Each class of failure the blind goals of issue 33 found, as plans: the
@@ -66,6 +68,29 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %q:\n got %s\nwant %s", tt.name, tt.goal, strings.Join(got, "; "), strings.Join(tt.want, "; "))
+		}
+	}
+}
+
+// The ranking is one function over the index (for tool search too): the
+// entries that fit a query, best first, with the query's words that hit.
+func TestSearchOffline(t *testing.T) {
+	planners := heldOutPlanners(t)
+	for _, tt := range []struct {
+		catalog, query string
+		want           []string // the first entries
+	}{
+		{"kit", "convert 300 euros to dollars", []string{"kit__currency_convert convert"}},
+		{"kit", "track my parcel", []string{"kit__parcel_track track,parcel"}},
+		{"example", "weahter", []string{"weather_current weahter"}},
+		{"kit", "tell me a joke", nil},
+	} {
+		got := SearchOffline(planners[tt.catalog], tt.query)
+		if len(got) > len(tt.want) {
+			got = got[:len(tt.want)]
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: %v, want %v", tt.query, got, tt.want)
 		}
 	}
 }

@@ -174,3 +174,4 @@ func TestEnumSynonyms(t *testing.T) {
 		}
 	}
 }
+
