@@ -23,6 +23,9 @@ func enumSynonyms(enum []any, desc string) map[string]any {
 			continue
 		}
 		out[normPhrase(s)] = e
+		if !strings.Contains(strings.ToLower(desc), strings.ToLower(s)) {
+			continue
+		}
 		re, err := regexp.Compile(`(?i)(?:^|[\s,;:(])` + regexp.QuoteMeta(s) + `\s*(?:\(([^)]{1,40})\)|[-=:]?\s*([A-Za-z][A-Za-z .'-]{0,39}?))\s*(?:[,;)]|$)`)
 		if err != nil {
 			continue
