@@ -844,17 +844,6 @@ func enumValue(enum []any, v string) (any, bool) {
 	return nil, false
 }
 
-// numberHinted says whether a word next to the number toks[i] (two tokens
-// either side) names the parameter: "5 seconds" for "duration … in seconds".
-func numberHinted(toks []token, i int, p param) bool {
-	for j := max(0, i-2); j <= min(len(toks)-1, i+2); j++ {
-		if j != i && toks[j].kind == tWord && !toks[j].stop && p.words[toks[j].norm] {
-			return true
-		}
-	}
-	return false
-}
-
 func numberFor(p param, v float64) any {
 	if p.typ == "integer" && v == math.Trunc(v) {
 		return int(v)

@@ -174,4 +174,3 @@ func TestEnumSynonyms(t *testing.T) {
 		}
 	}
 }
-
