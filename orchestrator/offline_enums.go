@@ -17,6 +17,9 @@ import (
 // synonym, normalized, with its value.
 func enumSynonyms(enum []any, desc string) map[string]any {
 	out := map[string]any{}
+	if len(desc) > maxSynonymDesc || len(enum) > maxSynonymEnum {
+		desc = "" // too long to read value by value: the values alone
+	}
 	for _, e := range enum {
 		s, ok := e.(string)
 		if !ok || s == "" {
@@ -40,6 +43,12 @@ func enumSynonyms(enum []any, desc string) map[string]any {
 	}
 	return out
 }
+
+// Bounds on what enumSynonyms reads from a vendor's schema.
+const (
+	maxSynonymDesc = 2000 // bytes of a description
+	maxSynonymEnum = 100  // enum values
+)
 
 // normPhrase lower-cases and stems a phrase, with British spellings
 // folded ("kilometres" meets "kilometers").
