@@ -34,7 +34,7 @@ const (
 // step, and why.
 type Unplanned struct {
 	Clause      string   `json:"clause"`
-	Reason      string   `json:"reason"` // ReasonNoMatch, ReasonNotVisible, ReasonMissing, ReasonInvalid
+	Reason      string   `json:"reason"` // ReasonNoMatch, ReasonNotVisible, ReasonMissing, ReasonInvalid, ReasonTooLarge, ReasonCondition
 	Message     string   `json:"message"`
 	Tool        string   `json:"tool,omitempty"`        // the tool that fits (missing or invalid arguments)
 	Missing     []string `json:"missing,omitempty"`     // required arguments the goal does not give
