@@ -9,10 +9,15 @@
 //     configured [Rules] first, else the catalog itself. A goal is split into
 //     clauses ("and", "then", "，", "然后", "顺便" …); each clause is matched to
 //     the tenant's best-fitting tool or capability over names, titles,
-//     descriptions, parameters and configured keywords (Chinese is segmented
-//     against a dictionary of keywords and a small built-in lexicon); the
-//     arguments are read from the input schema (places, numbers, enum values,
-//     quoted or free text, defaults; "there"/"附近" reuse the last place).
+//     descriptions, parameters and configured keywords, with typos one edit
+//     away (Chinese is segmented against a dictionary of keywords, a small
+//     built-in lexicon and an embedded gazetteer of world places); the
+//     arguments are read from the input schema, each only where it fits the
+//     parameter's type, enum, pattern and format (dates and times, absolute
+//     or relative; currencies; numbers, also in words; identifiers; enum
+//     values by name or by description; "key: value"; places; quoted or free
+//     text; defaults; "there"/"附近" reuse the last place). A condition
+//     ("if it's sunny") is reported, not checked.
 //     Steps run in parallel and an [IntegrateTool] step merges them. Clauses
 //     nothing fits are reported in [Outcome].Unplanned with the closest tools
 //     ([Planner.PlanOffline] plans without running).

@@ -10,12 +10,16 @@ package orchestrator
 // English words are written as they are typed; they are stemmed when the
 // lexicon is built.
 var conceptGroups = [][]string{
-	{"weather", "forecast", "temperature", "rain", "raining", "snow", "sunny", "umbrella", "天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热"},
+	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
+		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风"},
 	{"route", "direction", "directions", "navigate", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径"},
-	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "dine", "cafe", "餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子"},
-	{"image", "picture", "photo", "illustration", "drawing", "painting", "图片", "图像", "照片", "插画", "图"},
+	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
+		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
+		"street food", "places to eat", "place to eat", "vegetarian", "vegan", "takeaway",
+		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃"},
+	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
-	{"generate", "create", "make", "render", "生成", "创建", "制作"},
+	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
 	{"sum", "add", "plus", "total", "addition", "加", "相加", "求和", "之和", "总和", "加起来", "加上"},
 	{"multiply", "times", "product", "乘", "相乘", "乘以"},
 	{"subtract", "minus", "difference", "减", "相减", "减去"},
@@ -39,7 +43,11 @@ var conceptGroups = [][]string{
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
 	{"translate", "translation", "翻译"},
-	{"flight", "airline", "plane", "机票", "航班", "飞机"},
+	{"flight", "flights", "fly", "airline", "plane", "机票", "航班", "飞机"},
+	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
+	{"convert", "conversion", "换算", "转换"},
+	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
+	{"air quality", "pollution", "smog", "aqi", "pollutant", "空气质量", "雾霾", "污染", "浓度", "污染物"},
 	{"hotel", "accommodation", "lodging", "酒店", "宾馆", "住宿"},
 	{"joke", "笑话"},
 	{"stock", "share price", "股票", "股价"},
@@ -80,13 +88,16 @@ var hanFunctionWords = []string{
 	"查", "查一下", "查查", "看看", "看一下", "告诉", "告诉我", "想", "想要", "要", "需要", "能", "可以", "会", "推荐", "找一下", "安排", "计划", "旅行", "行程",
 	"从", "到", "去", "往", "至", "那里", "那边", "那儿", "附近", "周边", "周围", "当地", "这里", "这边",
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
+	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
+	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
+	"咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "几点了", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).
 var (
-	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true}
+	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true, "unless": true}
 	englishConjPhrases  = [][]string{{"and", "then"}, {"as", "well", "as"}, {"after", "that"}, {"and", "also"}}
-	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
+	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "就": true, "假如": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
 )
 
 // englishThere are words that refer back to a place named earlier; they are

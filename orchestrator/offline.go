@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 
 	"github.com/toolhub/toolhub/registry"
@@ -26,13 +27,14 @@ const (
 	ReasonMissing    = "missing_arguments" // a tool fits, but the goal does not say a required argument
 	ReasonInvalid    = "invalid_arguments" // a tool fits, but the arguments read from the goal break its schema
 	ReasonTooLarge   = "too_large"         // the goal has more clauses than the planner reads (Planner.MaxGoalClauses)
+	ReasonCondition  = "condition"         // a condition ("if it's sunny"): the planner plans the steps, it does not check it
 )
 
 // Unplanned is a clause of a goal the offline planner did not turn into a
 // step, and why.
 type Unplanned struct {
 	Clause      string   `json:"clause"`
-	Reason      string   `json:"reason"` // ReasonNoMatch, ReasonNotVisible, ReasonMissing, ReasonInvalid
+	Reason      string   `json:"reason"` // ReasonNoMatch, ReasonNotVisible, ReasonMissing, ReasonInvalid, ReasonTooLarge, ReasonCondition
 	Message     string   `json:"message"`
 	Tool        string   `json:"tool,omitempty"`        // the tool that fits (missing or invalid arguments)
 	Missing     []string `json:"missing,omitempty"`     // required arguments the goal does not give
@@ -83,7 +85,7 @@ func (p *Planner) PlanOffline(tenant, goal string) (*Plan, []Unplanned) {
 	for i, e := range ix.entries {
 		vis[i] = v == nil || v.Visible(tenant, e.e)
 	}
-	return ix.plan(goal, vis, orDefault(p.MaxGoalClauses, DefaultMaxGoalClauses))
+	return ix.plan(goal, vis, orDefault(p.MaxGoalClauses, DefaultMaxGoalClauses), p.now())
 }
 
 // clause is a part of a goal that asks for one thing.
@@ -94,6 +96,18 @@ type clause struct {
 	best       int // index into ranked of the chosen visible entry, or -1
 	places     places
 	placeToks  map[int]bool // tokens read as places
+	values     clauseValues
+	names      tokenNames
+	// before and after are the separators around the clause, lower-case
+	// ("and", "，", "if"; "" at the ends of the goal).
+	before, after string
+	cond          bool // it follows "if", 如果: a condition
+}
+
+// condOnly says whether a condition clause is only the condition, its
+// action following ("if it's sunny, find …", 如果下雨的话，…, 跌了就…).
+func (c *clause) condOnly() bool {
+	return c.after != "" && !andLike[c.after]
 }
 
 // places a clause names. A clause that says "there" or "附近" names none of
@@ -112,19 +126,34 @@ func (pl places) any() string {
 	return pl.origin
 }
 
-// plan plans goal for the entries vis marks visible. A goal of more than
-// maxClauses clauses is not planned: its one Unplanned says so.
-func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int) (*Plan, []Unplanned) {
-	plan := &Plan{Goal: goal}
+// plan plans goal for the entries vis marks visible; now dates "tomorrow".
+// A goal of more than maxClauses clauses is not planned: its one Unplanned
+// says so.
+func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.Time) (*Plan, []Unplanned) {
 	clauses := splitClauses(tokenize(goal, ix.dict))
 	if len(clauses) > maxClauses {
-		return plan, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
+		return &Plan{Goal: goal}, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
 	}
-	ix.rankClauses(clauses, vis)
-	var unplanned []Unplanned
-	var ids []string
-	seen := map[string]bool{}
-	taken := map[string]bool{IntegrateTool: true}
+	ix.rankClauses(goal, clauses, vis, now)
+	clauses = ix.joinClauses(goal, clauses, now)
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]bool{}, taken: map[string]bool{IntegrateTool: true}}
+	b.build(clauses)
+	return b.plan, b.unplanned
+}
+
+// planBuilder turns ranked clauses into steps and unplanned clauses.
+type planBuilder struct {
+	ix        *offlineIndex
+	goal      string
+	vis       []bool
+	plan      *Plan
+	unplanned []Unplanned
+	ids       []string
+	seen      map[string]bool
+	taken     map[string]bool
+}
+
+func (b *planBuilder) build(clauses []clause) {
 	// The place a clause without its own refers to: the last one named
 	// before it, or else the first one named after it (later[i+1]: the
 	// first named after clause i).
@@ -135,32 +164,23 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int) (*Plan, []
 			later[i] = later[i+1]
 		}
 	}
-	next := func(i int) string { return later[i+1] }
 	for i := range clauses {
 		c := &clauses[i]
-		text := strings.TrimSpace(goal[c.start:c.end])
-		if c.best >= 0 {
-			ix.preferFillable(goal, c, vis, ctx, next(i))
-			oe := ix.entries[c.ranked[c.best].entry]
-			args, missing, err := ix.fill(goal, c, oe, ctx, next(i))
-			switch {
-			case len(missing) > 0:
-				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
-					Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(oe, missing))})
-			case err != nil:
-				unplanned = append(unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
-					Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
-			default:
-				sig := oe.e.Name + fmt.Sprint(args)
-				if !seen[sig] {
-					seen[sig] = true
-					id := stepID(oe.e.Name, taken)
-					plan.Steps = append(plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
-					ids = append(ids, id)
-				}
+		text := strings.TrimSpace(b.goal[c.start:c.end])
+		switch {
+		case c.cond && c.condOnly():
+			b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
+				Message: "the offline planner does not check conditions: the steps after it run whatever it says (configure an LLM to plan conditions)"})
+		case c.best >= 0:
+			b.step(c, text, ctx, later[i+1])
+			if c.cond {
+				b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
+					Message: "the offline planner does not check conditions: this step runs whatever the condition says"})
 			}
-		} else if u, ok := ix.unplanned(text, c, vis); ok {
-			unplanned = append(unplanned, u)
+		default:
+			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
+				b.unplanned = append(b.unplanned, u)
+			}
 		}
 		if c.places.any() != "" {
 			ctx = c.places
@@ -169,15 +189,38 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int) (*Plan, []
 			}
 		}
 	}
-	if len(ids) > 1 {
-		plan.Steps = append(plan.Steps, Step{ID: IntegrateTool, Tool: IntegrateTool, DependsOn: ids})
+	if len(b.ids) > 1 {
+		b.plan.Steps = append(b.plan.Steps, Step{ID: IntegrateTool, Tool: IntegrateTool, DependsOn: b.ids})
 	}
-	if len(plan.Steps) == 0 && len(unplanned) == 0 {
+	if len(b.plan.Steps) == 0 && len(b.unplanned) == 0 {
 		// Only scene-setting and places, or nothing readable: say so.
-		unplanned = append(unplanned, Unplanned{Clause: strings.TrimSpace(goal), Reason: ReasonNoMatch,
+		b.unplanned = append(b.unplanned, Unplanned{Clause: strings.TrimSpace(b.goal), Reason: ReasonNoMatch,
 			Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
 	}
-	return plan, unplanned
+}
+
+// step plans clause c with its best entry, or says why it cannot.
+func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
+	ix := b.ix
+	ix.preferFillable(b.goal, c, b.vis, ctx, later)
+	oe := ix.entries[c.ranked[c.best].entry]
+	args, missing, err := ix.fill(b.goal, c, oe, ctx, later)
+	switch {
+	case len(missing) > 0:
+		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
+			Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(oe, missing))})
+	case err != nil:
+		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
+			Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
+	default:
+		sig := oe.e.Name + fmt.Sprint(args)
+		if !b.seen[sig] {
+			b.seen[sig] = true
+			id := stepID(oe.e.Name, b.taken)
+			b.plan.Steps = append(b.plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
+			b.ids = append(b.ids, id)
+		}
+	}
 }
 
 // example shows how a goal could give the first missing argument.
@@ -214,11 +257,11 @@ func stepID(name string, taken map[string]bool) string {
 	return id
 }
 
-// clauses splits the tokens into clauses (splitClauses) and ranks the
-// catalog for each (rankClauses).
-func (ix *offlineIndex) clauses(toks []token, vis []bool) []clause {
-	out := splitClauses(toks)
-	ix.rankClauses(out, vis)
+// clauses splits goal into clauses (splitClauses) and ranks the catalog
+// for each (rankClauses).
+func (ix *offlineIndex) clauses(goal string, vis []bool, now time.Time) []clause {
+	out := splitClauses(tokenize(goal, ix.dict))
+	ix.rankClauses(goal, out, vis, now)
 	return out
 }
 
@@ -231,11 +274,17 @@ func splitClauses(toks []token) []clause {
 	}
 	var parts []part
 	var cur []token
+	lead := "" // a separator before the first part ("if it rains, …")
 	cut := func(sep string) {
-		if len(cur) > 0 {
+		switch {
+		case len(cur) > 0:
 			parts = append(parts, part{cur, strings.ToLower(sep)})
-		} else if len(parts) > 0 && sep != "" {
-			parts[len(parts)-1].after = strings.ToLower(sep)
+		case len(parts) > 0 && sep != "":
+			if !condWords[parts[len(parts)-1].after] {
+				parts[len(parts)-1].after = strings.ToLower(sep)
+			}
+		case sep != "":
+			lead = strings.ToLower(sep)
 		}
 		cur = nil
 	}
@@ -258,7 +307,10 @@ func splitClauses(toks []token) []clause {
 	// else the one before.
 	var out []clause
 	var pending []token
+	before := lead
 	for k, pt := range parts {
+		sep := before
+		before = pt.after
 		if !hasContent(pt.toks) {
 			if andLike[pt.after] && k+1 < len(parts) || len(out) == 0 {
 				pending = append(pending, pt.toks...)
@@ -274,7 +326,7 @@ func splitClauses(toks []token) []clause {
 			toks = append(pending, toks...)
 			pending = nil
 		}
-		out = append(out, clause{toks: toks, start: toks[0].start, end: toks[len(toks)-1].end})
+		out = append(out, clause{toks: toks, start: toks[0].start, end: toks[len(toks)-1].end, before: sep, after: pt.after, cond: condWords[sep]})
 	}
 	if pending != nil {
 		if len(out) > 0 {
@@ -288,16 +340,13 @@ func splitClauses(toks []token) []clause {
 	return out
 }
 
-// rankClauses reads each clause's places and ranks the catalog for it,
-// choosing the best visible entry that fits.
-func (ix *offlineIndex) rankClauses(out []clause, vis []bool) {
+// rankClauses reads each clause's values and places and ranks the catalog
+// for it, choosing the best visible entry that fits.
+func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now time.Time) {
 	for i := range out {
 		c := &out[i]
-		c.places, c.placeToks = readPlaces(c.toks, ix)
-		c.ranked = ix.rank(c.toks)
-		if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
-			ix.boostRoutes(c)
-		}
+		c.read(goal, ix, now)
+		ix.rankClause(c)
 		c.best = -1
 		for j, m := range c.ranked {
 			if m.score < minScore {
@@ -312,6 +361,45 @@ func (ix *offlineIndex) rankClauses(out []clause, vis []bool) {
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
 		}
 	}
+}
+
+// rankClause ranks the catalog for one read clause: its words, phrases,
+// typos and Chinese words against the index, then its typed values
+// (boostValues) and, naming an origin and a destination, routes.
+func (ix *offlineIndex) rankClause(c *clause) {
+	c.ranked = ix.rank(c.toks)
+	ix.boostValues(c)
+	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
+		ix.boostRoutes(c)
+	}
+}
+
+// toolMatch is one entry's rank for a query: what a tool search lists.
+type toolMatch struct {
+	name  string
+	score float64
+	fits  bool     // evidence enough to plan with it (match.fits)
+	words []string // the query's words that hit it
+}
+
+// search ranks the catalog for a free-text query as the planner ranks a
+// clause (rankClause), best first, with the words that hit each entry:
+// the one ranking tool search and the offline planner share.
+func (ix *offlineIndex) search(query string, now time.Time) []toolMatch {
+	c := &clause{toks: tokenize(query, ix.dict), end: len(query)}
+	c.read(query, ix, now)
+	ix.rankClause(c)
+	var out []toolMatch
+	for _, m := range c.ranked {
+		tm := toolMatch{name: ix.entries[m.entry].e.Name, score: m.score, fits: m.fits()}
+		for _, t := range c.toks {
+			if k := tokKey(t); k != "" && m.keys[k] || k != "" && m.keys[ix.typo(t.norm)] && ix.typo(t.norm) != "" {
+				tm.words = append(tm.words, t.text)
+			}
+		}
+		out = append(out, tm)
+	}
+	return out
 }
 
 // hasAction says whether a clause has a word besides places and function
@@ -367,6 +455,9 @@ func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) i
 	}
 	return best
 }
+
+// condWords start a condition.
+var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}
 
 // andLike separators join what is on either side ("3 and 5").
 var andLike = map[string]bool{"and": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
@@ -547,7 +638,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				continue
 			}
 			switch {
-			case prev == "去" || prev == "到" || prev == "往" || prev == "至":
+			case hanToWords[prev]:
 				set(&pl.dest, t.text, i)
 			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
 				set(&pl.place, t.text, i)
@@ -574,18 +665,24 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	return pl, used
 }
 
+// hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
+var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
+
+// travelVerbs may come between the origin and 到: 从大阪坐地铁到京都.
+var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": true, "打车": true}
+
 // hanTo returns the index of Y in "…到Y" starting at toks[i] (mode words
 // such as 步行 may come first), or 0.
 func hanTo(toks []token, i int) int {
 	for ; i < len(toks); i++ {
 		t := toks[i]
-		if t.kind == tHan && (t.text == "到" || t.text == "去" || t.text == "至" || t.text == "往") {
+		if t.kind == tHan && hanToWords[t.text] {
 			if i+1 < len(toks) && toks[i+1].kind == tHanRaw {
 				return i + 1
 			}
 			return 0
 		}
-		if t.kind != tHan || t.stop {
+		if t.kind != tHan || t.stop && !travelVerbs[t.text] {
 			return 0
 		}
 	}
@@ -662,204 +759,6 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		idx = append(idx, j)
 	}
 	return strings.Join(words, " "), idx
-}
-
-// fill reads the arguments of oe's input schema from the clause. ctx is
-// the place context before the clause, later the first place named after.
-func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, later string) (map[string]any, []string, error) {
-	args := map[string]any{}
-	m := c.ranked[c.best]
-	matched := map[int]bool{}
-	for i, t := range c.toks {
-		if k := tokKey(t); k != "" && m.keys[k] {
-			matched[i] = true
-		}
-	}
-	own := c.places
-	here := own.place
-	if here == "" {
-		here = own.dest
-	}
-	if here == "" {
-		here = ctx.place
-	}
-	if here == "" {
-		here = later
-	}
-	origin, dest := own.origin, own.dest
-	switch {
-	case origin == "" && dest == "":
-		switch {
-		case own.place != "":
-			dest = own.place
-		case ctx.origin != "" && ctx.dest != "":
-			origin, dest = ctx.origin, ctx.dest
-		default:
-			dest = here
-		}
-	case origin == "":
-		if p := firstNonEmpty(own.place, ctx.place, later); p != "" && !strings.EqualFold(p, dest) {
-			origin = p
-		}
-	case dest == "":
-		if p := firstNonEmpty(own.place, ctx.place); p != "" && !strings.EqualFold(p, origin) {
-			dest = p
-		}
-	}
-	// Enums named in the clause; place-like enums take a place.
-	for _, p := range oe.params {
-		if len(p.enum) == 0 {
-			continue
-		}
-		if v, ok := enumIn(p.enum, c.toks, c.placeToks, goal); ok {
-			args[p.name] = v
-		}
-	}
-	var nums []int // indexes into c.toks
-	for i, t := range c.toks {
-		if t.kind == tNum {
-			nums = append(nums, i)
-		}
-	}
-	// Links and addresses go to parameters of their format (or named like
-	// one: url, link, email); other quoted text to free-text parameters.
-	var quotes []string
-	for _, t := range c.toks {
-		if t.kind != tQuote {
-			continue
-		}
-		if t.format == "" {
-			quotes = append(quotes, t.text)
-			continue
-		}
-		for _, p := range oe.params {
-			if _, done := args[p.name]; !done && (p.format == t.format || p.format == "" && p.typ == "string" && formatNamed(p.name, t.format)) {
-				args[p.name] = t.text
-				break
-			}
-		}
-	}
-	for _, p := range oe.params {
-		if _, done := args[p.name]; done {
-			continue
-		}
-		var v string
-		switch p.role {
-		case roleOrigin:
-			v = origin
-		case roleDest:
-			v = dest
-		case rolePlace:
-			v = here
-		}
-		if v == "" {
-			continue
-		}
-		if len(p.enum) > 0 {
-			if e, ok := enumValue(p.enum, v); ok {
-				args[p.name] = e
-			}
-			continue
-		}
-		args[p.name] = v
-	}
-	// Numbers: first those next to a word of a parameter ("5 seconds",
-	// "3 steps"), then the rest in order, required parameters first.
-	usedNum := map[int]bool{}
-	for _, p := range oe.params {
-		if p.role != roleNumber {
-			continue
-		}
-		if _, done := args[p.name]; done {
-			continue
-		}
-		for ni, n := range nums {
-			if !usedNum[ni] && numberHinted(c.toks, n, p) {
-				args[p.name] = numberFor(p, c.toks[n].val)
-				usedNum[ni] = true
-				break
-			}
-		}
-	}
-	for _, wantReq := range []bool{true, false} {
-		for _, p := range oe.params {
-			if p.role != roleNumber || oe.required[p.name] != wantReq {
-				continue
-			}
-			if _, done := args[p.name]; done {
-				continue
-			}
-			for ni, n := range nums {
-				if !usedNum[ni] {
-					args[p.name] = numberFor(p, c.toks[n].val)
-					usedNum[ni] = true
-					break
-				}
-			}
-		}
-	}
-	// Quoted text, then the clause itself, for free-text parameters.
-	for _, wantReq := range []bool{true, false} {
-		for _, p := range oe.params {
-			if _, done := args[p.name]; done || oe.required[p.name] != wantReq || p.role != roleText && !(p.role == roleOther && wantReq && (p.typ == "string" || p.typ == "")) {
-				continue
-			}
-			if len(quotes) > 0 {
-				args[p.name] = quotes[0]
-				quotes = quotes[1:]
-				continue
-			}
-			if p.role == roleText {
-				if tail := freeText(goal, c, matched); tail != "" && !filledWith(args, tail) {
-					args[p.name] = tail
-				}
-			}
-		}
-	}
-	// Switches named in the clause ("with an image" → includeImage).
-	for _, p := range oe.params {
-		if _, done := args[p.name]; done || p.role != roleBool {
-			continue
-		}
-		if boolNamed(p.name, c.toks) {
-			args[p.name] = true
-		}
-	}
-	for _, p := range oe.params {
-		if _, done := args[p.name]; !done && p.hasDef {
-			args[p.name] = p.def
-		}
-	}
-	var missing []string
-	for _, p := range oe.params {
-		if _, ok := args[p.name]; !ok && oe.required[p.name] {
-			missing = append(missing, p.name)
-		}
-	}
-	for r := range oe.required {
-		found := false
-		for _, p := range oe.params {
-			found = found || p.name == r
-		}
-		if !found {
-			missing = append(missing, r)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, missing, nil
-	}
-	if err := oe.validate(args); err != nil {
-		// Leave out what the goal did not require and try again.
-		for k := range args {
-			if !oe.required[k] {
-				delete(args, k)
-			}
-		}
-		if err2 := oe.validate(args); err2 != nil {
-			return nil, nil, err
-		}
-	}
-	return args, nil, nil
 }
 
 // filledWith says whether another argument already holds v (the rest of
@@ -943,17 +842,6 @@ func enumValue(enum []any, v string) (any, bool) {
 		}
 	}
 	return nil, false
-}
-
-// numberHinted says whether a word next to the number toks[i] (two tokens
-// either side) names the parameter: "5 seconds" for "duration … in seconds".
-func numberHinted(toks []token, i int, p param) bool {
-	for j := max(0, i-2); j <= min(len(toks)-1, i+2); j++ {
-		if j != i && toks[j].kind == tWord && !toks[j].stop && p.words[toks[j].norm] {
-			return true
-		}
-	}
-	return false
 }
 
 func numberFor(p param, v float64) any {
@@ -1066,7 +954,7 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 			order = append(order, i)
 		}
 	}
-	clauses := ix.clauses(tokenize(goal, ix.dict), vis)
+	clauses := ix.clauses(goal, vis, p.now())
 	var all []match
 	for _, c := range clauses {
 		if c.best >= 0 {

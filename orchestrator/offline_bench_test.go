@@ -3,8 +3,10 @@ package orchestrator_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhub/toolhub/registry"
 )
@@ -147,4 +149,40 @@ func TestOfflineLargeCatalog(t *testing.T) {
 			t.Errorf("%s: %v, want %s", tt.goal, got, tt.want)
 		}
 	}
+}
+
+// BenchmarkOfflinePlanLatency plans every goal of the held-out sets over
+// the 100-tool catalog and reports the median and 99th percentile time
+// per goal over all plans (target p99 ≤ 2 ms), and the slowest goal's
+// median (on a shared machine the p99 also measures the neighbours).
+func BenchmarkOfflinePlanLatency(b *testing.B) {
+	cat, kw := catalog100(b)
+	p := offlinePlanner(b, cat, kw)
+	var goals []string
+	for _, f := range []string{"testdata/heldout_default.yaml", "testdata/heldout_catalog2.yaml"} {
+		for _, c := range loadCases(b, f) {
+			goals = append(goals, c.Goal)
+		}
+	}
+	p.PlanOffline("default", goals[0]) // build the index once
+	perGoal := make([][]time.Duration, len(goals))
+	for b.Loop() {
+		for i, g := range goals {
+			start := time.Now()
+			p.PlanOffline("default", g)
+			perGoal[i] = append(perGoal[i], time.Since(start))
+		}
+	}
+	var all []time.Duration
+	var worst time.Duration
+	for _, ds := range perGoal {
+		all = append(all, ds...)
+		slices.Sort(ds)
+		worst = max(worst, ds[len(ds)/2])
+	}
+	slices.Sort(all)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(worst.Microseconds()), "slowest-goal-median-µs")
+	b.ReportMetric(float64(len(goals)), "goals")
 }

@@ -3,8 +3,10 @@ package orchestrator
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -35,6 +37,8 @@ var (
 	// lexPhrases are the lexicon's multi-word English phrases, stemmed.
 	lexPhrases = map[string]bool{}
 	baseDict   = &hanDict{words: map[string]hanWord{}}
+	// conceptVocab are the lexicon's single English words, stemmed, for typos.
+	conceptVocab = map[string]string{}
 )
 
 func init() {
@@ -55,6 +59,9 @@ func init() {
 			}
 			k := englishKey(w)
 			concepts[k] = id
+			if !strings.Contains(k, " ") && len(k) >= 4 {
+				conceptVocab[k] = id
+			}
 			if strings.Contains(k, " ") {
 				lexPhrases[k] = true
 			}
@@ -111,109 +118,26 @@ type offlineIndex struct {
 	post     map[string][]posting // key → postings
 	bigrams  map[string][]posting // Chinese character pairs of Chinese texts
 	dict     *hanDict
-	phrases  map[string]bool // stemmed multi-word phrases to look up
-	maxWords int             // longest phrase, in words
+	phrases  map[string]bool   // stemmed multi-word phrases to look up
+	maxWords int               // longest phrase, in words
+	vocab    map[string]string // English stems of the catalog's keywords, names and descriptions → their key, for typos
 }
 
 // buildIndex indexes entries; keywords returns the configured keywords of
 // a vendor tool (may be nil).
 func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
-	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
-		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1}
-	for w, hw := range baseDict.words {
-		ix.dict.words[w] = hw
-	}
-	for p := range lexPhrases {
-		ix.addPhrase(p)
-	}
-	type fieldText struct {
-		text string
-		w    float64
-	}
+	ix := newIndex(version, fp)
 	perEntry := make([]map[string]posting, len(entries))
 	bigramsPer := make([]map[string]posting, len(entries))
 	capIdx := map[string]int{} // "vendor/tool" → capability entry index, for chains
 	for i, e := range entries {
-		oe := &offEntry{e: e, required: map[string]bool{}}
-		var fields []fieldText
-		var kws []string
-		var schema json.RawMessage
+		oe, fields := ix.entryFields(e, keywords)
 		if c := e.Capability; c != nil {
-			schema = c.InputSchema
-			kws = c.Keywords
-			fields = append(fields, fieldText{strings.NewReplacer(".", " ", "_", " ").Replace(c.Name), wName}, fieldText{c.Description, wDesc})
-			oe.validate = c.ValidateInput
 			for _, s := range c.Chain {
 				capIdx[s.Tool] = i
 			}
-		} else {
-			t := e.Tool
-			schema = t.Def.InputSchema
-			fields = append(fields, fieldText{t.Def.Name, wName}, fieldText{t.Vendor, wParamName}, fieldText{t.Def.Title, wTitle}, fieldText{t.Def.Description, wDesc})
-			oe.validate = t.ValidateInput
-			oe.retries = retriesFor(t.Def.Annotations)
 		}
-		if keywords != nil && e.Tool != nil {
-			kws = append(slices.Clone(kws), keywords(e)...)
-		}
-		oe.params, oe.required = schemaParams(schema)
-		var from, to bool
-		for _, p := range oe.params {
-			from = from || p.role == roleOrigin
-			to = to || p.role == roleDest
-		}
-		oe.route = from && to
-		for _, p := range oe.params {
-			fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
-		}
-		for _, kw := range kws {
-			kw = strings.TrimSpace(kw)
-			if kw == "" {
-				continue
-			}
-			if hanRuns(kw) != nil && isAllHan(kw) {
-				ix.dict.add(kw, hanWord{})
-				fields = append(fields, fieldText{"\x00" + kw, wKeyword})
-				continue
-			}
-			if k := englishKey(kw); strings.Contains(k, " ") {
-				ix.addPhrase(k)
-				fields = append(fields, fieldText{"\x00" + k, wKeyword})
-				continue
-			}
-			fields = append(fields, fieldText{kw, wKeyword})
-		}
-		m := map[string]posting{}
-		bm := map[string]posting{}
-		put := func(into map[string]posting, k string, w float64, field float64) {
-			old := into[k]
-			into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
-		}
-		for _, f := range fields {
-			if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
-				put(m, key(rest), f.w, f.w)
-				continue
-			}
-			for _, w := range splitWords(f.text) {
-				if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
-					put(m, key(s), f.w, f.w)
-				}
-			}
-			for _, run := range hanRuns(f.text) {
-				for _, t := range tokenize(run, ix.dict) {
-					if t.kind == tHan && !t.stop {
-						put(m, key(t.norm), f.w, f.w)
-					}
-				}
-				if f.w >= wDesc || f.w == wTitle {
-					rs := []rune(run)
-					for j := 0; j+1 < len(rs); j++ {
-						put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
-					}
-				}
-			}
-		}
-		perEntry[i], bigramsPer[i] = m, bm
+		perEntry[i], bigramsPer[i] = ix.postings(i, fields)
 		ix.entries = append(ix.entries, oe)
 	}
 	for i, e := range entries {
@@ -223,23 +147,134 @@ func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(regi
 			}
 		}
 	}
-	// Rare words weigh more (inverse document frequency).
-	n := float64(len(entries))
-	for into, per := range map[*map[string][]posting][]map[string]posting{&ix.post: perEntry, &ix.bigrams: bigramsPer} {
-		df := map[string]int{}
-		for _, m := range per {
-			for k := range m {
-				df[k]++
+	ix.post, ix.bigrams = weighByRarity(perEntry), weighByRarity(bigramsPer)
+	return ix
+}
+
+// newIndex is an empty index with the built-in dictionary and phrases.
+func newIndex(version, fp uint64) *offlineIndex {
+	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
+		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1, vocab: map[string]string{}}
+	for w, hw := range baseDict.words {
+		ix.dict.words[w] = hw
+	}
+	for p := range lexPhrases {
+		ix.addPhrase(p)
+	}
+	return ix
+}
+
+// fieldText is a text of an entry and the weight of its words.
+type fieldText struct {
+	text string
+	w    float64
+}
+
+// entryFields reads an entry: its parameters and the texts it is found by
+// (name, title, description, parameters, keywords). A keyword phrase or a
+// Chinese keyword is marked to be indexed whole.
+func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Entry) []string) (*offEntry, []fieldText) {
+	oe := &offEntry{e: e, required: map[string]bool{}}
+	var fields []fieldText
+	var kws []string
+	var schema json.RawMessage
+	if c := e.Capability; c != nil {
+		schema = c.InputSchema
+		kws = c.Keywords
+		fields = append(fields, fieldText{strings.NewReplacer(".", " ", "_", " ").Replace(c.Name), wName}, fieldText{c.Description, wDesc})
+		oe.validate = c.ValidateInput
+	} else {
+		t := e.Tool
+		schema = t.Def.InputSchema
+		fields = append(fields, fieldText{t.Def.Name, wName}, fieldText{t.Vendor, wParamName}, fieldText{t.Def.Title, wTitle}, fieldText{t.Def.Description, wDesc})
+		oe.validate = t.ValidateInput
+		oe.retries = retriesFor(t.Def.Annotations)
+	}
+	if keywords != nil && e.Tool != nil {
+		kws = append(slices.Clone(kws), keywords(e)...)
+	}
+	oe.params, oe.required = schemaParams(schema)
+	var from, to bool
+	for _, p := range oe.params {
+		from = from || p.role == roleOrigin
+		to = to || p.role == roleDest
+		fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
+	}
+	oe.route = from && to
+	for _, kw := range kws {
+		kw = strings.TrimSpace(kw)
+		switch {
+		case kw == "":
+		case hanRuns(kw) != nil && isAllHan(kw):
+			ix.dict.add(kw, hanWord{})
+			fields = append(fields, fieldText{"\x00" + kw, wKeyword})
+		case strings.Contains(englishKey(kw), " "):
+			ix.addPhrase(englishKey(kw))
+			fields = append(fields, fieldText{"\x00" + englishKey(kw), wKeyword})
+		default:
+			fields = append(fields, fieldText{kw, wKeyword})
+		}
+	}
+	return oe, fields
+}
+
+// postings indexes the fields of entry i: its words (and Chinese words)
+// under their keys, and the character pairs of its Chinese texts.
+func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting, map[string]posting) {
+	m := map[string]posting{}
+	bm := map[string]posting{}
+	put := func(into map[string]posting, k string, w float64, field float64) {
+		old := into[k]
+		into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+	}
+	for _, f := range fields {
+		if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
+			put(m, key(rest), f.w, f.w)
+			continue
+		}
+		for _, w := range splitWords(f.text) {
+			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
+				put(m, key(s), f.w, f.w)
+				if f.w >= wDesc && len(s) >= 4 {
+					ix.vocab[s] = key(s)
+				}
 			}
 		}
-		for _, m := range per {
-			for k, p := range m {
-				p.w *= math.Log(1 + n/float64(df[k]))
-				(*into)[k] = append((*into)[k], p)
+		for _, run := range hanRuns(f.text) {
+			for _, t := range tokenize(run, ix.dict) {
+				if t.kind == tHan && !t.stop {
+					put(m, key(t.norm), f.w, f.w)
+				}
+			}
+			if f.w >= wDesc || f.w == wTitle {
+				rs := []rune(run)
+				for j := 0; j+1 < len(rs); j++ {
+					put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
+				}
 			}
 		}
 	}
-	return ix
+	return m, bm
+}
+
+// weighByRarity merges the entries' postings, rare words weighing more
+// (inverse document frequency).
+func weighByRarity(per []map[string]posting) map[string][]posting {
+	n := float64(len(per))
+	df := map[string]int{}
+	for _, m := range per {
+		for k := range m {
+			df[k]++
+		}
+	}
+	out := map[string][]posting{}
+	for _, m := range per {
+		for k, p := range m {
+			p.w *= math.Log(1 + n/float64(df[k]))
+			out[k] = append(out[k], p)
+		}
+	}
+	return out
 }
 
 func (ix *offlineIndex) catalogEntries() []registry.Entry {
@@ -300,7 +335,13 @@ type param struct {
 	role            paramRole
 	format          string          // the schema's format ("uri", "email", …)
 	words           map[string]bool // stems of the name and description, for number hints
+	pattern         *regexp.Regexp  // the schema's pattern, when Go reads it
+	group           string          // parameters filled together (groupCurrency, or one enum read from its description)
+	syn             map[string]any  // an enum's values by their synonyms (enumSynonyms)
 }
+
+// groupCurrency groups parameters that take currency codes.
+const groupCurrency = "currency"
 
 var (
 	originNames = map[string]bool{"from": true, "origin": true, "start": true, "source": true, "departure": true, "src": true}
@@ -308,7 +349,7 @@ var (
 	placeWords  = []string{"city", "location", "place", "near", "address", "region", "area", "where", "town", "locality", "poi", "country", "地点", "城市", "位置"}
 	textNames   = map[string]bool{"prompt": true, "message": true, "text": true, "query": true, "topic": true, "content": true, "question": true,
 		"input": true, "q": true, "instruction": true, "instructions": true, "body": true, "sentence": true, "msg": true, "keyword": true,
-		"keywords": true, "term": true, "subject": true, "description": true, "utterance": true}
+		"keywords": true, "term": true, "subject": true, "description": true, "utterance": true, "title": true, "summary": true}
 )
 
 // schemaParams reads the top-level properties of an input schema, in the
@@ -331,6 +372,7 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 			Enum        []any           `json:"enum"`
 			Default     json.RawMessage `json:"default"`
 			Format      string          `json:"format"`
+			Pattern     string          `json:"pattern"`
 		}
 		if json.Unmarshal(kv.v, &p) != nil {
 			continue
@@ -356,10 +398,36 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 			}
 		}
 		pr.format = p.Format
+		if p.Pattern != "" && len(p.Pattern) <= 1000 {
+			pr.pattern, _ = regexp.Compile(p.Pattern)
+		}
+		pr.group, pr.syn = paramGroup(pr)
 		pr.role = roleOf(pr, p.Format)
 		out = append(out, pr)
 	}
+	shareSynonyms(out)
 	return out, req
+}
+
+// shareSynonyms gives parameters with the same enum the synonyms one of
+// them has ("to_unit: same codes" reads from_unit's description).
+func shareSynonyms(ps []param) {
+	for i := range ps {
+		if ps[i].group == "" {
+			continue
+		}
+		for j := range ps {
+			if j != i && len(ps[j].enum) > 0 && fmt.Sprint(ps[j].enum) == fmt.Sprint(ps[i].enum) {
+				if ps[j].syn == nil {
+					ps[j].syn = map[string]any{}
+				}
+				for k, v := range ps[i].syn {
+					ps[j].syn[k] = v
+				}
+				ps[j].group = ps[i].group
+			}
+		}
+	}
 }
 
 func roleOf(p param, format string) paramRole {
@@ -379,8 +447,8 @@ func roleOf(p param, format string) paramRole {
 		return roleNumber
 	case p.typ == "boolean":
 		return roleBool
-	case format != "":
-		return roleOther // a link, an address, a date: filled from a value of that format
+	case format != "" || p.pattern != nil || p.group == groupCurrency:
+		return roleOther // a link, an address, a date, a code: filled from a value of that format
 	case originNames[name] || originNames[first] && len(words) > 1 && words[1] != "date":
 		return roleOrigin
 	case destNames[name] || destNames[first] && len(words) > 1 && words[1] != "date":
@@ -398,6 +466,27 @@ func roleOf(p param, format string) paramRole {
 		return roleText
 	}
 	return roleOther
+}
+
+// paramGroup puts a parameter that takes currency codes in groupCurrency,
+// and one whose enum values its description names ("en English") in the
+// group of that enum.
+func paramGroup(p param) (string, map[string]any) {
+	if p.typ == "string" || p.typ == "" {
+		codes := p.pattern != nil && p.pattern.MatchString("USD") && p.pattern.MatchString("EUR") && !p.pattern.MatchString("PARIS") && !p.pattern.MatchString("usd")
+		named := strings.Contains(strings.ToLower(p.name+" "+p.desc), "currenc")
+		if codes || named && len(p.enum) == 0 && p.pattern == nil {
+			return groupCurrency, nil
+		}
+	}
+	if len(p.enum) == 0 {
+		return "", nil
+	}
+	syn := enumSynonyms(p.enum, p.desc)
+	if len(syn) <= len(p.enum) {
+		return "", syn // the values alone: read by name (and in Chinese), not as a group
+	}
+	return "enum:" + fmt.Sprint(p.enum), syn
 }
 
 type kv struct {
@@ -494,7 +583,13 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		switch t.kind {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
-				add(key(t.norm), i)
+				k := key(t.norm)
+				if _, known := ix.post[k]; !known && (i == 0 || !isCapitalised(t.text)) {
+					if fk := ix.typo(t.norm); fk != "" {
+						k = fk
+					}
+				}
+				add(k, i)
 			}
 			// Phrases start at any word, stop words included ("how do i get").
 			words := []string{t.norm}
@@ -511,6 +606,74 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		}
 	}
 	return keys
+}
+
+// typo returns the key of the catalog word w is a typo of ("weahter",
+// "resturant"): one edit away for words of five to seven letters, two for
+// longer ones (a swap of two letters is one edit); "" when none is, or when
+// two are equally near.
+func (ix *offlineIndex) typo(w string) string {
+	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) {
+		return ""
+	}
+	limit := 1
+	if len(w) >= 8 {
+		limit = 2
+	}
+	best, bestD, tie := "", limit+1, false
+	for _, vocab := range []map[string]string{ix.vocab, conceptVocab} {
+		for v, k := range vocab {
+			if d := len(v) - len(w); d > limit || -d > limit || k == best {
+				continue
+			}
+			if d := editDistance(w, v, limit); d < bestD {
+				best, bestD, tie = k, d, false
+			} else if d == bestD && k != best {
+				tie = true
+			}
+		}
+	}
+	if tie || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// maxTypoLen bounds the words typo reads (longer ones are not words).
+const maxTypoLen = 32
+
+// editDistance is the optimal string alignment distance of a and b
+// (insertions, deletions, substitutions and swaps of neighbours), or
+// limit+1 when it is more than limit.
+func editDistance(a, b string, limit int) int {
+	if len(b) >= maxTypoLen {
+		return limit + 1
+	}
+	var rows [3][maxTypoLen + 1]int
+	prev2, prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1], rows[2][:len(b)+1]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		low := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+			low = min(low, cur[j])
+		}
+		if low > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // rank scores every entry against a clause's tokens, best first.

@@ -277,7 +277,8 @@ func TestHanNumbers(t *testing.T) {
 // a panic.
 func FuzzPlanOffline(f *testing.F) {
 	for _, g := range []string{"weather in Paris and a route from Paris to Lyon", "北京明天天气怎么样，顺便画一只猫", "add 3 and 5", `echo "hi"`,
-		"从上海开车到苏州要多久", "十二加三十", "'", "“", "和和和", "from to", "in the", "上上上海", "1.2.3 plus -4", "\x00\xff"} {
+		"从上海开车到苏州要多久", "十二加三十", "'", "“", "和和和", "from to", "in the", "上上上海", "1.2.3 plus -4", "\x00\xff",
+		"subject: x, body: y", "主题是：", "3月20号 10:00 $5 €", "if it rains, find", "如果下雨的话，就", "twenty five hundred million", "1,2,3,444", "天汽天汽"} {
 		f.Add(g)
 	}
 	h := newSchemaHub(f, []schemaTool{

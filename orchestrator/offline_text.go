@@ -33,6 +33,7 @@ type token struct {
 	stop       bool   // carries no meaning for choosing a tool
 	conj       bool   // splits clauses
 	format     string // "uri" or "email" for a link or an address (tQuote)
+	key        string // the key of a "key: value" (tQuote): "subject", "主题"
 }
 
 var (
@@ -125,6 +126,7 @@ type hanDict struct {
 type hanWord struct {
 	function bool // a function word (never a place, never a tool)
 	conj     bool
+	place    bool // a place name of the gazetteer
 }
 
 func (d *hanDict) add(w string, hw hanWord) {
@@ -134,6 +136,7 @@ func (d *hanDict) add(w string, hw hanWord) {
 	if old, ok := d.words[w]; ok {
 		hw.function = hw.function && old.function
 		hw.conj = hw.conj || old.conj
+		hw.place = hw.place || old.place
 	}
 	d.words[w] = hw
 	if n := utf8.RuneCountInString(w); n > d.maxLen {
@@ -145,7 +148,7 @@ func (d *hanDict) add(w string, hw hanWord) {
 // place name; other single-character function words ("上", "家") may start
 // one ("上海") and are read as part of an unknown run when followed by one.
 var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true, "往": true, "至": true, "把": true, "将": true, "给": true,
-	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true}
+	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true, "飞": true, "住": true, "坐": true, "乘": true, "搭": true, "骑": true}
 
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
 
@@ -166,6 +169,11 @@ func tokenize(goal string, dict *hanDict) []token {
 	i := 0
 	for i < len(goal) {
 		r, size := utf8.DecodeRuneInString(goal[i:])
+		if t, n := keyValueAt(goal, i); n > 0 {
+			out = append(out, t)
+			i += n
+			continue
+		}
 		switch {
 		case quotePairs[r] != 0 || r == '\'' && (i == 0 || !isWordRune(lastRune(goal[:i]))):
 			closer := quotePairs[r]
@@ -194,6 +202,10 @@ func tokenize(goal string, dict *hanDict) []token {
 		case isHardSep(r) || r == '.' && (i+size == len(goal) || goal[i+size] == ' ' || goal[i+size] == '\n'):
 			out = append(out, token{kind: tPunct, text: goal[i : i+size], start: i, end: i + size, conj: true})
 			i += size
+		case currencySymbol(r):
+			// "$75", "€50": the symbol names a currency.
+			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
+			i += size
 		case r == '+' || r == '＋':
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
 			i += size
@@ -209,39 +221,181 @@ func tokenize(goal string, dict *hanDict) []token {
 			out = append(out, segmentHan(goal, i, j, dict)...)
 			i = j
 		case isWordRune(r):
-			j := i + size
-			for j < len(goal) {
-				r2, s2 := utf8.DecodeRuneInString(goal[j:])
-				if isWordRune(r2) {
-					j += s2
-					continue
-				}
-				// Inner apostrophes and dots: "what's", "README.md", "3.5".
-				if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
-					if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
-						j += s2
-						continue
-					}
-				}
-				break
-			}
-			text := goal[i:j]
-			if v, err := strconv.ParseFloat(text, 64); err == nil {
-				out = append(out, token{kind: tNum, text: text, val: v, start: i, end: j})
-			} else {
-				lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
-				t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
-				t.stop = plannerStop[lower] || plannerStop[t.norm]
-				t.conj = englishConjunctions[lower]
-				out = append(out, t)
-			}
-			i = j
+			t := readWord(goal, i, size)
+			out = append(out, t)
+			i = t.end
 		default:
 			i += size
 		}
 	}
+	return joinNumbers(out)
+}
+
+// readWord reads the word or number at goal[i:] (its first rune is size
+// bytes): letters and digits, with inner apostrophes and dots ("what's",
+// "README.md", "3.5"), a time of day ("10:00") and thousands ("1,250").
+func readWord(goal string, i, size int) token {
+	j := i + size
+	for j < len(goal) {
+		r2, s2 := utf8.DecodeRuneInString(goal[j:])
+		if isWordRune(r2) {
+			j += s2
+			continue
+		}
+		if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
+			if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
+				j += s2
+				continue
+			}
+		}
+		if (r2 == ':' || r2 == ',') && allDigits(strings.ReplaceAll(goal[i:j], ",", "")) && digitGroup(goal[j+1:], r2) {
+			j++
+			continue
+		}
+		break
+	}
+	text := goal[i:j]
+	if v, err := strconv.ParseFloat(strings.ReplaceAll(text, ",", ""), 64); err == nil {
+		return token{kind: tNum, text: text, val: v, start: i, end: j}
+	}
+	lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))
+	t := token{kind: tWord, text: text, norm: stem(lower), start: i, end: j}
+	t.stop = plannerStop[lower] || plannerStop[t.norm] || strings.Contains(text, ":") || clockWordRe.MatchString(lower)
+	t.conj = englishConjunctions[lower]
+	return t
+}
+
+// keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
+var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|：|:)\s*`)
+
+// keyValueAt reads a "key: value" at goal[i:] into one tQuote token with
+// its key: the value is quoted text, or runs to the next separator.
+func keyValueAt(goal string, i int) (token, int) {
+	if !strings.ContainsRune("stbmcnSTBMCN主标内正题备", firstRuneOf(goal[i:])) {
+		return token{}, 0
+	}
+	if i > 0 {
+		if r := lastRune(goal[:i]); isWordRune(r) || isHan(r) && !isHan(firstRuneOf(goal[i:])) {
+			return token{}, 0
+		}
+		if r := lastRune(goal[:i]); isHan(r) && !markers[string(r)] && r != '给' {
+			return token{}, 0
+		}
+	}
+	m := keyValueRe.FindStringSubmatchIndex(goal[i:])
+	if m == nil {
+		return token{}, 0
+	}
+	k := ""
+	if m[2] >= 0 {
+		k = strings.ToLower(goal[i+m[2] : i+m[3]])
+	} else {
+		k = goal[i+m[4] : i+m[5]]
+	}
+	from := i + m[1]
+	rest := goal[from:]
+	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 {
+		if j := strings.IndexRune(rest[size:], quotePairs[r]); j > 0 {
+			end := from + size + j + utf8.RuneLen(quotePairs[r])
+			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
+		}
+	}
+	end := len(rest)
+	for j, r := range rest {
+		if isHardSep(r) || j >= 500 {
+			end = j
+			break
+		}
+	}
+	v := strings.TrimSpace(rest[:end])
+	if v == "" {
+		return token{}, 0
+	}
+	return token{kind: tQuote, text: v, start: i, end: from + end, key: k}, from + end - i
+}
+
+func firstRuneOf(s string) rune {
+	r, _ := utf8.DecodeRuneInString(s)
+	return r
+}
+
+var clockWordRe = regexp.MustCompile(`^\d{1,2}(am|pm)$`)
+
+func currencySymbol(r rune) bool { return strings.ContainsRune("$€£¥₩₹", r) }
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// digitGroup says whether s starts with the digits that make a time
+// (":00") or a thousands group (",250") after sep.
+func digitGroup(s string, sep rune) bool {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if sep == ':' {
+		return n == 2
+	}
+	return n == 3
+}
+
+// numberWords are English numbers in words; scales multiply what comes
+// before them ("three hundred", "1.5 million").
+var (
+	numberWords = map[string]float64{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+		"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+		"nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+		"dozen": 12, "couple": 2}
+	scaleWords = map[string]float64{"hundred": 100, "thousand": 1000, "grand": 1000, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9}
+)
+
+// joinNumbers reads numbers in words ("twenty", "fifteen hundred"), scaled
+// numbers ("3 million", "3万") and a couple ("a couple of") as one number
+// token each.
+func joinNumbers(toks []token) []token {
+	out := toks[:0:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		lw := strings.ToLower(t.text)
+		if v, ok := numberWords[lw]; ok && t.kind == tWord || t.kind == tNum {
+			if t.kind == tNum {
+				v = t.val
+			}
+			end, j := t.end, i+1
+			for ; j < len(toks) && toks[j].kind == tWord; j++ {
+				w := strings.ToLower(toks[j].text)
+				if s, ok := scaleWords[w]; ok {
+					v *= s
+				} else if n, ok := numberWords[w]; ok && n < 10 && v >= 20 && t.kind == tWord {
+					v += n
+				} else if w == "of" && lw == "couple" {
+				} else {
+					break
+				}
+				end = toks[j].end
+			}
+			if j < len(toks) && toks[j].kind == tNum && toks[j].start == end && hanScale(toks[j].text) {
+				v *= toks[j].val
+				end = toks[j].end
+				j++
+			}
+			out = append(out, token{kind: tNum, text: t.text, val: v, start: t.start, end: end})
+			i = j - 1
+			continue
+		}
+		out = append(out, t)
+	}
 	return out
 }
+
+// hanScale says whether a Chinese numeral is only a scale: 万, 千, 百.
+func hanScale(s string) bool { return s == "万" || s == "千" || s == "百" || s == "亿" }
 
 func isWordRune(r rune) bool {
 	return (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_') && !isHan(r)
@@ -268,6 +422,15 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 	for i < to {
 		if w, n := dict.longest(goal[i:to]); n > 0 {
 			hw := dict.words[w]
+			if hw.place {
+				// A place name gathers with the names and unknown
+				// characters next to it: 加拿大温哥华, 北京西站.
+				if raw < 0 {
+					raw = i
+				}
+				i += n
+				continue
+			}
 			// A single-character function word followed by an unknown
 			// character starts a name ("上海"), unless it is a marker.
 			// After a number it is a measure word ("5家").
@@ -283,6 +446,13 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			}
 			flush(i)
 			out = append(out, token{kind: tHan, text: w, norm: w, start: i, end: i + n, stop: hw.function, conj: hw.conj})
+			i += n
+			continue
+		}
+		if w, n := dict.homophone(goal[i:to]); n > 0 {
+			// A word typed with a character that sounds the same (天汽 → 天气).
+			flush(i)
+			out = append(out, token{kind: tHan, text: goal[i : i+n], norm: w, start: i, end: i + n})
 			i += n
 			continue
 		}
@@ -325,6 +495,38 @@ func (d *hanDict) longest(s string) (string, int) {
 	for k := len(ends) - 1; k >= 0; k-- {
 		if _, ok := d.words[s[:ends[k]]]; ok {
 			return s[:ends[k]], ends[k]
+		}
+	}
+	return "", 0
+}
+
+// homophones are characters typed for one another by pinyin input
+// methods: a word with one of them is read as the dictionary word.
+var homophones = map[rune][]rune{'汽': {'气'}, '器': {'气'}, '再': {'在'}, '在': {'再'}, '作': {'做'}, '做': {'作'}, '象': {'像'}, '像': {'象'},
+	'哪': {'那'}, '那': {'哪'}, '帐': {'账'}, '座': {'坐'}, '坐': {'座'}, '已': {'以'}, '以': {'已'}, '侯': {'候'}, '候': {'侯'}, '岩': {'盐'}}
+
+// homophone returns the dictionary word (of two or three characters, not
+// a place or a function word) at the start of s with one character
+// replaced by a homophone, and its length in bytes in s.
+func (d *hanDict) homophone(s string) (string, int) {
+	if d == nil {
+		return "", 0
+	}
+	var rs []rune
+	for _, r := range s {
+		if rs = append(rs, r); len(rs) == 3 {
+			break
+		}
+	}
+	for n := len(rs); n >= 2; n-- {
+		for k := 0; k < n; k++ {
+			for _, alt := range homophones[rs[k]] {
+				w := []rune(string(rs[:n]))
+				w[k] = alt
+				if hw, ok := d.words[string(w)]; ok && !hw.place && !hw.function {
+					return string(w), len(string(rs[:n]))
+				}
+			}
 		}
 	}
 	return "", 0

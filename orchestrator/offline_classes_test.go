@@ -1,0 +1,96 @@
+package orchestrator_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/toolhub/toolhub/orchestrator"
+)
+
+// Each class of failure the blind goals of issue 33 found, as plans: the
+// steps (tool and arguments, sorted) and the unplanned reasons.
+func TestOfflineReadsGoalsAsTyped(t *testing.T) {
+	planners := heldOutPlanners(t)
+	for _, tt := range []struct {
+		name, catalog, goal string
+		want                []string
+	}{
+		{"date and time, relative", "kit", "schedule a review with Kim on friday at 4pm",
+			[]string{`kit__calendar_create_event map[date:2027-03-12 duration_minutes:60 start_time:16:00 title:review with Kim]`}},
+		{"date in Chinese, nights in words", "kit", "成都的酒店，下周六入住，住两晚",
+			[]string{`kit__hotels_search map[check_in:2027-03-20 city:成都 guests:2 nights:2]`}},
+		{"currency codes, not carried places", "kit", "flight from Oslo to Rome tomorrow and then convert 40 euros to pounds",
+			[]string{`kit__currency_convert map[amount:40 from:EUR to:GBP]`, `kit__flights_search map[cabin:economy date:2027-03-11 destination:Rome origin:Oslo passengers:1]`}},
+		{"currency names in Chinese", "kit", "八百日元是多少港币",
+			[]string{`kit__currency_convert map[amount:800 from:JPY to:HKD]`}},
+		{"units by description", "kit", "12 inches in cm",
+			[]string{`kit__units_convert map[from_unit:in to_unit:cm value:12]`}},
+		{"ticker by pattern", "kit", "quote for AMZN",
+			[]string{`kit__stock_quote map[symbol:AMZN]`}},
+		{"tracking number by pattern", "kit", "where is 1Z999AA10123456784 now",
+			[]string{`kit__parcel_track map[tracking_number:1Z999AA10123456784]`}},
+		{"key: value phrases", "kit", "发邮件给 amy@x.io，主题是周报，内容是见附件",
+			[]string{`kit__email_send map[body:见附件 subject:周报 to:amy@x.io]`}},
+		{"enum by description in Chinese", "kit", "把“你好”翻译成德语",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:de text:你好]`}},
+		{"argument-only parts join their clause", "kit", "hotel in Lima from April 3, 2 guests, 4 nights",
+			[]string{`kit__hotels_search map[check_in:2027-04-03 city:Lima guests:2 nights:4]`}},
+		{"every place planned", "example", "长春和沈阳的天气",
+			[]string{`weather_current map[city:沈阳]`, `weather_current map[city:长春]`}},
+		{"condition said, steps planned", "example", "check the weather in Quito and if it rains find a cafe nearby",
+			[]string{`places_restaurants map[near:Quito]`, `weather_current map[city:Quito]`, "condition"}},
+		{"condition alone", "example", "要是下雨的话，推荐几家大连的餐厅",
+			[]string{`places_restaurants map[near:大连]`, "condition"}},
+		{"place then an errand", "example", "下周去芝加哥开会，那边冷吗",
+			[]string{`weather_current map[city:芝加哥]`}},
+		{"typo", "example", "wether in Oslo",
+			[]string{`weather_current map[city:Oslo]`}},
+		{"homophone typo", "example", "成都天汽怎么样",
+			[]string{`weather_current map[city:成都]`}},
+		{"dishes are restaurants", "example", "dumplings near Chinatown",
+			[]string{`places_restaurants map[near:Chinatown]`}},
+		{"posters are images", "example", "画一张中秋节的海报",
+			[]string{`image_generate map[prompt:中秋节的海报]`}},
+		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
+	} {
+		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
+		var got []string
+		for _, s := range plan.Steps {
+			if s.Tool != "integrate" {
+				got = append(got, fmt.Sprintf("%s %v", s.Tool, s.Arguments))
+			}
+		}
+		slices.Sort(got)
+		for _, u := range un {
+			got = append(got, u.Reason)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %q:\n got %s\nwant %s", tt.name, tt.goal, strings.Join(got, "; "), strings.Join(tt.want, "; "))
+		}
+	}
+}
+
+// The ranking is one function over the index (for tool search too): the
+// entries that fit a query, best first, with the query's words that hit.
+func TestSearchOffline(t *testing.T) {
+	planners := heldOutPlanners(t)
+	for _, tt := range []struct {
+		catalog, query string
+		want           []string // the first entries
+	}{
+		{"kit", "convert 300 euros to dollars", []string{"kit__currency_convert convert"}},
+		{"kit", "track my parcel", []string{"kit__parcel_track track,parcel"}},
+		{"example", "weahter", []string{"weather_current weahter"}},
+		{"kit", "tell me a joke", nil},
+	} {
+		got := SearchOffline(planners[tt.catalog], tt.query)
+		if len(got) > len(tt.want) {
+			got = got[:len(tt.want)]
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}

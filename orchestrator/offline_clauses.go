@@ -1,0 +1,279 @@
+package orchestrator
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// read reads the clause's typed values and places. Tokens read as a date
+// or a time are function words from then on: "Friday" is not a place, the
+// 14 of "March 14" not a count.
+func (c *clause) read(goal string, ix *offlineIndex, now time.Time) {
+	c.values = readValues(goal, c, now)
+	for i := range c.values.used {
+		c.toks[i].stop = true
+	}
+	c.places, c.placeToks = readPlaces(c.toks, ix)
+	c.names = namesOf(c.toks)
+}
+
+// valueBonus is added to an entry's score for each parameter the clause
+// has a typed value for (a currency, a ticker, a date, a unit).
+const valueBonus = 1.0
+
+// boostValues raises the entries whose typed parameters the clause fills:
+// "300 euros to dollars" picks the currency converter over the unit one,
+// "GOOG share price" the quote tool. A value that identifies (a pattern
+// matched by a word with a digit or of four capitals or more, or two
+// typed values) is evidence enough on its own.
+func (ix *offlineIndex) boostValues(c *clause) {
+	byEntry := map[int]int{}
+	for j := range c.ranked {
+		byEntry[c.ranked[j].entry] = j
+	}
+	for ei, oe := range ix.entries {
+		n, strong := 0, false
+		groups := map[string]int{} // values counted for a group, at most one a parameter
+		for _, p := range oe.params {
+			ok, id := c.hasValueFor(p, ix)
+			if !ok {
+				continue
+			}
+			if p.group != "" {
+				if groups[p.group] >= c.groupValues(p) {
+					continue
+				}
+				groups[p.group]++
+			}
+			n++
+			strong = strong || id
+		}
+		if n == 0 || n == 1 && !strong {
+			continue
+		}
+		j, ok := byEntry[ei]
+		if !ok {
+			c.ranked = append(c.ranked, match{entry: ei, keys: map[string]bool{}})
+			j = len(c.ranked) - 1
+		}
+		m := &c.ranked[j]
+		m.score += valueBonus * float64(n)
+		m.strong, m.named = true, true
+	}
+	sortMatches(c.ranked)
+}
+
+// groupValues is how many values the clause has for p's group.
+func (c *clause) groupValues(p param) int {
+	if p.group == groupCurrency {
+		return len(c.values.currencies)
+	}
+	return len(enumMentions(p.syn, c.toks, c.names, c.values.used))
+}
+
+// hasValueFor says whether the clause has a typed value for p, and
+// whether that value identifies the tool.
+func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
+	switch {
+	case p.group == groupCurrency:
+		return len(c.values.currencies) > 0, len(c.values.currencies) > 1
+	case p.syn != nil:
+		ms := enumMentions(p.syn, c.toks, c.names, c.values.used)
+		id := false
+		for _, m := range ms {
+			id = id || strings.ContainsAny(c.toks[m.tok].text, "0123456789")
+		}
+		return len(ms) > 0, id
+	case p.pattern != nil:
+		for i, t := range c.toks {
+			if !c.values.used[i] && patternCandidate(t, ix) && t.kind != tNum && p.pattern.MatchString(t.text) {
+				return true, len(t.text) >= 4 && t.kind != tQuote
+			}
+		}
+	}
+	return false, false
+}
+
+// joinClauses joins to a clause the parts that only carry its arguments
+// ("…, 2 guests", "，主题是周报", "body: …", "，下周一入住"), and gives a part
+// that only names another place or value ("Sydney and Melbourne", "NVDA
+// and MSFT") the tool of its neighbour.
+func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time) []clause {
+	out := clauses[:0:0]
+	for i := range clauses {
+		c := clauses[i]
+		if n := len(out); n > 0 && c.best < 0 && out[n-1].best >= 0 && ix.carriesArgs(&c, &out[n-1]) {
+			prev := &out[n-1]
+			if ix.colonText(&c, prev) {
+				// "加个日程：家庭聚餐": what follows the colon is the text.
+				c.toks = []token{{kind: tQuote, text: goal[c.start:c.end], start: c.start, end: c.end}}
+			}
+			prev.toks = append(slices.Clone(prev.toks), c.toks...)
+			prev.end, prev.after = c.end, c.after
+			prev.read(goal, ix, now)
+			continue
+		}
+		out = append(out, c)
+	}
+	out = ix.joinForward(goal, out, now)
+	for i := range out {
+		c := &out[i]
+		if c.best >= 0 || c.cond {
+			continue
+		}
+		if c.places.any() == "" {
+			c.places.place, c.placeToks = loneName(c)
+		}
+		if !onlyValues(c, ix) {
+			continue
+		}
+		for _, j := range []int{i - 1, i + 1} {
+			if j < 0 || j >= len(out) || out[j].best < 0 || !andLike[c.before] && j < i || !andLike[c.after] && j > i {
+				continue
+			}
+			c.ranked, c.best = out[j].ranked, out[j].best
+			break
+		}
+	}
+	return out
+}
+
+// joinForward joins a part without a tool that gives a date or a time to
+// the clause after it when that one's entry takes one ("4月1号到香港，订个酒店").
+func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []clause {
+	out := cs[:0:0]
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		if i+1 < len(cs) && c.best < 0 && !c.cond && len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) {
+			next := cs[i+1]
+			next.toks = append(slices.Clone(c.toks), next.toks...)
+			next.start, next.before = c.start, c.before
+			next.read(goal, ix, now)
+			out = append(out, next)
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (ix *offlineIndex) takesDate(c *clause) bool {
+	for _, p := range ix.entries[c.ranked[c.best].entry].params {
+		if p.format == "date" || p.format == "date-time" || p.format == "time" || p.isTimeParam() {
+			return true
+		}
+	}
+	return false
+}
+
+// carriesArgs says whether part c only carries arguments of prev's entry:
+// no place of its own, and a key-value, a quote, a date or time, a number
+// or a value the entry takes.
+func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
+	if c.cond {
+		return false
+	}
+	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) || allKeyValues(c) {
+		return true
+	}
+	if c.places.any() != "" {
+		return false
+	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	for _, t := range c.toks {
+		if t.kind == tQuote && (t.key != "" || prev.before == ":" || prev.after == ":" || prev.after == "：") {
+			return true
+		}
+	}
+	for i, t := range c.toks {
+		if t.kind != tNum {
+			continue
+		}
+		for _, p := range oe.params {
+			if p.role == roleNumber && hintDistance(c.toks, i, p) > 0 {
+				return true
+			}
+		}
+	}
+	for _, p := range oe.params {
+		if ok, _ := c.hasValueFor(p, ix); ok && (p.group != "" || p.pattern != nil || p.syn != nil) {
+			return true
+		}
+		if len(p.enum) > 0 {
+			if _, ok := enumIn(p.enum, c.toks, c.placeToks, ""); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// colonText says whether c follows a colon after prev, whose entry wants
+// a free text the goal does not quote.
+func (ix *offlineIndex) colonText(c, prev *clause) bool {
+	if c.before != ":" && c.before != "：" {
+		return false
+	}
+	for _, t := range prev.toks {
+		if t.kind == tQuote && t.format == "" {
+			return false
+		}
+	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	for _, p := range oe.params {
+		if p.role == roleText && oe.required[p.name] {
+			return true
+		}
+	}
+	return false
+}
+
+func allKeyValues(c *clause) bool {
+	for _, t := range c.toks {
+		if t.kind != tQuote || t.key == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// loneName reads a part that is only a capitalised name ("Brisbane" of
+// "weather in Perth and Brisbane") as a place.
+func loneName(c *clause) (string, map[int]bool) {
+	var words []string
+	idx := map[int]bool{}
+	for i, t := range c.toks {
+		switch {
+		case t.kind == tWord && isCapitalised(t.text) && !t.stop:
+			words = append(words, t.text)
+			idx[i] = true
+		case t.stop:
+		default:
+			return "", c.placeToks
+		}
+	}
+	if len(words) == 0 {
+		return "", c.placeToks
+	}
+	return strings.Join(words, " "), idx
+}
+
+// onlyValues says whether a clause names only places and values (and
+// function words): "Melbourne", "MSFT", "墨尔本".
+func onlyValues(c *clause, ix *offlineIndex) bool {
+	has := false
+	for i, t := range c.toks {
+		switch {
+		case c.placeToks[i]:
+			has = true
+		case t.stop || t.kind == tPunct:
+		case patternCandidate(t, ix) && t.kind == tWord:
+			has = true
+		default:
+			return false
+		}
+	}
+	return has
+}

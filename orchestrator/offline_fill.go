@@ -1,0 +1,304 @@
+package orchestrator
+
+import (
+	"regexp"
+	"strings"
+)
+
+// filler reads the arguments of one entry's input schema from one clause,
+// in steps: typed values first (dates, times, patterns, currencies, enums,
+// "key: value"), then places, numbers, free text, switches and defaults.
+type filler struct {
+	ix      *offlineIndex
+	goal    string
+	c       *clause
+	oe      *offEntry
+	args    map[string]any
+	matched map[int]bool // tokens that picked the entry
+	usedTok map[int]bool // tokens given to an argument
+}
+
+// fill reads the arguments of oe's input schema from the clause. ctx is
+// the place context before the clause, later the first place named after.
+func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, later string) (map[string]any, []string, error) {
+	f := &filler{ix: ix, goal: goal, c: c, oe: oe, args: map[string]any{}, matched: map[int]bool{}, usedTok: map[int]bool{}}
+	m := c.ranked[c.best]
+	for i, t := range c.toks {
+		if k := tokKey(t); k != "" && m.keys[k] {
+			f.matched[i] = true
+		}
+	}
+	for i := range c.values.used {
+		f.usedTok[i] = true
+	}
+	f.keyValues()
+	f.dates()
+	f.grouped()
+	f.patterns()
+	f.enums()
+	quotes := f.formatted()
+	f.places(ctx, later)
+	f.numbers()
+	f.text(quotes)
+	f.bools()
+	return f.finish()
+}
+
+// set gives name v when it fits the parameter's schema.
+func (f *filler) set(p param, v any) bool {
+	if _, done := f.args[p.name]; done || !p.accepts(v) {
+		return false
+	}
+	f.args[p.name] = v
+	return true
+}
+
+// keyValues gives "subject: lunch", 主题是周报 to the parameter of that name.
+func (f *filler) keyValues() {
+	for _, t := range f.c.toks {
+		if t.kind != tQuote || t.key == "" {
+			continue
+		}
+		for _, p := range f.oe.params {
+			if p.typ == "string" && keyNames(t.key, p.name) && f.set(p, t.text) {
+				break
+			}
+		}
+	}
+}
+
+// dates gives the clause's dates and times to parameters of format date,
+// date-time and time.
+func (f *filler) dates() {
+	cv := f.c.values
+	d, tm := 0, 0
+	for _, p := range f.oe.params {
+		switch {
+		case p.format == "date" && d < len(cv.dates):
+			if f.set(p, cv.dates[d].val) {
+				d++
+			}
+		case p.format == "date-time" && d < len(cv.dates):
+			at := "09:00"
+			if len(cv.times) > 0 {
+				at = cv.times[0].val
+			}
+			if f.set(p, cv.dates[d].val+"T"+at+":00Z") {
+				d++
+			}
+		case (p.format == "time" || p.isTimeParam()) && tm < len(cv.times):
+			if f.set(p, cv.times[tm].val) {
+				tm++
+			}
+		}
+	}
+}
+
+// patterns gives a parameter with a pattern the first word of the clause
+// that matches it as typed ("AAPL", "1Z999AA10123456784"), besides words of
+// the catalog.
+func (f *filler) patterns() {
+	for _, p := range f.oe.params {
+		if p.pattern == nil || p.group != "" {
+			continue
+		}
+		if _, done := f.args[p.name]; done {
+			continue
+		}
+		for i, t := range f.c.toks {
+			if f.usedTok[i] || !patternCandidate(t, f.ix) {
+				continue
+			}
+			if p.pattern.MatchString(t.text) && f.set(p, t.text) {
+				f.usedTok[i] = true
+				break
+			}
+		}
+	}
+}
+
+// patternCandidate says whether a token may be an identifier: typed as a
+// value (quoted, with a digit, or upper-case) and not a word of the catalog.
+func patternCandidate(t token, ix *offlineIndex) bool {
+	switch t.kind {
+	case tQuote:
+		return t.key == "" && t.format == ""
+	case tNum:
+		return true
+	case tWord:
+		if strings.ContainsAny(t.text, "0123456789") {
+			return true
+		}
+		return len(t.text) >= 2 && t.text == strings.ToUpper(t.text) && !ix.strongKey(key(t.norm))
+	}
+	return false
+}
+
+// enums gives enum parameters a value named in the clause by its words
+// ("walking route", 步行) when grouped() did not.
+func (f *filler) enums() {
+	for _, p := range f.oe.params {
+		if len(p.enum) == 0 {
+			continue
+		}
+		if v, ok := enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok && f.set(p, v) {
+			continue
+		}
+		for _, m := range enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok) {
+			if f.set(p, m.v) {
+				f.usedTok[m.tok] = true
+				break
+			}
+		}
+	}
+}
+
+// formatted gives links and addresses to parameters of their format (or
+// named like one: url, link, email) and returns the other quoted texts.
+func (f *filler) formatted() []string {
+	var quotes []string
+	for _, t := range f.c.toks {
+		if t.kind != tQuote || t.key != "" {
+			continue
+		}
+		if t.format == "" {
+			quotes = append(quotes, t.text)
+			continue
+		}
+		for _, p := range f.oe.params {
+			if p.format == t.format || p.format == "" && p.typ == "string" && formatNamed(p.name, t.format) {
+				if f.set(p, t.text) {
+					break
+				}
+			}
+		}
+	}
+	return quotes
+}
+
+// places gives the clause's places (or those before or after it) to the
+// place, origin and destination parameters.
+func (f *filler) places(ctx places, later string) {
+	here, origin, dest := placeArgs(f.c.places, ctx, later)
+	for _, p := range f.oe.params {
+		var v string
+		switch p.role {
+		case roleOrigin:
+			v = origin
+		case roleDest:
+			v = dest
+		case rolePlace:
+			v = here
+		}
+		if v == "" {
+			continue
+		}
+		if len(p.enum) > 0 {
+			if e, ok := enumValue(p.enum, v); ok {
+				f.set(p, e)
+			}
+			continue
+		}
+		f.set(p, v)
+	}
+}
+
+// placeArgs works out where (here), from where and to where a clause
+// means, from its own places, the context before it and the first place
+// named after it.
+func placeArgs(own, ctx places, later string) (here, origin, dest string) {
+	here = firstNonEmpty(own.place, own.dest, ctx.place, later)
+	origin, dest = own.origin, own.dest
+	switch {
+	case origin == "" && dest == "":
+		switch {
+		case own.place != "":
+			dest = own.place
+		case ctx.origin != "" && ctx.dest != "":
+			origin, dest = ctx.origin, ctx.dest
+		default:
+			dest = here
+		}
+	case origin == "":
+		if p := firstNonEmpty(own.place, ctx.place, later); p != "" && !strings.EqualFold(p, dest) {
+			origin = p
+		}
+	case dest == "":
+		if p := firstNonEmpty(own.place, ctx.place); p != "" && !strings.EqualFold(p, origin) {
+			dest = p
+		}
+	}
+	return here, origin, dest
+}
+
+// bools sets switches the clause names ("with an image" → includeImage).
+func (f *filler) bools() {
+	for _, p := range f.oe.params {
+		if p.role == roleBool && boolNamed(p.name, f.c.toks) {
+			f.set(p, true)
+		}
+	}
+}
+
+// finish adds defaults, reports missing required arguments, and checks
+// the arguments against the schema (leaving out what the goal did not
+// require when they do not fit).
+func (f *filler) finish() (map[string]any, []string, error) {
+	args, oe := f.args, f.oe
+	for _, p := range oe.params {
+		if _, done := args[p.name]; !done && p.hasDef {
+			args[p.name] = p.def
+		}
+	}
+	var missing []string
+	for _, p := range oe.params {
+		if _, ok := args[p.name]; !ok && oe.required[p.name] {
+			missing = append(missing, p.name)
+		}
+	}
+	for r := range oe.required {
+		found := false
+		for _, p := range oe.params {
+			found = found || p.name == r
+		}
+		if !found {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	if err := oe.validate(args); err != nil {
+		for k := range args {
+			if !oe.required[k] {
+				delete(args, k)
+			}
+		}
+		if err2 := oe.validate(args); err2 != nil {
+			return nil, nil, err
+		}
+	}
+	return args, nil, nil
+}
+
+var (
+	subjectKeys = map[string]bool{"subject": true, "title": true, "topic": true, "主题": true, "标题": true, "题目": true}
+	bodyKeys    = map[string]bool{"body": true, "content": true, "message": true, "text": true, "note": true, "内容": true, "正文": true, "备注": true}
+)
+
+// keyNames says whether a "key: value" key names parameter name.
+func keyNames(k, name string) bool {
+	k, name = strings.ToLower(k), strings.ToLower(name)
+	if k == name {
+		return true
+	}
+	return subjectKeys[k] && subjectKeys[name] || bodyKeys[k] && bodyKeys[name]
+}
+
+var timeNameRe = regexp.MustCompile(`(?i)(^|_|[a-z])(time|at)$`)
+
+// isTimeParam says whether a string parameter holds a time of day: named
+// like one (start_time) with a pattern that "10:00" fits.
+func (p param) isTimeParam() bool {
+	return p.typ == "string" && timeNameRe.MatchString(p.name) && p.pattern != nil && p.pattern.MatchString("10:00")
+}

@@ -1,0 +1,230 @@
+package orchestrator
+
+import (
+	"math"
+	"strings"
+)
+
+// numbers gives the clause's numbers to number parameters: each first to
+// the parameter a word next to it names ("3 nights", "under 150", 两晚),
+// the nearest word winning, then the rest in order, required first.
+func (f *filler) numbers() {
+	var nums []int
+	for i, t := range f.c.toks {
+		if t.kind == tNum && !f.usedTok[i] {
+			nums = append(nums, i)
+		}
+	}
+	type pick struct {
+		n, p int
+		d    float64
+	}
+	var picks []pick
+	for ni, n := range nums {
+		for pi, p := range f.oe.params {
+			if p.role != roleNumber {
+				continue
+			}
+			if d := hintDistance(f.c.toks, n, p); d > 0 {
+				picks = append(picks, pick{ni, pi, d})
+			}
+		}
+	}
+	usedNum := map[int]bool{}
+	for len(picks) > 0 {
+		b := 0
+		for i, pk := range picks {
+			if pk.d < picks[b].d {
+				b = i
+			}
+		}
+		pk := picks[b]
+		p := f.oe.params[pk.p]
+		if !usedNum[pk.n] && f.set(p, numberFor(p, f.c.toks[nums[pk.n]].val)) {
+			usedNum[pk.n] = true
+		}
+		picks = append(picks[:b], picks[b+1:]...)
+	}
+	for _, wantReq := range []bool{true, false} {
+		for _, p := range f.oe.params {
+			if p.role != roleNumber || f.oe.required[p.name] != wantReq {
+				continue
+			}
+			for ni, n := range nums {
+				if !usedNum[ni] && f.set(p, numberFor(p, f.c.toks[n].val)) {
+					usedNum[ni] = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// numberHints are words next to a number that say what it counts, read as
+// words of a parameter's name or description.
+var numberHints = map[string][]string{
+	"晚": {"night"}, "夜": {"night"}, "宿": {"night"}, "人": {"guest", "passeng", "people", "person", "adult"}, "位": {"guest", "passeng", "person", "adult"},
+	"people": {"guest", "passeng", "person", "adult"}, "person": {"guest", "passeng", "adult"}, "adult": {"guest", "passeng"}, "pax": {"guest", "passeng"},
+	"guest": {"passeng", "person", "adult"}, "traveller": {"passeng", "guest"}, "traveler": {"passeng", "guest"},
+	"under": {"max", "maximum", "highest", "budget"}, "below": {"max", "maximum", "highest"}, "max": {"maximum", "highest"}, "budget": {"max", "highest"},
+	"以内": {"max", "highest"}, "以下": {"max", "highest"}, "不超过": {"max", "highest"}, "分钟": {"minut"}, "小时": {"hour"}, "条": {"limit", "headlin", "many"},
+	"家": {"limit"}, "个": {"limit"}, "top": {"limit"}, "headlin": {"limit"}, "min": {"minut"}, "mins": {"minut"},
+}
+
+// hintDistance is how near toks[i] a word naming p is (0: none): the
+// word right after a number is nearest, then the one right before.
+func hintDistance(toks []token, i int, p param) float64 {
+	for _, d := range []struct {
+		off  int
+		dist float64
+	}{{1, 1}, {-1, 1.5}, {2, 2}, {-2, 2.5}} {
+		j := i + d.off
+		if j < 0 || j >= len(toks) {
+			continue
+		}
+		t := toks[j]
+		w := t.norm
+		if t.kind == tHanRaw || t.kind == tHan {
+			w = t.text
+			if _, ok := numberHints[w]; !ok {
+				w = firstRune(t.text)
+			}
+		}
+		if t.kind != tWord && t.kind != tHan && t.kind != tHanRaw || t.stop && t.kind == tWord && numberHints[w] == nil {
+			continue
+		}
+		if p.words[w] {
+			return d.dist
+		}
+		for _, h := range numberHints[w] {
+			if p.words[h] {
+				return d.dist
+			}
+		}
+	}
+	return 0
+}
+
+func firstRune(s string) string {
+	for _, r := range s {
+		return string(r)
+	}
+	return ""
+}
+
+// text gives quoted text, then the clause itself, to free-text parameters.
+func (f *filler) text(quotes []string) {
+	for _, wantReq := range []bool{true, false} {
+		for _, p := range f.oe.params {
+			if _, done := f.args[p.name]; done || f.oe.required[p.name] != wantReq || p.role != roleText && !(p.role == roleOther && wantReq && (p.typ == "string" || p.typ == "")) {
+				continue
+			}
+			if len(quotes) > 0 {
+				if f.set(p, quotes[0]) {
+					quotes = quotes[1:]
+				}
+				continue
+			}
+			if p.role != roleText {
+				continue
+			}
+			tail := freeText(f.goal, f.c, f.matched)
+			if titleNames[strings.ToLower(p.name)] || tail == "" || f.onlyArgs(tail) {
+				tail = f.rest()
+			}
+			if tail != "" && !filledWith(f.args, tail) {
+				f.set(p, tail)
+			}
+		}
+	}
+}
+
+// onlyArgs says whether the clause's tokens within tail are all function
+// words or values given to other arguments ("from Brazil" of "sports news
+// from Brazil", Brazil being the country).
+func (f *filler) onlyArgs(tail string) bool {
+	at := strings.LastIndex(f.goal[f.c.start:f.c.end], tail)
+	if at < 0 {
+		return false
+	}
+	from, to := f.c.start+at, f.c.start+at+len(tail)
+	for i, t := range f.c.toks {
+		if t.start < from || t.end > to {
+			continue
+		}
+		if !t.stop && !f.usedTok[i] && !(f.c.placeToks[i] && f.given(t.text)) {
+			return false
+		}
+	}
+	return true
+}
+
+// given says whether an argument holds s (a place given to a parameter).
+func (f *filler) given(s string) bool {
+	for _, a := range f.args {
+		if v, ok := a.(string); ok && strings.Contains(strings.ToLower(v), strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// titleNames are free-text parameters filled with the rest of the clause
+// rather than the words after the tool's.
+var titleNames = map[string]bool{"title": true, "subject": true, "summary": true, "name": true}
+
+// rest is the clause without the words that picked the tool, the values
+// given to other arguments and the function words at its ends: the title
+// of "add dentist appointment on March 14 at 10:00".
+func (f *filler) rest() string {
+	var words []string
+	for i, t := range f.c.toks {
+		if f.matched[i] || f.usedTok[i] || f.c.placeToks[i] && f.given(t.text) || t.kind == tNum || t.kind == tPunct || t.kind == tQuote {
+			continue
+		}
+		if t.stop && (len(words) == 0 || t.kind != tWord) {
+			continue
+		}
+		words = append(words, t.text)
+	}
+	for len(words) > 0 && plannerStop[strings.ToLower(words[len(words)-1])] {
+		words = words[:len(words)-1]
+	}
+	sep := " "
+	if len(words) > 0 && hanRuns(words[0]) != nil {
+		sep = ""
+	}
+	return strings.Join(words, sep)
+}
+
+// accepts says whether v fits the parameter's schema as far as the
+// planner reads it: its type, enum and pattern (the tool's validator has
+// the last word).
+func (p param) accepts(v any) bool {
+	if len(p.enum) > 0 {
+		ok := false
+		for _, e := range p.enum {
+			ok = ok || e == v
+		}
+		if !ok {
+			return false
+		}
+	}
+	switch x := v.(type) {
+	case string:
+		if p.typ != "" && p.typ != "string" {
+			return false
+		}
+		return p.pattern == nil || p.pattern.MatchString(x)
+	case int, float64:
+		if p.typ == "integer" {
+			if fv, ok := x.(float64); ok && fv != math.Trunc(fv) {
+				return false
+			}
+		}
+		return p.typ == "number" || p.typ == "integer" || p.typ == ""
+	case bool:
+		return p.typ == "boolean" || p.typ == ""
+	}
+	return true
+}

@@ -1,0 +1,424 @@
+package orchestrator
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Typed values the offline planner reads from a clause for a tool's input
+// schema: dates and times (absolute and relative, English and Chinese),
+// currencies (symbols, names, ISO codes) and values whose schema gives a
+// pattern (tickers, tracking numbers). A value is offered to a parameter
+// only when it fits the parameter's schema.
+
+// value is one typed value of a clause: its text for the schema and the
+// index of the clause token it starts at.
+type value struct {
+	val string
+	tok int
+}
+
+// clauseValues are the typed values of one clause, in the order written.
+type clauseValues struct {
+	dates, times, currencies []value
+	used                     map[int]bool // tokens read as a date or a time (not numbers, not places)
+}
+
+var (
+	isoDateRe = regexp.MustCompile(`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b`)
+	zhDateRe  = regexp.MustCompile(`(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]{1,3})月(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]?`)
+	monthRe   = `(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?`
+	enDateRe  = regexp.MustCompile(`(?i)\b` + monthRe + `\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`)
+	enDate2Re = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRe + `\b(?:,?\s*(\d{4}))?`)
+	relDayRe  = regexp.MustCompile(`(?i)\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b|\btmrw\b|\btonight\b|\btoday\b|大后天|后天|明天|明晚|明早|明日|今天|今晚|今日`)
+	inDaysRe  = regexp.MustCompile(`(?i)\bin\s+(\d+)\s+days?\b|(\d+|[一二三四五六七八九十两]+)天(?:后|以后|之后)`)
+	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	zhWdayRe  = regexp.MustCompile(`(下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
+	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
+	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
+	zhClockRe = regexp.MustCompile(`(早上|上午|中午|下午|晚上|傍晚|今晚|明晚|凌晨)?(\d{1,2}|[一二两三四五六七八九十]{1,3})[点點时](半|(\d{1,2}|[一二三四五六七八九十]{1,3})分?)?`)
+	noonRe    = regexp.MustCompile(`(?i)\bnoon\b|\bmidday\b|中午12点`)
+)
+
+var months = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+
+var weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6,
+	"日": 0, "天": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6}
+
+// readValues reads the dates, times and currencies of clause c of goal;
+// now dates "tomorrow" and "下周六".
+func readValues(goal string, c *clause, now time.Time) clauseValues {
+	cv := clauseValues{used: map[int]bool{}}
+	text := goal[c.start:c.end]
+	mark := func(from, to int) int {
+		first := -1
+		for i, t := range c.toks {
+			if t.start >= c.start+from && t.end <= c.start+to || t.start < c.start+to && t.end > c.start+from {
+				cv.used[i] = true
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		return first
+	}
+	for _, d := range findDates(text, now) {
+		cv.dates = append(cv.dates, value{d.val, mark(d.from, d.to)})
+	}
+	for _, d := range findTimes(text) {
+		cv.times = append(cv.times, value{d.val, mark(d.from, d.to)})
+	}
+	cv.currencies = findCurrencies(c.toks)
+	return cv
+}
+
+// found is a value at text[from:to].
+type found struct {
+	val      string
+	from, to int
+}
+
+// findDates returns the dates text names, as YYYY-MM-DD, in order; spans
+// already read are not read again.
+func findDates(text string, now time.Time) []found {
+	var out []found
+	taken := func(a, b int) bool {
+		for _, f := range out {
+			if a < f.to && b > f.from {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(t time.Time, a, b int) {
+		if !taken(a, b) {
+			out = append(out, found{t.Format(time.DateOnly), a, b})
+		}
+	}
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+	digits := strings.ContainsAny(text, "0123456789")
+	hanNum := strings.ContainsAny(text, "一二三四五六七八九十两")
+	for _, m := range when(digits, isoDateRe).FindAllStringSubmatchIndex(text, -1) {
+		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
+		if t, ok := mkDate(y, mo, d, today); ok {
+			add(t, m[0], m[1])
+		}
+	}
+	for _, m := range when((digits || hanNum) && strings.Contains(text, "月"), zhDateRe).FindAllStringSubmatchIndex(text, -1) {
+		y := 0
+		if m[2] >= 0 {
+			y = atoi(text[m[2]:m[3]])
+		}
+		if t, ok := mkDate(y, numeral(text[m[4]:m[5]]), numeral(text[m[6]:m[7]]), today); ok {
+			add(t, m[0], m[1])
+		}
+	}
+	for _, re := range []*regexp.Regexp{enDateRe, enDate2Re} {
+		for _, m := range when(digits, re).FindAllStringSubmatchIndex(text, -1) {
+			mon, day := text[m[2]:m[3]], text[m[4]:m[5]]
+			if re == enDate2Re {
+				mon, day = day, mon
+			}
+			y := 0
+			if m[6] >= 0 {
+				y = atoi(text[m[6]:m[7]])
+			}
+			if t, ok := mkDate(y, int(months[strings.ToLower(mon[:3])]), atoi(day), today); ok {
+				add(t, m[0], m[1])
+			}
+		}
+	}
+	for _, m := range relDayRe.FindAllStringIndex(text, -1) {
+		add(today.AddDate(0, 0, relativeDays(strings.ToLower(text[m[0]:m[1]]))), m[0], m[1])
+	}
+	for _, m := range when(digits || hanNum, inDaysRe).FindAllStringSubmatchIndex(text, -1) {
+		n := 0
+		if m[2] >= 0 {
+			n = atoi(text[m[2]:m[3]])
+		} else {
+			n = numeral(text[m[4]:m[5]])
+		}
+		add(today.AddDate(0, 0, n), m[0], m[1])
+	}
+	out = append(out, findWeekdays(text, today, taken)...)
+	return out
+}
+
+func relativeDays(w string) int {
+	switch {
+	case strings.Contains(w, "after") || w == "后天":
+		return 2
+	case w == "大后天":
+		return 3
+	case strings.HasPrefix(w, "tom") || w == "tmrw" || strings.HasPrefix(w, "明"):
+		return 1
+	}
+	return 0
+}
+
+// findWeekdays dates "friday", "next friday", "周六" and "下周六": a day of
+// this week still to come (or today), of next week with "next"/"下", else
+// of the week after this one when this week's has passed.
+func findWeekdays(text string, today time.Time, taken func(a, b int) bool) []found {
+	var out []found
+	// Weeks start on Monday.
+	monday := today.AddDate(0, 0, -((int(today.Weekday()) + 6) % 7))
+	day := func(wd time.Weekday, next bool) time.Time {
+		t := monday.AddDate(0, 0, (int(wd)+6)%7)
+		if next || t.Before(today) {
+			t = t.AddDate(0, 0, 7)
+		}
+		return t
+	}
+	for _, m := range enWdayRe.FindAllStringSubmatchIndex(text, -1) {
+		if taken(m[0], m[1]) {
+			continue
+		}
+		next := m[2] >= 0 && strings.EqualFold(text[m[2]:m[3]], "next")
+		out = append(out, found{day(weekdays[strings.ToLower(text[m[4]:m[5]])], next).Format(time.DateOnly), m[0], m[1]})
+	}
+	for _, m := range when(strings.ContainsAny(text, "周期拜"), zhWdayRe).FindAllStringSubmatchIndex(text, -1) {
+		if taken(m[0], m[1]) {
+			continue
+		}
+		next := m[2] >= 0 && text[m[2]:m[3]] == "下"
+		out = append(out, found{day(weekdays[text[m[4]:m[5]]], next).Format(time.DateOnly), m[0], m[1]})
+	}
+	return out
+}
+
+// mkDate makes a date; without a year, the next one on or after today.
+func mkDate(y, m, d int, today time.Time) (time.Time, bool) {
+	if m < 1 || m > 12 || d < 1 || d > 31 {
+		return time.Time{}, false
+	}
+	yy := y
+	if yy == 0 {
+		yy = today.Year()
+	}
+	t := time.Date(yy, time.Month(m), d, 0, 0, 0, 0, today.Location())
+	if t.Day() != d {
+		return time.Time{}, false
+	}
+	if y == 0 && t.Before(today) {
+		t = t.AddDate(1, 0, 0)
+	}
+	return t, true
+}
+
+// findTimes returns the times of day text names, as HH:MM.
+func findTimes(text string) []found {
+	var out []found
+	taken := func(a, b int) bool {
+		for _, f := range out {
+			if a < f.to && b > f.from {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(h, m, a, b int) {
+		if h >= 0 && h < 24 && m >= 0 && m < 60 && !taken(a, b) {
+			out = append(out, found{twoDigits(h) + ":" + twoDigits(m), a, b})
+		}
+	}
+	digits := strings.ContainsAny(text, "0123456789")
+	for _, m := range when(digits, ampmRe).FindAllStringSubmatchIndex(text, -1) {
+		h, mi := atoi(text[m[2]:m[3]]), 0
+		if m[4] >= 0 {
+			mi = atoi(text[m[4]:m[5]])
+		}
+		pm := strings.HasPrefix(strings.ToLower(text[m[6]:m[7]]), "p")
+		if pm && h < 12 {
+			h += 12
+		} else if !pm && h == 12 {
+			h = 0
+		}
+		add(h, mi, m[0], m[1])
+	}
+	for _, m := range when(digits && strings.Contains(text, ":"), clockRe).FindAllStringSubmatchIndex(text, -1) {
+		add(atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), m[0], m[1])
+	}
+	for _, m := range when(strings.ContainsAny(text, "点點时"), zhClockRe).FindAllStringSubmatchIndex(text, -1) {
+		h, mi := numeral(text[m[4]:m[5]]), 0
+		if m[6] >= 0 {
+			if text[m[6]:m[7]] == "半" {
+				mi = 30
+			} else if m[8] >= 0 {
+				mi = numeral(text[m[8]:m[9]])
+			}
+		}
+		if m[2] >= 0 && h < 12 {
+			switch text[m[2]:m[3]] {
+			case "下午", "晚上", "傍晚", "今晚", "明晚":
+				h += 12
+			case "中午":
+				if h < 3 {
+					h += 12
+				}
+			}
+		}
+		add(h, mi, m[0], m[1])
+	}
+	for _, m := range noonRe.FindAllStringIndex(text, -1) {
+		add(12, 0, m[0], m[1])
+	}
+	return out
+}
+
+// noMatch matches nothing: when a cheap look at the text rules a pattern
+// out, it is not run.
+var noMatch = regexp.MustCompile(`a\A\z`)
+
+func when(maybe bool, re *regexp.Regexp) *regexp.Regexp {
+	if maybe {
+		return re
+	}
+	return noMatch
+}
+
+func twoDigits(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// numeral reads "12" or "十二".
+func numeral(s string) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	if v, n := hanNumber(s); n == len(s) {
+		return v
+	}
+	return -1
+}
+
+// currencyNames are names, symbols and codes of currencies, lower-case,
+// with their ISO 4217 codes. Longer names are matched first ("hong kong
+// dollars" before "dollars").
+var currencyNames = map[string]string{
+	"$": "USD", "us$": "USD", "dollar": "USD", "dollars": "USD", "buck": "USD", "bucks": "USD", "us dollars": "USD", "美元": "USD", "美金": "USD", "刀": "USD",
+	"€": "EUR", "euro": "EUR", "euros": "EUR", "欧元": "EUR",
+	"£": "GBP", "pound": "GBP", "pounds": "GBP", "pound sterling": "GBP", "pounds sterling": "GBP", "british pounds": "GBP", "quid": "GBP", "英镑": "GBP",
+	"¥": "JPY", "yen": "JPY", "japanese yen": "JPY", "日元": "JPY", "日币": "JPY",
+	"yuan": "CNY", "rmb": "CNY", "renminbi": "CNY", "人民币": "CNY", "元": "CNY", "块": "CNY", "块钱": "CNY",
+	"hong kong dollars": "HKD", "hong kong dollar": "HKD", "港币": "HKD", "港元": "HKD", "港纸": "HKD",
+	"won": "KRW", "korean won": "KRW", "₩": "KRW", "韩元": "KRW", "韩币": "KRW",
+	"rupee": "INR", "rupees": "INR", "indian rupees": "INR", "₹": "INR", "卢比": "INR",
+	"canadian dollar": "CAD", "canadian dollars": "CAD", "加元": "CAD", "加币": "CAD",
+	"australian dollar": "AUD", "australian dollars": "AUD", "aussie dollars": "AUD", "澳元": "AUD", "澳币": "AUD",
+	"singapore dollars": "SGD", "singapore dollar": "SGD", "新加坡元": "SGD", "新币": "SGD",
+	"new zealand dollars": "NZD", "纽币": "NZD",
+	"swiss francs": "CHF", "swiss franc": "CHF", "franc": "CHF", "francs": "CHF", "瑞郎": "CHF", "瑞士法郎": "CHF",
+	"peso": "MXN", "pesos": "MXN", "mexican pesos": "MXN", "mexican peso": "MXN", "墨西哥比索": "MXN",
+	"baht": "THB", "thai baht": "THB", "泰铢": "THB", "ruble": "RUB", "rubles": "RUB", "roubles": "RUB", "卢布": "RUB",
+	"real": "BRL", "reais": "BRL", "brazilian real": "BRL", "雷亚尔": "BRL", "lira": "TRY", "turkish lira": "TRY", "里拉": "TRY",
+	"krone": "NOK", "norwegian krone": "NOK", "kroner": "NOK", "swedish krona": "SEK", "krona": "SEK", "kronor": "SEK", "danish krone": "DKK",
+	"dirham": "AED", "dirhams": "AED", "迪拉姆": "AED", "ringgit": "MYR", "林吉特": "MYR", "rand": "ZAR", "兰特": "ZAR",
+	"dong": "VND", "越南盾": "VND", "台币": "TWD", "新台币": "TWD", "澳门元": "MOP", "bitcoin": "BTC", "比特币": "BTC",
+}
+
+// isoCurrencies are the ISO 4217 codes read when typed (in either case).
+var isoCurrencies = map[string]bool{}
+
+func init() {
+	for _, c := range strings.Fields("USD EUR GBP JPY CNY HKD KRW INR CAD AUD SGD NZD CHF MXN THB RUB BRL TRY NOK SEK DKK AED MYR ZAR VND TWD MOP PLN CZK HUF IDR PHP SAR ILS EGP NGN KES ARS CLP COP PEN BTC") {
+		isoCurrencies[c] = true
+	}
+	for w := range currencyNames {
+		if hanRuns(w) != nil && isAllHan(w) && utf8.RuneCountInString(w) > 1 {
+			baseDict.add(w, hanWord{})
+		}
+	}
+}
+
+// findCurrencies returns the currencies toks name, in order.
+func findCurrencies(toks []token) []value {
+	var out []value
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tWord {
+			if up := strings.ToUpper(t.text); isoCurrencies[up] && (t.text == up || len(t.text) == 3 && !t.stop) {
+				out = append(out, value{up, i})
+				continue
+			}
+			if n, code := currencyPhrase(toks, i); n > 0 {
+				out = append(out, value{code, i})
+				i += n - 1
+			}
+			continue
+		}
+		if t.kind == tHan || t.kind == tHanRaw {
+			for _, w := range hanCurrencyWords(t.text) {
+				out = append(out, value{w, i})
+			}
+		}
+	}
+	return out
+}
+
+// currencyPhrase reads the longest currency name of up to three words at
+// toks[i].
+func currencyPhrase(toks []token, i int) (int, string) {
+	var words []string
+	n, code := 0, ""
+	for j := i; j < len(toks) && j-i < 3 && toks[j].kind == tWord; j++ {
+		words = append(words, strings.ToLower(toks[j].text))
+		if c, ok := currencyNames[strings.Join(words, " ")]; ok {
+			n, code = j-i+1, c
+		}
+	}
+	return n, code
+}
+
+// hanCurrencyWords finds Chinese currency names in s, the longest at each
+// position; a one-character name (元, 块) only as the whole of s.
+func hanCurrencyWords(s string) []string {
+	if code, ok := hanCurrencies[s]; ok {
+		return []string{code}
+	}
+	var out []string
+	for i := 0; i < len(s); {
+		best, code := 0, ""
+		n := 0
+		for j := i; j < len(s) && n < maxHanCurrency; {
+			_, size := utf8.DecodeRuneInString(s[j:])
+			j += size
+			n++
+			if c, ok := hanCurrencies[s[i:j]]; ok && n > 1 {
+				best, code = j-i, c
+			}
+		}
+		if best == 0 {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			continue
+		}
+		out = append(out, code)
+		i += best
+	}
+	return out
+}
+
+// hanCurrencies are the Chinese names of currencyNames.
+var hanCurrencies = map[string]string{}
+
+const maxHanCurrency = 5 // runes
+
+func init() {
+	for w, c := range currencyNames {
+		if isAllHan(w) {
+			hanCurrencies[w] = c
+		}
+	}
+}
