@@ -40,7 +40,7 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	// Rank with every entry visible (visibility is asked only of the
 	// entries that match, not of the whole catalog), then keep the
 	// tenant's.
-	clauses := ix.clauses(tokenize(query, ix.dict), p.search.everyone(ix))
+	clauses := ix.clauses(query, p.search.everyone(ix), p.now())
 	type cand struct {
 		m      match
 		clause int
