@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/toolhub/toolhub/hub"
-	"github.com/toolhub/toolhub/registry/toolcorpus"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/registry/toolcorpus"
 )
 
 // corpusPlanner is a planner over a generated catalog of n vendors, with

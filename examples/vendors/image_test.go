@@ -29,7 +29,7 @@ func TestRenderPNGSameBytes(t *testing.T) {
 	for _, size := range [][2]int{{1024, 1024}, {512, 512}, {100, 37}} {
 		for _, seed := range []uint64{0, 1, 0x0123456789abcdef, 0xfedcba9876543210, 1 << 61, 3 << 60, 7 << 60, ^uint64(0)} {
 			want := encodeDirect(seed, size[0], size[1]) // once: the race detector makes it slow
-			for range 2 { // the first may encode, the second uses the kept layout
+			for range 2 {                                // the first may encode, the second uses the kept layout
 				got, err := renderPNG(seed, size[0], size[1])
 				if err != nil {
 					t.Fatal(err)
