@@ -139,11 +139,23 @@ func (s *Schema) Validate(v any) error {
 
 // schemaError flattens a validation tree into its leaf issues.
 func schemaError(ve *jsonschema.ValidationError) *SchemaError {
-	e := &SchemaError{}
+	return &SchemaError{Issues: ValidationIssues(ve)}
+}
+
+// ValidationIssues are the leaf issues of a validation tree, each once, in
+// the tree's order, at most 20 (then one "and N more"): what a schema
+// error tells its reader.
+func ValidationIssues(ve *jsonschema.ValidationError) []SchemaIssue {
+	var out []SchemaIssue
+	seen := map[SchemaIssue]bool{}
 	var walk func(v *jsonschema.ValidationError)
 	walk = func(v *jsonschema.ValidationError) {
 		if len(v.Causes) == 0 {
-			e.Issues = append(e.Issues, SchemaIssue{Pointer: pointer(v.InstanceLocation), Message: v.ErrorKind.LocalizedString(printer)})
+			is := SchemaIssue{Pointer: pointer(v.InstanceLocation), Message: v.ErrorKind.LocalizedString(printer)}
+			if !seen[is] {
+				seen[is] = true
+				out = append(out, is)
+			}
 			return
 		}
 		for _, c := range v.Causes {
@@ -152,10 +164,10 @@ func schemaError(ve *jsonschema.ValidationError) *SchemaError {
 	}
 	walk(ve)
 	const maxIssues = 20
-	if len(e.Issues) > maxIssues {
-		e.Issues = append(e.Issues[:maxIssues], SchemaIssue{Message: fmt.Sprintf("and %d more", len(e.Issues)-maxIssues)})
+	if len(out) > maxIssues {
+		out = append(out[:maxIssues], SchemaIssue{Message: fmt.Sprintf("and %d more", len(out)-maxIssues)})
 	}
-	return e
+	return out
 }
 
 func pointer(loc []string) string {

@@ -6,12 +6,28 @@
 # package's binary is built while the targets of the one before run. A
 # failing target prints its output and the failing input's path, and stops
 # the run.
+#
+# With FUZZ_BINDIR set the binaries live there and are kept: `fuzz.sh
+# --build-only …` builds them (make test does so at idle priority while
+# the race tests run) and a later `fuzz.sh …` with the same FUZZ_BINDIR
+# runs the targets from them without building again.
 set -euo pipefail
 fuzztime=${FUZZTIME:-1000x}
 go=${GO:-go}
-work=$(mktemp -d)
+build_only=
+if [[ ${1:-} == --build-only ]]; then
+  build_only=1
+  shift
+fi
 builder=
-trap '[ -n "$builder" ] && kill "$builder" 2>/dev/null; rm -rf "$work"' EXIT
+if [[ -n ${FUZZ_BINDIR:-} ]]; then
+  mkdir -p "$FUZZ_BINDIR"
+  work=$FUZZ_BINDIR
+  trap '[ -n "$builder" ] && kill "$builder" 2>/dev/null' EXIT
+else
+  work=$(mktemp -d)
+  trap '[ -n "$builder" ] && kill "$builder" 2>/dev/null; rm -rf "$work"' EXIT
+fi
 cache=$($go env GOCACHE)/fuzz
 start=$SECONDS
 
@@ -34,6 +50,8 @@ bin_of() { echo "$work/$(echo "$1" | tr '/.' '__').test"; }
 (
   for pkg in "${pkgs[@]}"; do
     bin=$(bin_of "$pkg")
+    [[ -e $bin.ok ]] && continue # built before (--build-only)
+    rm -f "$bin.failed"
     if $go test -c -fuzz=. -o "$bin" "$pkg" >"$bin.buildlog" 2>&1; then
       touch "$bin.ok"
     else
@@ -42,6 +60,20 @@ bin_of() { echo "$work/$(echo "$1" | tr '/.' '__').test"; }
   done
 ) &
 builder=$!
+if [[ -n $build_only ]]; then
+  wait "$builder"
+  builder=
+  failed=0
+  for pkg in "${pkgs[@]}"; do
+    if [[ -e $(bin_of "$pkg").failed ]]; then
+      cat "$(bin_of "$pkg").buildlog" >&2
+      echo "fuzz $pkg: build FAILED" >&2
+      failed=1
+    fi
+  done
+  [[ $failed == 0 ]] && echo "fuzz: ${#pkgs[@]} binaries built in $((SECONDS - start))s"
+  exit $failed
+fi
 
 for t in "$@"; do
   pkg=${t%%:*} fn=${t##*:}

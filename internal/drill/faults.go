@@ -517,17 +517,8 @@ func (c *faultClient) countLedger(ctx context.Context, dsn string, rep *StoreFau
 	rep.AttemptsExtra = max(known-rep.VendorCalls, 0)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id := range c.answered {
-		if !calls[id] {
-			rep.EventsLost++
-		}
-	}
-	var unanswered int64
-	for id := range calls {
-		if !c.answered[id] {
-			unanswered++
-		}
-	}
+	lost, unanswered := compareCalls(c.answered, calls)
+	rep.EventsLost += lost
 	rep.EventsExtra = max(unanswered-c.inFlight, 0)
 	return nil
 }

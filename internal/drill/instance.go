@@ -467,21 +467,29 @@ func countLedger(ctx context.Context, dsn, schema string, vs map[string]Vendor, 
 	rep.JobsOnKilled = unknownDoubao
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
-	for id := range lb.answered {
-		if !calls[id] {
-			rep.EventsLost++
-		}
-	}
+	lost, unanswered := compareCalls(lb.answered, calls)
+	rep.EventsLost += lost
 	// A weather call event no client saw answered can only be a call the
 	// killed instance finished just before it died.
-	var unanswered int64
-	for id := range calls {
-		if !lb.answered[id] {
+	rep.EventsExtra = max(unanswered-rep.InFlightFailed, 0)
+	return nil
+}
+
+// compareCalls compares the call ids clients were answered with those the
+// ledger holds: lost are answered calls missing from the ledger,
+// unanswered are ledger calls no client saw answered.
+func compareCalls(answered, ledger map[string]bool) (lost, unanswered int64) {
+	for id := range answered {
+		if !ledger[id] {
+			lost++
+		}
+	}
+	for id := range ledger {
+		if !answered[id] {
 			unanswered++
 		}
 	}
-	rep.EventsExtra = max(unanswered-rep.InFlightFailed, 0)
-	return nil
+	return lost, unanswered
 }
 
 // jobsSucceeded asks a live instance for each job.

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+
+	"github.com/toolhub/toolhub/registry"
 )
 
 // SchemaVersion is the server.json schema toolhub validates against.
@@ -26,8 +26,6 @@ const SchemaURL = "https://static.modelcontextprotocol.io/schemas/" + SchemaVers
 //
 //go:embed schema/2025-12-11.json
 var schemaJSON []byte
-
-var printer = message.NewPrinter(language.English)
 
 var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
@@ -52,11 +50,9 @@ func (noLoader) Load(url string) (any, error) {
 // Schema returns the embedded server.json schema.
 func Schema() []byte { return bytes.Clone(schemaJSON) }
 
-// Issue is one thing wrong with a server.json.
-type Issue struct {
-	Pointer string `json:"pointer"` // JSON pointer into the document ("" is the root)
-	Message string `json:"message"`
-}
+// Issue is one thing wrong with a server.json: a JSON pointer into the
+// document ("" is the root) and what is wrong there.
+type Issue = registry.SchemaIssue
 
 // ValidationError lists what is wrong with a server.json.
 type ValidationError struct {
@@ -93,36 +89,5 @@ func validateSchema(v any) error {
 	if !errors.As(err, &ve) {
 		return invalid("", "%v", err)
 	}
-	e := &ValidationError{}
-	seen := map[Issue]bool{}
-	var walk func(v *jsonschema.ValidationError)
-	walk = func(v *jsonschema.ValidationError) {
-		if len(v.Causes) == 0 {
-			is := Issue{Pointer: pointer(v.InstanceLocation), Message: v.ErrorKind.LocalizedString(printer)}
-			if !seen[is] {
-				seen[is] = true
-				e.Issues = append(e.Issues, is)
-			}
-			return
-		}
-		for _, c := range v.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	const maxIssues = 20
-	if len(e.Issues) > maxIssues {
-		e.Issues = append(e.Issues[:maxIssues], Issue{Message: fmt.Sprintf("and %d more", len(e.Issues)-maxIssues)})
-	}
-	return e
-}
-
-func pointer(loc []string) string {
-	var b strings.Builder
-	for _, p := range loc {
-		b.WriteByte('/')
-		p = strings.ReplaceAll(p, "~", "~0")
-		b.WriteString(strings.ReplaceAll(p, "/", "~1"))
-	}
-	return b.String()
+	return &ValidationError{Issues: registry.ValidationIssues(ve)}
 }
