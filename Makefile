@@ -36,21 +36,27 @@ chromium: ## make sure headless Chromium is installed (the dashboard's end-to-en
 setup: ## everything make test needs: one apt transaction for what is missing, npm peers and Go modules alongside
 	@GO=$(GO) bash scripts/setup.sh
 
-# The fuzz binaries are built at idle priority (nice 19) while the race
-# tests run, on the CPU time the tests leave idle; the short fuzzing then
-# runs from them. The last line gives each phase's time.
+# What runs alongside what: while set-up installs what is missing (apt,
+# npm: mostly waiting on downloads), every package is compiled with the race
+# detector at low priority, so the race tests find it built; go vet and the
+# fuzz binaries are built at idle priority (nice 19) while the race tests
+# run, on the CPU time the tests leave idle, and their output is shown
+# after the tests. The last line gives each phase's time.
 test: ## run every test (unit, contract, interop, fuzz seeds + short fuzzing)
 	@set -euo pipefail; t0=$$SECONDS; \
-	$(MAKE) --no-print-directory setup build; t1=$$SECONDS; \
-	echo "$(GO) vet $(PKGS)"; $(GO) vet $(PKGS); t2=$$SECONDS; \
-	bins=$$(mktemp -d); builder=; trap 'kill $$builder 2>/dev/null || :; rm -rf "$$bins"' EXIT; \
-	FUZZ_BINDIR=$$bins GO=$(GO) nice -n 19 bash scripts/fuzz.sh --build-only $(FUZZ_TARGETS) >$$bins/build.log 2>&1 & builder=$$!; \
+	bins=$$(mktemp -d); pids=; trap 'kill $$pids 2>/dev/null || :; rm -rf "$$bins"' EXIT; \
+	nice -n 10 $(GO) build -race $(PKGS) >$$bins/warm.log 2>&1 & warm=$$!; pids=$$warm; \
+	$(MAKE) --no-print-directory setup build; wait $$warm || :; t1=$$SECONDS; \
+	( nice -n 19 $(GO) vet $(PKGS) >$$bins/vet.log 2>&1; echo $$? >$$bins/vet.rc; \
+	  FUZZ_BINDIR=$$bins GO=$(GO) nice -n 19 bash scripts/fuzz.sh --build-only $(FUZZ_TARGETS) >$$bins/build.log 2>&1 ) & builder=$$!; pids=$$builder; \
 	echo "$(GO) test -race -count=1 -timeout 15m $(PKGS)"; \
-	$(GO) test -race -count=1 -timeout 15m $(PKGS); t3=$$SECONDS; \
-	if ! wait $$builder; then cat $$bins/build.log >&2; exit 1; fi; builder=; \
-	cat $$bins/build.log; t4=$$SECONDS; \
-	FUZZ_BINDIR=$$bins GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS); t5=$$SECONDS; \
-	echo "make test: set-up $$((t1-t0))s, vet $$((t2-t1))s, race tests $$((t3-t2))s, fuzz builds after the tests $$((t4-t3))s, short fuzzing $$((t5-t4))s; total $$((t5-t0))s"
+	$(GO) test -race -count=1 -timeout 15m $(PKGS); t2=$$SECONDS; \
+	echo "$(GO) vet $(PKGS)"; \
+	if ! wait $$builder; then cat $$bins/vet.log $$bins/build.log >&2; exit 1; fi; pids=; \
+	cat $$bins/vet.log; [ "$$(cat $$bins/vet.rc)" = 0 ] || exit 1; \
+	cat $$bins/build.log; t3=$$SECONDS; \
+	FUZZ_BINDIR=$$bins GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh $(FUZZ_TARGETS); t4=$$SECONDS; \
+	echo "make test: set-up $$((t1-t0))s, race tests $$((t2-t1))s, vet and fuzz builds left after the tests $$((t3-t2))s, short fuzzing $$((t4-t3))s; total $$((t4-t0))s"
 
 # Each fuzz target runs for FUZZTIME (one target per go test -fuzz run).
 FUZZ_TARGETS := \
