@@ -301,7 +301,7 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 			if !unreachable(err) || ctx.Err() != nil {
 				return fmt.Errorf("redis: %w", err)
 			}
-			c.Logger.Warn("redis is away: serving without it (local limits and cache; jobs and A2A tasks answer 'unavailable') and joining it in the background",
+			c.Logger.Warn("redis is away: serving without it (limits fall back to local ones; jobs and A2A tasks cannot be queued) and joining it in the background",
 				"err", err)
 			jopts.LaterGroups = true
 		}
