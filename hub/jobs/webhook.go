@@ -127,12 +127,25 @@ func NewWebhooks(q *Queue, opts WebhookOptions) *Webhooks {
 }
 
 // Run delivers events until ctx is done, then waits for deliveries in flight.
+// A store that does not answer when Run starts (a hub started while its
+// Redis was away) is asked again every Poll until it does: "from now" is
+// then.
 func (w *Webhooks) Run(ctx context.Context) error {
 	after := w.opts.After
 	if after == 0 && !w.opts.FromStart {
 		last, err := w.lastID(ctx)
-		if err != nil {
-			return err
+		for warned := false; err != nil; warned = true {
+			if !warned {
+				w.opts.Logger.Warn("jobs: webhooks: the queue's events cannot be read yet; retrying", "err", err)
+			}
+			t := time.NewTimer(w.poll())
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			last, err = w.lastID(ctx)
 		}
 		after = last
 	}
@@ -152,6 +165,14 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	})
 	w.wg.Wait()
 	return err
+}
+
+// poll is WebhookOptions.Poll, or its default.
+func (w *Webhooks) poll() time.Duration {
+	if w.opts.Poll > 0 {
+		return w.opts.Poll
+	}
+	return time.Second
 }
 
 func (w *Webhooks) lastID(ctx context.Context) (int64, error) {

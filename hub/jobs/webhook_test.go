@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -111,5 +112,80 @@ func TestWebhooksSignedAndRetried(t *testing.T) {
 		if calls != 4 || bad != 0 {
 			t.Errorf("%d calls (%d badly signed), want 4 (one retried)", calls, bad)
 		}
+	})
+}
+
+// awayAtFirst is a store whose events cannot be read the first n times,
+// as a Redis that is away when the hub starts.
+type awayAtFirst struct {
+	Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *awayAtFirst) Events(ctx context.Context, tenant string, after int64, limit int) ([]Event, error) {
+	s.mu.Lock()
+	away := s.n > 0
+	s.n--
+	s.mu.Unlock()
+	if away {
+		return nil, errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+	}
+	return s.Store.Events(ctx, tenant, after, limit)
+}
+
+// Webhooks started while the queue's store is away deliver once it
+// answers (issue 36: a hub starts while Redis is away): they stopped.
+func TestWebhooksStartWhileStoreAway(t *testing.T) {
+	forEach(t, func(t *testing.T, open opener) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		q := NewQueue(&awayAtFirst{Store: open(t, nil), n: 3}, nil)
+		var mu sync.Mutex
+		var got []Event
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			var e Event
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Errorf("bad delivery %s: %v", body, err)
+			}
+			mu.Lock()
+			got = append(got, e)
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		wh := NewWebhooks(q, WebhookOptions{
+			For:       func(tenant string) (Webhook, bool) { return Webhook{URL: srv.URL, Secret: "s"}, true },
+			FinalOnly: true,
+			Poll:      10 * time.Millisecond,
+			Logger:    quietLogger(),
+		})
+		done := make(chan error, 1)
+		go func() { done <- wh.Run(ctx) }()
+		// Run is following once the store answered: an event made after
+		// that is delivered.
+		waitFor(t, "the store asked again", func() bool {
+			s := q.store.(*awayAtFirst)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.n < 0
+		})
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended while the store was away at its start: %v", err)
+		default:
+		}
+		startPool(t, &Pool{Store: q, Run: func(ctx context.Context, c *hub.Call) (*hub.Result, error) { return textResult("ok"), nil }})
+		id, err := q.Enqueue(ctx, &hub.Call{Tenant: "acme", Name: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the job's final event delivered", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) > 0 && got[len(got)-1].JobID == id && got[len(got)-1].Status == Succeeded
+		})
+		cancel()
+		<-done
 	})
 }

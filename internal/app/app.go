@@ -308,8 +308,32 @@ func (a *App) startWork(cfg *config.Config) {
 	})
 	go a.wakeLoop()
 	a.startWebhooks()
-	if err := a.Agent.Start(a.ctx); err != nil { // resume A2A tasks of queued calls
-		a.log.Error("a2a tasks of queued calls are not followed", "err", err)
+	go a.resumeAgentTasks()
+}
+
+// resumeAgentTasks resumes following the A2A tasks of queued calls
+// (a2a.Server.Start), in the background: the task store may be a Redis
+// that is away, and a start does not wait for it (issue 36). It retries
+// from 100 ms doubling to 5 s until the store answers or the app ends.
+func (a *App) resumeAgentTasks() {
+	wait := 100 * time.Millisecond
+	for logged := false; ; logged = true {
+		err := a.Agent.Start(a.ctx)
+		if err == nil || a.ctx.Err() != nil {
+			if err == nil && logged {
+				a.log.Info("a2a: following the tasks of queued calls again")
+			}
+			return
+		}
+		if !logged {
+			a.log.Warn("a2a: the tasks of queued calls are not followed yet; retrying", "err", err)
+		}
+		select {
+		case <-a.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 

@@ -69,7 +69,7 @@ type Config struct {
 	Logger *slog.Logger
 	// FirstTry bounds the first attempt to reach Redis and PostgreSQL at
 	// Open; a store that does not answer within it is joined in the
-	// background (see [Stores.Health]). Zero means 3 s.
+	// background (see [Stores.Health]). Zero means 1 s.
 	FirstTry time.Duration
 	// Now is the clock of [Stores.Health]; nil means time.Now.
 	Now func() time.Time
@@ -129,7 +129,7 @@ func Open(ctx context.Context, c Config) (_ *Stores, err error) {
 		return nil, fmt.Errorf("data folder %s: %v", c.Data, err)
 	}
 	if c.FirstTry <= 0 {
-		c.FirstTry = 3 * time.Second
+		c.FirstTry = time.Second
 	}
 	s := &Stores{Health: newHealth(c.Now)}
 	defer func() {
@@ -154,6 +154,10 @@ func Open(ctx context.Context, c Config) (_ *Stores, err error) {
 	return s, nil
 }
 
+// openWithin bounds opening the PostgreSQL stores (creating and checking
+// their tables) once PostgreSQL answered.
+const openWithin = 30 * time.Second
+
 // openPostgresRecords opens the records in PostgreSQL. A bad DSN or schema
 // fails at once; a PostgreSQL that does not answer within c.FirstTry does
 // not: the stores answer [AwayError] until a watch opens them.
@@ -169,9 +173,17 @@ func (s *Stores) openPostgresRecords(ctx context.Context, c Config) error {
 	s.cleanups.AddFunc(health.Close)
 	s.Health.track(StorePostgres)
 	probe := func(ctx context.Context) error { return health.Ping(ctx) }
+	// Whether PostgreSQL answers is asked within FirstTry; one that does
+	// gets openWithin to create and check the tables (a busy machine).
 	first, cancel := context.WithTimeout(ctx, c.FirstTry)
-	p, err := openPostgres(first, c)
+	err = health.Ping(first)
 	cancel()
+	var p *pgSet
+	if err == nil {
+		open, cancel := context.WithTimeout(ctx, openWithin)
+		p, err = openPostgres(open, c)
+		cancel()
+	}
 	if err == nil {
 		s.cleanups.AddFunc(func() { p.cleanups.Close() })
 		s.Registry, s.Keys, s.Audit, s.Approvals, s.Ledger = p.reg, p.keys, p.audit, p.approvals, p.ledger
@@ -187,7 +199,7 @@ func (s *Stores) openPostgresRecords(ctx context.Context, c Config) error {
 		return nil
 	}
 	if !unreachable(err) || ctx.Err() != nil {
-		return err
+		return fmt.Errorf("postgres: %w", err)
 	}
 	c.Logger.Warn("postgres is away: serving without it (usage events wait in the write-ahead log; keys, registry and reports answer 'away') and joining it in the background",
 		"err", err)
@@ -281,8 +293,20 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 		s.cleanups.AddCloser(durable)
 		// A Redis that does not answer within FirstTry does not fail the
 		// start: the queue's consumer group is created when it does.
+		// Whether it answers is asked once, bounded by FirstTry: through
+		// the queue's client a refused Redis costs some 2 s of dial
+		// retries and a hung one 3 s a read, 4 tries.
+		jopts := &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"}
+		if err := firstPing(ctx, c.Redis, c.FirstTry); err != nil {
+			if !unreachable(err) || ctx.Err() != nil {
+				return fmt.Errorf("redis: %w", err)
+			}
+			c.Logger.Warn("redis is away: serving without it (limits fall back to local ones; jobs and A2A tasks cannot be queued) and joining it in the background",
+				"err", err)
+			jopts.LaterGroups = true
+		}
 		first, cancel := context.WithTimeout(ctx, c.FirstTry)
-		js, err := redisjobs.New(first, durable, &redisjobs.Options{Prefix: c.RedisPrefix + "jobs:"})
+		js, err := redisjobs.New(first, durable, jopts)
 		cancel()
 		if err != nil {
 			return err
@@ -331,6 +355,24 @@ func (s *Stores) openState(ctx context.Context, c Config) error {
 	s.Budgets = billing.NewLocalBudgetStore(time.Now)
 	s.Volumes = billing.NewMemoryVolumes()
 	return nil
+}
+
+// firstPing asks Redis (url, already parsed by redisClients) for a PING
+// once, within d at most: a client of its own, no retries, its deadlines
+// those of ctx.
+func firstPing(ctx context.Context, url string, d time.Duration) error {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return err
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = d, d, d
+	opt.MaxRetries, opt.DialerRetries, opt.PoolSize = -1, 1, 1
+	opt.ContextTimeoutEnabled = true
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return rdb.Ping(ctx).Err()
 }
 
 // redisClients are the two clients of one Redis. On the call path

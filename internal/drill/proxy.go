@@ -2,7 +2,6 @@ package drill
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -11,7 +10,8 @@ import (
 // Proxy forwards TCP connections from a loopback port to a target (a real
 // Redis or PostgreSQL) until it is cut: then the port refuses connections
 // and every forwarded connection is closed, as if the server had died.
-// Restore listens on the same port again.
+// Restore listens on the same port again. Or it hangs: connections are
+// taken and nothing is answered, as by a stopped server (SIGSTOP).
 type Proxy struct {
 	target string
 	addr   string
@@ -19,6 +19,7 @@ type Proxy struct {
 	mu    sync.Mutex
 	ln    net.Listener // nil while cut
 	conns map[net.Conn]struct{}
+	held  chan struct{}  // while hung: closed when the proxy forwards again
 	wg    sync.WaitGroup // accept loops and copiers
 }
 
@@ -70,7 +71,24 @@ func (p *Proxy) serve(ln net.Listener) {
 
 func (p *Proxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			held := p.held
+			p.mu.Unlock()
+			if held != nil {
+				<-held // hung: what was sent waits
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
@@ -93,6 +111,17 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// Hang stops the target answering: connections are still taken (new
+// ones too) and kept open, but nothing sent either way is passed on until
+// [Proxy.Restore], as with a server stopped by SIGSTOP.
+func (p *Proxy) Hang() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil {
+		p.held = make(chan struct{})
+	}
+}
+
 // IsCut reports whether the proxy is cut.
 func (p *Proxy) IsCut() bool {
 	p.mu.Lock()
@@ -100,11 +129,16 @@ func (p *Proxy) IsCut() bool {
 	return p.ln == nil
 }
 
-// Restore listens on the proxy's port again. Another process may have
-// taken the port meanwhile: Restore retries for a second, then fails.
+// Restore listens on the proxy's port again, or ends a [Proxy.Hang]
+// (what waited is passed on). Another process may have taken the port
+// meanwhile: Restore retries for a second, then fails.
 func (p *Proxy) Restore() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
 	if p.ln != nil {
 		return nil
 	}
@@ -122,6 +156,12 @@ func (p *Proxy) Restore() error {
 
 // Close cuts the proxy for good and waits for its goroutines.
 func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
+	p.mu.Unlock()
 	p.Cut()
 	p.wg.Wait()
 	return nil

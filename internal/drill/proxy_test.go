@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 )
 
 // echo serves a line echo on loopback.
@@ -71,5 +72,36 @@ func TestProxyCutAndRestore(t *testing.T) {
 	defer c3.Close()
 	if err := roundTrip(c3, bufio.NewReader(c3)); err != nil {
 		t.Fatalf("after Restore: %v", err)
+	}
+}
+
+// A hung proxy takes connections and answers nothing until Restore; then
+// what was sent meanwhile is passed on.
+func TestProxyHang(t *testing.T) {
+	p, err := NewProxy(echo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.Hang()
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatalf("a hung proxy refused the connection: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("a hung proxy answered %q", line)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "ping\n" {
+		t.Fatalf("after Restore: %q %v, want the ping sent while hung", line, err)
 	}
 }

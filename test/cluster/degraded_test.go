@@ -67,13 +67,20 @@ func readyz(t *testing.T, h *drill.Process) (int, map[string]bool) {
 	return resp.StatusCode, up
 }
 
+// TestStartWithStoreAway starts a hub with each store away: refused (a
+// dead server) and hung (a stopped one: connections are taken, nothing
+// is answered). It logs how long after the start the first call was
+// answered (issue 36 asks for within 5 s; a test asserts no wall-clock
+// time).
 func TestStartWithStoreAway(t *testing.T) {
-	for _, away := range []string{"redis", "postgres"} {
-		t.Run(away, func(t *testing.T) { startWithStoreAway(t, away) })
+	for _, c := range []struct{ store, how string }{
+		{"redis", "refused"}, {"redis", "hung"}, {"postgres", "refused"}, {"postgres", "hung"},
+	} {
+		t.Run(c.store+"_"+c.how, func(t *testing.T) { startWithStoreAway(t, c.store, c.how == "hung") })
 	}
 }
 
-func startWithStoreAway(t *testing.T, away string) {
+func startWithStoreAway(t *testing.T, away string, hung bool) {
 	schema := pgtest.Schema(t)
 	rdb := redistest.Client(t)
 	prefix := redistest.Prefix(t, rdb)
@@ -82,8 +89,8 @@ func startWithStoreAway(t *testing.T, away string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The store that is away is reached through a proxy, cut until the
-	// test restores it: connections are refused, as by a dead server.
+	// The store that is away is reached through a proxy, cut (connections
+	// are refused, as by a dead server) or hung until the test restores it.
 	target := redisAddr
 	if away == "postgres" {
 		target = pgURL.Host
@@ -93,7 +100,11 @@ func startWithStoreAway(t *testing.T, away string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proxy.Close() })
-	proxy.Cut()
+	if hung {
+		proxy.Hang()
+	} else {
+		proxy.Cut()
+	}
 	hubDSN := dsn
 	if away == "redis" {
 		redisAddr = proxy.Addr()
@@ -111,13 +122,26 @@ func startWithStoreAway(t *testing.T, away string) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	const tool = "weather-a__current_weather"
+	start := time.Now()
 	h := launchHub(t, "instance ("+away+" away)", cfgPath, filepath.Join(dir, "data"))
-	await(t, h, vendors.WeatherA)
+	if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, lastLines(h.Logs(), 30))
+	}
+	listening := time.Since(start)
+	drilltest.WaitFor(t, 30*time.Second, tool+" listed", func() bool { return listed(h, tool) })
+	listedAt := time.Since(start)
+	st, body, err := callTool(h.URL(), tool, map[string]any{"city": "away-0"})
+	if err != nil || st != http.StatusOK {
+		t.Fatalf("first call with %s away: %d %v %v", away, st, body, err)
+	}
+	t.Logf("%s away (hung %v): listening %v after the start, %s listed after %v, first call answered after %v",
+		away, hung, listening.Round(time.Millisecond), tool, listedAt.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 
 	// Away: calls are answered; /readyz names the store, not ready as
 	// require_stores asks.
 	const n = 5
-	for i := range n {
+	for i := 1; i < n; i++ {
 		st, body, err := callTool(h.URL(), "weather-a__current_weather", map[string]any{"city": fmt.Sprintf("away-%d", i)})
 		if err != nil || st != http.StatusOK {
 			t.Fatalf("call %d with %s away: %d %v %v", i, away, st, body, err)

@@ -20,6 +20,8 @@ import (
 	"github.com/toolhub/toolhub/examples/vendors"
 	"github.com/toolhub/toolhub/internal/drill"
 	"github.com/toolhub/toolhub/internal/drill/drilltest"
+	"github.com/toolhub/toolhub/internal/x/pgtest"
+	"github.com/toolhub/toolhub/internal/x/redistest"
 )
 
 // Issue 36, item 2: a vendor's tools are in the catalog a moment before
@@ -30,6 +32,10 @@ import (
 
 const firstCallConfig = `addr: 127.0.0.1:0
 log_level: info
+redis: "redis://{{redis}}/0"
+redis_prefix: "{{prefix}}"
+postgres: "{{postgres}}"
+postgres_schema: {{schema}}
 governance:
   retry: {max: 0}
 outbound:
@@ -84,11 +90,16 @@ func TestCallsTheMomentAToolAppears(t *testing.T) {
 	paddr := slowSurface(t, vaddr, 300*time.Millisecond)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "toolhub.yaml")
-	if err := os.WriteFile(cfgPath, []byte(strings.ReplaceAll(firstCallConfig, "{{vendor}}", paddr)), 0o644); err != nil {
+	rdb := redistest.Client(t)
+	cfg := strings.NewReplacer("{{vendor}}", paddr, "{{redis}}", redistest.Addr(), "{{prefix}}", redistest.Prefix(t, rdb),
+		"{{postgres}}", pgtest.DSN(t), "{{schema}}", pgtest.Schema(t)).Replace(firstCallConfig)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const tool = "weather-a__current_weather"
-	for round := range 3 {
+	// Restarted five times on one Redis and PostgreSQL: the breaker's and
+	// the probe's state after each start is the new process's own.
+	for round := range 5 {
 		h := launchHub(t, fmt.Sprintf("round %d", round+1), cfgPath, filepath.Join(dir, "data"))
 		if _, err := h.WaitListening(t.Context(), 30*time.Second); err != nil {
 			t.Fatal(err)

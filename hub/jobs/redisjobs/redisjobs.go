@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,11 @@ type Options struct {
 	// (Redis's own clock) before another worker may take it over, if its
 	// lease (the Now clock) has also expired; zero means the claimer's lease.
 	ReclaimIdle time.Duration
+	// LaterGroups leaves the consumer group to the first [Store.Claim]
+	// (or [Store.EnsureGroups]) instead of creating it in New: for a
+	// caller that already knows Redis is away, so New does not wait out
+	// the client's timeouts and retries. False creates it in New.
+	LaterGroups bool
 }
 
 // Store is the shared [jobs.Store]: several toolhub instances on one Redis are
@@ -60,6 +66,7 @@ type Store struct {
 	// grouped is set once the work streams' consumer group exists (New,
 	// or the first Claim that reaches Redis, see [Store.EnsureGroups]).
 	grouped atomic.Bool
+	later   bool // made with Options.LaterGroups
 }
 
 var _ jobs.Store = (*Store)(nil)
@@ -85,6 +92,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts *Options) (*Store,
 		if opts.EventsMaxLen > 0 {
 			s.maxLen = opts.EventsMaxLen
 		}
+	}
+	if opts != nil && opts.LaterGroups {
+		s.later = true
+		return s, nil
 	}
 	if err := s.EnsureGroups(ctx); err != nil {
 		var re redis.Error
@@ -459,13 +470,23 @@ func (s *Store) Wake(ctx context.Context) (int, error) {
 // [jobs.Pool] then claims at once instead of at its next poll. It calls
 // ready once Redis has confirmed the subscription (or failed to: the
 // subscription is then retried). It implements [jobs.Waker].
+//
+// A store made with [Options].LaterGroups that has not reached Redis
+// since gives up at once (ready is called before subscribing): a hub
+// that started while Redis was away does not wait out the client's
+// timeouts for it.
 func (s *Store) Wakes(ctx context.Context, ready, fn func()) {
+	var once sync.Once
+	readyOnce := func() { once.Do(ready) }
+	if s.later && !s.grouped.Load() {
+		readyOnce()
+	}
 	sub := s.rdb.Subscribe(ctx, s.p+"wake")
 	defer sub.Close()
 	// The first answer on a new subscription is its confirmation; wakes
 	// published after it wait on the connection for the channel below.
 	_, _ = sub.Receive(ctx)
-	ready()
+	readyOnce()
 	ch := sub.Channel()
 	for {
 		select {

@@ -242,3 +242,25 @@ func (slowSubscribe) ProcessHook(next redis.ProcessHook) redis.ProcessHook { ret
 func (slowSubscribe) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
+
+// LaterGroups (a hub that knows Redis is away at start) leaves the
+// consumer group to the first Claim.
+func TestLaterGroups(t *testing.T) {
+	ctx := t.Context()
+	c := redistest.Client(t)
+	p := redistest.Prefix(t, c)
+	s, err := New(ctx, c, &Options{Prefix: p, LaterGroups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exists(ctx, p+"q").Result(); err != nil || n != 0 {
+		t.Fatalf("New with LaterGroups made the work stream: %d %v", n, err)
+	}
+	if _, err := s.Claim(ctx, "w", time.Minute); err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	groups, err := c.XInfoGroups(ctx, p+"q").Result()
+	if err != nil || len(groups) != 1 || groups[0].Name != redisGroup {
+		t.Fatalf("after the first Claim: groups %v %v, want %q", groups, err, redisGroup)
+	}
+}
