@@ -345,7 +345,7 @@ func checkOutput(t *registry.Tool, r *Result) error {
 	if r == nil {
 		return &Error{Code: CodeUpstream, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q: tool %q returned no result", t.Vendor, t.Def.Name)}
 	}
-	if r.IsError || t.OutputSchema() == nil {
+	if r.IsError || r.Input != nil || t.OutputSchema() == nil {
 		return nil
 	}
 	if r.Structured == nil {
