@@ -52,7 +52,7 @@ func TestConformanceThroughHub(t *testing.T) {
 	vendor := startVendor(t, vendorPkg)
 
 	direct := runSuite(t, node, suite, vendor, "")
-	t.Logf("directly against mcp-go's conformance server: %d of %d scenarios pass", count(direct), len(direct))
+	t.Logf("directly against the conformance server: %d of %d scenarios pass; failing: %s", count(direct), len(direct), failing(direct))
 	if len(direct) < 30 {
 		t.Fatalf("the suite ran %d server scenarios; want the 32 of @modelcontextprotocol/conformance 0.1.16", len(direct))
 	}
@@ -65,7 +65,7 @@ func TestConformanceThroughHub(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			hub := startHub(t, vendor, rev)
 			through := runSuite(t, node, suite, hub, "")
-			t.Logf("through toolhub /mcp/vendors/%s (upstream revision %s): %d of %d scenarios pass", vendorID, hub.protocol, count(through), len(through))
+			t.Logf("through toolhub /mcp/vendors/%s (upstream revision %s): %d of %d scenarios pass; failing: %s", vendorID, hub.protocol, count(through), len(through), failing(through))
 			var lost []string
 			for _, sc := range sortedKeys(direct) {
 				if !direct[sc] || through[sc] {
@@ -323,6 +323,20 @@ func count(res map[string]bool) int {
 		}
 	}
 	return n
+}
+
+// failing lists the scenarios that did not pass, or "none".
+func failing(res map[string]bool) string {
+	var out []string
+	for _, sc := range sortedKeys(res) {
+		if !res[sc] {
+			out = append(out, sc)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 func sortedKeys(m map[string]bool) []string {
