@@ -306,10 +306,16 @@ func TestMultiRoundTripThroughHub(t *testing.T) {
 func rawModernCall(t *testing.T, url, name string, params map[string]any) map[string]any {
 	t.Helper()
 	params["name"] = name
+	caps := map[string]any{"elicitation": map[string]any{}}
+	if c, ok := params["capabilities"]; ok {
+		// (toolhub's own fast path takes clients declaring none.)
+		caps = c.(map[string]any)
+		delete(params, "capabilities")
+	}
 	params["_meta"] = map[string]any{
 		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 		mcp.MetaKeyClientInfo:         map[string]any{"name": "raw", "version": "1"},
-		mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}},
+		mcp.MetaKeyClientCapabilities: caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
@@ -349,6 +355,13 @@ func TestMultiRoundTripRetryChecked(t *testing.T) {
 	state, _ := first["requestState"].(string)
 	if first["resultType"] != "input_required" || first["inputRequests"] == nil || state == "" || strings.Contains(state, "asked:x") {
 		t.Fatalf("first call: %v", first)
+	}
+	// The same through toolhub's front-door fast path (a client that
+	// declared no capabilities gets the requests all the same: asking is
+	// the vendor's business).
+	fast := rawModernCall(t, url, "confirm", map[string]any{"arguments": map[string]any{"what": "x"}, "capabilities": map[string]any{}})
+	if fast["resultType"] != "input_required" || fast["requestState"] != state {
+		t.Errorf("fast path: %v", fast)
 	}
 	text := func(r map[string]any) string {
 		b, _ := json.Marshal(r["content"])
