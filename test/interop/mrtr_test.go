@@ -107,7 +107,7 @@ func startMRTRVendor(t *testing.T) *mrtrVendor {
 
 // startMRTRHub runs toolhub with the vendor as "mv", speaking protocol
 // upstream ("" for toolhub's default).
-func startMRTRHub(t *testing.T, v *mrtrVendor, protocol string) (*app.App, string) {
+func startMRTRHub(t *testing.T, v *mrtrVendor, protocol string, extra ...string) (*app.App, string) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`
 addr: 127.0.0.1:0
@@ -116,7 +116,8 @@ outbound: {allow: ["127.0.0.1"]}
 vendors:
   - id: mv
     mcp: {transport: http, url: %q}
-`, t.TempDir(), v.url)))
+    %s
+`, t.TempDir(), v.url, strings.Join(extra, "\n    "))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,10 +347,11 @@ func rawModernCall(t *testing.T, url, name string, params map[string]any) map[st
 
 // TestMultiRoundTripRetryChecked: the requestState a client gets is
 // toolhub's, and a retry must echo one toolhub gave for that vendor's tool;
-// its answers are bounded. A retry refused never reaches the vendor.
+// its answers are bounded, and redacted by the vendor's rules. A retry
+// refused never reaches the vendor.
 func TestMultiRoundTripRetryChecked(t *testing.T) {
 	v := startMRTRVendor(t)
-	_, base := startMRTRHub(t, v, mcp.ProtocolVersion20260728)
+	_, base := startMRTRHub(t, v, mcp.ProtocolVersion20260728, "redact: [phone]")
 	url := base + "/mcp/vendors/mv"
 	first := rawModernCall(t, url, "confirm", map[string]any{"arguments": map[string]any{"what": "x"}})
 	state, _ := first["requestState"].(string)
@@ -391,9 +393,11 @@ func TestMultiRoundTripRetryChecked(t *testing.T) {
 	if n := v.answers.Load(); n != 0 {
 		t.Errorf("%d refused retries reached the vendor", n)
 	}
-	// The state toolhub gave goes back to the vendor as the vendor gave it.
+	// The state toolhub gave goes back to the vendor as the vendor gave
+	// it, and the answers under the vendor's redaction rules.
+	ok["ok"].(map[string]any)["content"] = map[string]any{"ok": true, "note": "call me on +1 415 555 0100"}
 	got := rawModernCall(t, url, "confirm", map[string]any{"arguments": map[string]any{"what": "x"}, "inputResponses": ok, "requestState": state})
-	if text(got) != `[{"text":"x: accept map[ok:true]","type":"text"}]` || <-v.states != "asked:x" {
+	if s := text(got); !strings.Contains(s, "x: accept map[") || strings.Contains(s, "555") || !strings.Contains(s, "ok:true") || <-v.states != "asked:x" {
 		t.Errorf("retry: %v", got)
 	}
 }
