@@ -393,6 +393,28 @@ func TestMultiRoundTripRetryChecked(t *testing.T) {
 	if n := v.answers.Load(); n != 0 {
 		t.Errorf("%d refused retries reached the vendor", n)
 	}
+	// A 2025-11-25 client that declared neither sampling nor elicitation
+	// (toolhub's front-door fast path takes its calls) is told why.
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := client.NewClient(tr, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	if err := legacy.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
+	var init mcp.InitializeRequest
+	init.Params.ClientInfo = mcp.Implementation{Name: "bare", Version: "1"}
+	if _, err := legacy.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = "confirm", map[string]any{"what": "x"}
+	res, err := legacy.CallTool(t.Context(), req)
+	if err != nil || !res.IsError || res.NeedsInput() || len(res.Content) == 0 || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "declared none of those capabilities") {
+		t.Errorf("a client without the capabilities: %+v, %v", res, err)
+	}
 	// The state toolhub gave goes back to the vendor as the vendor gave
 	// it, and the answers under the vendor's redaction rules.
 	ok["ok"].(map[string]any)["content"] = map[string]any{"ok": true, "note": "call me on +1 415 555 0100"}
