@@ -556,6 +556,12 @@ func (f *mcpFront) serveCall(w http.ResponseWriter, r *http.Request, fs *fastSta
 	*buf = append(*buf, id...)
 	*buf = append(*buf, `,"result":`...)
 	var b []byte
+	if err == nil && res.Input != nil && !q.modern {
+		// mcp-go would send the vendor's requests to the session, and it
+		// declared none of sampling, elicitation and roots (fastEligible).
+		err = &hub.Error{Code: hub.CodeUpstream, Vendor: res.Provenance.Vendor,
+			Message: "the vendor asked for input (sampling, elicitation or roots), and this client declared none of those capabilities"}
+	}
 	switch {
 	case err != nil:
 		b, err = json.Marshal(fs.decorate(q, errorResult(err, c.ID)))

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/servers"
 )
 
 // Meta keys toolhub adds to MCP results.
@@ -262,6 +263,13 @@ func (f *mcpFront) handler(catalogName string) server.ToolHandlerFunc {
 		if err := f.s.dataLevelOf(c); err != nil {
 			return errorResult(err, ""), nil
 		}
+		if rt := req.Params.MultiRoundTripParams; len(rt.InputResponses) > 0 || rt.RequestState != "" {
+			in, err := inputResponsesOf(rt)
+			if err != nil {
+				return errorResult(err, ""), nil
+			}
+			c.Input = in
+		}
 		if req.Params.Arguments != nil {
 			args, ok := req.Params.Arguments.(map[string]any)
 			if !ok {
@@ -301,6 +309,21 @@ func callMeta(m *mcp.Meta) map[string]any {
 }
 
 func mcpResult(r *hub.Result) *mcp.CallToolResult {
+	if in := r.Input; in != nil {
+		// A vendor's multi round trip (2026-07-28): a client of that
+		// revision gets the requests and calls again with its answers;
+		// for an older one mcp-go sends them as server→client requests
+		// and calls the handler again with the answers.
+		var reqs mcp.InputRequests
+		if err := json.Unmarshal(in.Requests, &reqs); err != nil {
+			return errorResult(&hub.Error{Code: hub.CodeUpstream, Vendor: r.Provenance.Vendor, Message: fmt.Sprintf("the vendor's inputRequests cannot be relayed: %v", err)}, "")
+		}
+		out := &mcp.CallToolResult{Content: []mcp.Content{}}
+		out.SetResultType(mcp.ResultTypeInputRequired)
+		out.InputRequests, out.RequestState = reqs, in.State
+		out.Meta = &mcp.Meta{AdditionalFields: map[string]any{MetaProvenance: r.Provenance}}
+		return out
+	}
 	content := r.Content
 	if content == nil {
 		content = []mcp.Content{}
@@ -315,6 +338,24 @@ func mcpResult(r *hub.Result) *mcp.CallToolResult {
 		out.Meta.AdditionalFields[hub.MetaFinal] = true
 	}
 	return out
+}
+
+// inputResponsesOf is a retry's multi round-trip params as the gateway
+// takes them (the vendor connection checks them against the requestState:
+// servers/mrtr.go).
+func inputResponsesOf(rt mcp.MultiRoundTripParams) (*hub.InputResponses, error) {
+	in := &hub.InputResponses{State: rt.RequestState}
+	if len(rt.InputResponses) > servers.MaxInputRequests {
+		return nil, &hub.Error{Code: hub.CodeInvalidArguments, Message: fmt.Sprintf("%d inputResponses (toolhub relays at most %d)", len(rt.InputResponses), servers.MaxInputRequests)}
+	}
+	if len(rt.InputResponses) > 0 {
+		b, err := json.Marshal(rt.InputResponses)
+		if err != nil {
+			return nil, &hub.Error{Code: hub.CodeInvalidArguments, Message: fmt.Sprintf("inputResponses: %v", err)}
+		}
+		in.Responses = b
+	}
+	return in, nil
 }
 
 func errorResult(err error, callID string) *mcp.CallToolResult {

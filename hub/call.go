@@ -109,6 +109,31 @@ type Call struct {
 	// tool call. Params are its params, as the vendor gets them.
 	Method string
 	Params any
+
+	// Input is the answer of a 2026-07-28 client to a result that asked
+	// for input ([Result].Input): the retry of the call with the client's
+	// inputResponses and the requestState it echoed (SEP-2322). nil on a
+	// first call. Such a call is governed and metered like any, but never
+	// answered from or stored in the result cache.
+	Input *InputResponses
+}
+
+// InputResponses are a retry's multi round-trip params, as the client sent
+// them: Responses the inputResponses object, State the requestState of the
+// result that asked (toolhub's own wrapping of the vendor's state).
+type InputResponses struct {
+	Responses []byte // JSON object: request id → the client's answer
+	State     string
+}
+
+// InputRequired is a 2026-07-28 result that asks the client for input
+// before the call can finish (resultType "input_required", SEP-2322):
+// Requests is the inputRequests object as the vendor sent it, State the
+// requestState toolhub gives the client to echo (it names the vendor and
+// tool the answer must go back to, and carries the vendor's own state).
+type InputRequired struct {
+	Requests []byte // JSON object: request id → {method, params}
+	State    string
 }
 
 // prechecked reports whether [Gateway.PrecheckCall] validated c's
@@ -176,6 +201,10 @@ type Result struct {
 	// changed, so Raw and Content stay as they are. Front doors render
 	// them next to Provenance.
 	Findings []Finding
+	// Input, when set, says the vendor asks for input (a 2026-07-28 multi
+	// round trip) instead of answering: Content is empty, Raw nil. It is
+	// not cached, not a tool error, and ends a capability's chain.
+	Input *InputRequired
 }
 
 // Finding is one span of a result's text that looks like instructions to

@@ -255,6 +255,19 @@ func (g *Gateway) privacy(next Invoker) Invoker {
 				}
 				rc.Params = p
 			}
+			if in := c.Input; in != nil && len(in.Responses) > 0 {
+				// A multi round trip's answers (what the user typed, what
+				// the client's model wrote) go to the vendor too.
+				var m map[string]any
+				if err := json.Unmarshal(in.Responses, &m); err != nil {
+					return nil, &Error{Code: CodeInvalidArguments, Vendor: c.Tool.Vendor, Message: fmt.Sprintf("inputResponses must be a JSON object: %v", err)}
+				}
+				b, err := json.Marshal(g.opts.Redact(c.Tool.Vendor, m))
+				if err != nil {
+					return nil, &Error{Code: CodeInternal, Vendor: c.Tool.Vendor, Message: fmt.Sprintf("inputResponses could not be checked for redaction: %v", err)}
+				}
+				rc.Input = &InputResponses{Responses: b, State: in.State}
+			}
 			return next.Invoke(ctx, &rc)
 		}
 		return next.Invoke(ctx, c)
@@ -345,7 +358,7 @@ func checkOutput(t *registry.Tool, r *Result) error {
 	if r == nil {
 		return &Error{Code: CodeUpstream, Vendor: t.Vendor, Message: fmt.Sprintf("vendor %q: tool %q returned no result", t.Vendor, t.Def.Name)}
 	}
-	if r.IsError || t.OutputSchema() == nil {
+	if r.IsError || r.Input != nil || t.OutputSchema() == nil {
 		return nil
 	}
 	if r.Structured == nil {

@@ -49,11 +49,19 @@ func RunStep(ctx context.Context, vendor Invoker, c *Call, i int) (*Result, erro
 	if err := t.ValidateInput(args); err != nil {
 		return nil, &Error{Code: CodeInternal, Vendor: v, Message: fmt.Sprintf("capability %q: mapped arguments do not fit %s: %v (fix the chain's argument mapping)", cp.Name, step.Tool, err)}
 	}
+	if c.Input != nil {
+		return nil, &Error{Code: CodeInvalidArguments, Message: fmt.Sprintf("capability %q: a capability takes no inputResponses (no vendor of its chain asked this caller for input: call the vendor tool that did)", cp.Name)}
+	}
 	sc := *c
 	sc.Tool, sc.Arguments, sc.Attempt = t, args, 0
 	r, err := vendor.Invoke(ctx, &sc)
 	if err != nil {
 		return nil, err
+	}
+	if r.Input != nil {
+		// The vendor's answer to the input would have to reach this step
+		// again; a capability's chain starts over on every call.
+		return nil, &Error{Code: CodeUpstream, Vendor: v, Message: fmt.Sprintf("%s asked for input (multi round trip), which toolhub relays for vendor tools, not inside capability %q", step.Tool, cp.Name)}
 	}
 	if r.IsError && r.Final {
 		// The vendor's definitive answer: the capability's too.

@@ -464,23 +464,49 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	var (
 		out *hub.Result
 		err error
+		in  *hub.InputResponses // a multi round trip's retry (mrtr.go)
 	)
-	slow := true
+	var ft *fastTool
 	if c.fast != nil {
-		if ft := c.fast.tool(req.Params.Name, call.Tool.Def.InputSchema); c.fast.takes(ft) {
-			var raw []byte
-			raw, err = c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta)
-			switch {
-			case err == nil && c.fast.modern && needsInput(raw):
-				// A multi round trip: mcp-go sends the call again and
-				// drives the round trips (the vendor keeps no state of an
-				// attempt that asked for input).
-			case err == nil:
-				out, err = decodeResult(raw)
-				slow = false
-			default:
-				slow = false
+		if ft = c.fast.tool(req.Params.Name, call.Tool.Def.InputSchema); !c.fast.takes(ft) {
+			ft = nil
+		}
+	}
+	if call.Input != nil {
+		switch {
+		case !mcp.IsModernProtocol(c.protocol):
+			return nil, &hub.Error{Code: hub.CodeInvalidArguments, Vendor: c.v.id,
+				Message: fmt.Sprintf("tool %q: inputResponses answer a 2026-07-28 multi round trip, and toolhub speaks %s to vendor %q: it asked for no input", call.Tool.Def.Name, c.protocol, c.v.id)}
+		case ft == nil:
+			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: c.v.id,
+				Message: fmt.Sprintf("tool %q: toolhub relays the answers of a multi round trip to vendor %q only over streamable HTTP, without a log level set and x-mcp-header parameters", call.Tool.Def.Name, c.v.id)}
+		}
+		if in, err = inputResponses(c.v.id, call.Tool.Def.Name, call.Input); err != nil {
+			return nil, err
+		}
+	}
+	slow := true
+	if ft != nil {
+		var raw []byte
+		raw, err = c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta, in)
+		slow = false
+		switch {
+		case err == nil && c.fast.modern && needsInput(raw):
+			// A multi round trip: the vendor's input requests go to the
+			// MCP client of the call, which calls again with its answers.
+			if peer == nil {
+				err = &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id,
+					Message: fmt.Sprintf("vendor %q: tool %q asked for input (sampling, elicitation or roots), which only an MCP client can give", c.v.id, call.Tool.Def.Name)}
+			} else {
+				out, err = inputRequired(c.v.id, call.Tool.Def.Name, raw)
 			}
+			if err != nil {
+				return nil, err
+			}
+			c.observe(nil)
+			return out, nil
+		case err == nil:
+			out, err = decodeResult(raw)
 		}
 	}
 	if slow {

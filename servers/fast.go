@@ -63,8 +63,6 @@ import (
 //     2026-07-28 connection (its arguments are mirrored into headers);
 //   - on a 2026-07-28 connection once a log level was set (it travels in
 //     every request's _meta, and mcp-go keeps it);
-//   - a 2026-07-28 result that asks for input (multi round trip): the call
-//     is sent again through mcp-go, which drives the round trips;
 //   - a connection whose discover _meta the fast path did not see, or
 //     whose transport uses OAuth (toolhub uses none today).
 type fastPath struct {
@@ -200,7 +198,10 @@ func (b *reqBuf) encode(v any) error {
 
 // envelope writes the JSON-RPC request of a tools/call, byte for byte what
 // mcp-go's client sends for the same call.
-func (f *fastPath) envelope(b *reqBuf, id int64, t *fastTool, args any, meta *mcp.Meta) error {
+//
+// in, on a 2026-07-28 connection, is the retry of a multi round trip: its
+// inputResponses and the vendor's requestState go into the params.
+func (f *fastPath) envelope(b *reqBuf, id int64, t *fastTool, args any, meta *mcp.Meta, in *hub.InputResponses) error {
 	b.buf.Reset()
 	b.buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	var num [20]byte
@@ -213,6 +214,18 @@ func (f *fastPath) envelope(b *reqBuf, id int64, t *fastTool, args any, meta *mc
 		b.buf.WriteString(`,"arguments":`)
 		if err := b.encode(args); err != nil {
 			return err
+		}
+		if in != nil {
+			if in.Responses != nil {
+				b.buf.WriteString(`,"inputResponses":`)
+				b.buf.Write(in.Responses)
+			}
+			if in.State != "" {
+				b.buf.WriteString(`,"requestState":`)
+				if err := b.encode(in.State); err != nil {
+					return err
+				}
+			}
 		}
 		b.buf.Write(t.head)
 		return nil
@@ -256,7 +269,7 @@ func (f *fastPath) modernMeta(b *reqBuf, meta *mcp.Meta) error {
 
 // call sends one tools/call and returns the result object's bytes (a fresh
 // slice), or an error as mcp-go's client would return it.
-func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Meta) ([]byte, error) {
+func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Meta, in *hub.InputResponses) ([]byte, error) {
 	b := reqBufs.Get().(*reqBuf)
 	defer func() {
 		if b.buf.Cap() <= maxPooled {
@@ -264,7 +277,7 @@ func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Me
 		}
 	}()
 	id := f.nextID.Add(1)
-	if err := f.envelope(b, id, t, args, meta); err != nil {
+	if err := f.envelope(b, id, t, args, meta, in); err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
 	// In-flight calls end with the connection, as they do in mcp-go.

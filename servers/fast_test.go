@@ -638,10 +638,11 @@ func TestRawOnMCPGoPath(t *testing.T) {
 	})
 }
 
-// On 2026-07-28, the calls the fast path cannot make exactly as mcp-go
-// would take mcp-go's path: a result that asks for input is sent again
-// through mcp-go, which drives the round trips; a tool with x-mcp-header
-// parameters goes through mcp-go from the start, which mirrors them.
+// On 2026-07-28, a result that asks for input (a multi round trip) goes to
+// the caller as it is, with toolhub's requestState, and the caller's retry
+// goes out on the fast path with its inputResponses and the vendor's own
+// state; a tool with x-mcp-header parameters goes through mcp-go from the
+// start, which mirrors them.
 func TestFastPathModernHandsOff(t *testing.T) {
 	srv := newMCPServer()
 	srv.AddTool(mcp.NewToolWithRawSchema("routed", "", json.RawMessage(
@@ -669,17 +670,27 @@ func TestFastPathModernHandsOff(t *testing.T) {
 		wv.mu.Unlock()
 		tool, _ := h.cat.VendorTool("hv", "echo")
 		res, err := inv.Invoke(ctx, &hub.Call{Tool: tool, Arguments: map[string]any{"text": "after input"}})
-		if err != nil || text(res) != "after input" {
-			t.Fatalf("%v, %v", res, err)
+		if err != nil || res.Input == nil || string(res.Input.Requests) != `{"r":{"method":"roots/list"}}` || res.Input.State == "st" {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		retry := &hub.Call{Tool: tool, Arguments: map[string]any{"text": "after input"},
+			Input: &hub.InputResponses{Responses: []byte(`{"r":{"roots":[]}}`), State: res.Input.State}}
+		if res, err = inv.Invoke(ctx, retry); err != nil || text(res) != "after input" {
+			t.Fatalf("retry: %v, %v", res, err)
 		}
 		wv.mu.Lock()
 		calls := wv.calls[n:]
 		wv.mu.Unlock()
-		if len(calls) != 3 || calls[0].id < fastIDBase || calls[1].id >= fastIDBase || !bytes.Contains(calls[2].body, []byte(`"requestState":"st"`)) {
+		if len(calls) != 2 || calls[0].id < fastIDBase || calls[1].id < fastIDBase ||
+			!bytes.Contains(calls[1].body, []byte(`"inputResponses":{"r":{"roots":[]}},"requestState":"st"`)) {
 			for _, c := range calls {
 				t.Logf("%d %s", c.id, c.body)
 			}
-			t.Fatalf("want the fast path's call, then mcp-go's call and its retry with the input")
+			t.Fatalf("want the fast path's call, then its retry with the input and the vendor's state")
+		}
+		// Without an MCP client to ask, the call fails.
+		if _, err := inv.Invoke(ctxTimeout(t, 10*time.Second), &hub.Call{Tool: tool, Arguments: map[string]any{"text": "x"}}); hub.CodeOf(err) != hub.CodeUpstream {
+			t.Errorf("no MCP client: %v", err)
 		}
 	})
 	t.Run("x-mcp-header", func(t *testing.T) {

@@ -133,10 +133,11 @@ func (l *Layer) Policy(c *hub.Call) Policy {
 // Key returns the cache key of a call and its policy; ok is false when the
 // call is not cached (policy, or data level ≥ L2, or a relayed request
 // such as resources/read: its params are not in c.Arguments, and a
-// resource changes without the vendor telling toolhub).
+// resource changes without the vendor telling toolhub; or the retry of a
+// multi round trip, whose answer depends on the client's input).
 func (l *Layer) Key(c *hub.Call) (key string, p Policy, ok bool) {
 	name := Name(c)
-	if name == "" || c.Method != "" {
+	if name == "" || c.Method != "" || c.Input != nil {
 		return "", p, false
 	}
 	p = l.Policy(c)
@@ -294,6 +295,12 @@ func (l *Layer) lead(ctx context.Context, c *hub.Call, key string, p Policy, nex
 	if err != nil || r == nil {
 		return r, err
 	}
+	if r.Input != nil {
+		// The vendor asks this caller for input: nothing to share with
+		// the calls waiting on the key (f.val stays nil: they call for
+		// themselves), nothing to keep.
+		return r, nil
+	}
 	val, encErr := Encode(r)
 	if encErr != nil {
 		l.log.Warn("cache: cannot encode result; not cached", "tool", Name(c), "err", encErr)
@@ -315,7 +322,7 @@ func (l *Layer) lead(ctx context.Context, c *hub.Call, key string, p Policy, nex
 // a stale or cached answer, or a queued job.
 func storable(r *hub.Result) bool {
 	p := r.Provenance
-	return !r.IsError && !p.Stale && !p.Cached && !p.Queued
+	return !r.IsError && r.Input == nil && !p.Stale && !p.Cached && !p.Queued
 }
 
 // Wait blocks until the background refreshes started so far are done (for
