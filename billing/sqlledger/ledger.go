@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS events (
 	currency TEXT NOT NULL,
 	price_version TEXT NOT NULL,
 	adjusts TEXT NOT NULL,
-	month_us INTEGER NOT NULL
+	month_us INTEGER NOT NULL,
+	attempt_latency_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS events_time ON events (time_us);
 CREATE TABLE IF NOT EXISTS rollup_hours (
@@ -136,12 +137,36 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: create tables: %w", abs, err)
 	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlledger: open %s: migrate: %w", abs, err)
+	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: %w", abs, err)
 	}
 	return &Ledger{db: db, path: abs, w: &writer{conn: conn, stmts: map[stmtKey]driverStmt{}}}, nil
+}
+
+// migrate brings a file made by an older toolhub to the current schema:
+// events gains attempt_latency_ns (the attempt's latency on a row that
+// holds a call and its one attempt, see billing.MergeAttempt), 0 on the
+// rows already stored, each of which holds one event as before. Reports
+// read old and new rows alike.
+func migrate(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'attempt_latency_ns'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, `ALTER TABLE events ADD COLUMN attempt_latency_ns INTEGER NOT NULL DEFAULT 0`)
+	if err != nil && strings.Contains(err.Error(), "duplicate column") {
+		return nil // another process migrated it first
+	}
+	return err
 }
 
 // Path is the ledger file's absolute path.
@@ -518,19 +543,20 @@ func (l *Ledger) Query(ctx context.Context, f billing.Filter, fn func(billing.Ev
 		return fmt.Errorf("sqlledger: query: %w", err)
 	}
 	defer rows.Close()
+	sp := ledgersql.Splitter{Kind: f.Kind, Fn: fn}
 	for rows.Next() {
 		ev, err := ledgersql.Scan(rows.Scan)
 		if err != nil {
 			return fmt.Errorf("sqlledger: query: %w", err)
 		}
-		if err := fn(ev); err != nil {
+		if err := sp.Add(ev); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlledger: query: %w", err)
 	}
-	return nil
+	return sp.Flush()
 }
 
 // Rollup sums events by q.GroupBy.
