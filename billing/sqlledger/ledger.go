@@ -270,6 +270,7 @@ type stmtKey struct {
 	rollup    bool
 	rows      int
 	returning bool
+	shared    bool // the rows' shared columns bound once (ledgersql.SameShared)
 }
 
 // writer is the connection Appends run on, with its prepared statements.
@@ -291,7 +292,7 @@ func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt,
 		return s, nil
 	}
 	cols := ledgersql.NumColumns
-	head := "INSERT INTO events (" + ledgersql.Columns + ") VALUES "
+	head := "INSERT INTO events (" + ledgersql.InsertColumns + ") VALUES "
 	tail := " ON CONFLICT (key) DO NOTHING"
 	if k.returning {
 		tail += " RETURNING key"
@@ -302,6 +303,17 @@ func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt,
 		tail = fmt.Sprintf(ledgersql.RollupUpdate, "rollup_hours")
 	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	if k.shared {
+		// ?1 … ?NumShared in every row; each plain ? after them is
+		// numbered one past the largest so far, so the row values follow.
+		var b strings.Builder
+		b.WriteString("(")
+		for i := range ledgersql.NumShared {
+			fmt.Fprintf(&b, "?%d,", i+1)
+		}
+		b.WriteString(strings.Repeat("?,", ledgersql.NumRow))
+		row = strings.TrimSuffix(b.String(), ",") + ")"
+	}
 	ds, err := c.PrepareContext(ctx, head+strings.TrimSuffix(strings.Repeat(row+",", k.rows), ",")+tail)
 	if err != nil {
 		return nil, err
@@ -330,8 +342,9 @@ func chunk(n, most int) int {
 
 // chunkArgs are the arguments of one INSERT of rows events.
 type chunkArgs struct {
-	rows int
-	args []driver.NamedValue
+	rows   int
+	shared bool
+	args   []driver.NamedValue
 }
 
 // producer turns events into INSERT arguments on its own goroutine, one
@@ -346,7 +359,7 @@ type producer struct {
 func (w *writer) produce(events []billing.Event, most int) *producer {
 	p := &producer{ready: make(chan chunkArgs, 1), free: make(chan []driver.NamedValue, 2), quit: make(chan struct{})}
 	for i, b := range w.bufs {
-		if cap(b) < maxRows*ledgersql.NumColumns {
+		if cap(b) < maxRows*ledgersql.NumColumns { // the most a chunk takes (shared columns not shared)
 			w.bufs[i] = make([]driver.NamedValue, 0, maxRows*ledgersql.NumColumns)
 		}
 	}
@@ -362,9 +375,19 @@ func (w *writer) produce(events []billing.Event, most int) *producer {
 			case <-p.quit:
 				return
 			}
+			shared := rows > 1
+			for j := i + 1; j < i+rows && shared; j++ {
+				shared = ledgersql.SameShared(&events[i], &events[j])
+			}
 			w.vals = w.vals[:0]
+			if shared {
+				w.vals = ledgersql.AppendShared(w.vals, &events[i])
+			}
 			for j := i; j < i+rows; j++ {
-				w.vals = ledgersql.AppendValues(w.vals, &events[j])
+				if !shared {
+					w.vals = ledgersql.AppendShared(w.vals, &events[j])
+				}
+				w.vals = ledgersql.AppendRow(w.vals, &events[j])
 			}
 			args = args[:0]
 			for k, v := range w.vals {
@@ -372,7 +395,7 @@ func (w *writer) produce(events []billing.Event, most int) *producer {
 			}
 			i += rows
 			select {
-			case p.ready <- chunkArgs{rows, args}:
+			case p.ready <- chunkArgs{rows, shared, args}:
 			case <-p.quit:
 				return
 			}
@@ -441,7 +464,7 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 	chunks := w.produce(events, most)
 	defer chunks.stop()
 	for ch := range chunks.ready {
-		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning})
+		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning, shared: ch.shared})
 		if err != nil {
 			return 0, false, err
 		}

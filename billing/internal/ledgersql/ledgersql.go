@@ -25,13 +25,94 @@ const NumColumns = 26
 // attempt, see billing.MergeAttempt).
 const merged = `(kind = 'call' AND attempt = 1)`
 
+// An INSERT of many rows binds a value per column and row, and binding is
+// most of what an INSERT costs the embedded ledger (the driver copies each
+// string into C memory and back out). The columns most rows of a batch
+// have in common — what a call's outcome is rather than who made it — go
+// first in InsertColumns: a statement for rows that agree on them (see
+// SameShared) binds them once (?1 … ?NumShared) for all its rows.
+
+// sharedColumns are the columns a chunk of rows often has in common.
+var sharedColumns = []string{"kind", "attempt", "outcome", "reason", "units", "currency", "price_version", "adjusts"}
+
+// NumShared is the number of shared columns, NumRow of the others.
+const (
+	NumShared = 8
+	NumRow    = NumColumns - NumShared
+)
+
+// InsertColumns is Columns with the shared columns first: the order of
+// AppendShared's values, then AppendRow's.
+var InsertColumns = func() string {
+	cols := slices.Clone(sharedColumns)
+	for _, c := range strings.Split(Columns, ", ") {
+		if !slices.Contains(sharedColumns, c) {
+			cols = append(cols, c)
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// AppendShared appends ev's shared column values (InsertColumns order).
+func AppendShared(args []any, ev *billing.Event) []any {
+	return append(args, string(ev.Kind), int64(ev.Attempt), string(ev.Outcome), ev.Reason, UnitsColumn(ev.Units),
+		ev.Currency, ev.PriceVersion, ev.Adjusts)
+}
+
+// AppendRow appends ev's other column values (InsertColumns order).
+func AppendRow(args []any, ev *billing.Event) []any {
+	return append(args, ev.Key, ev.CallID, ev.Time.UnixMicro(), ev.Ingested.UnixMicro(),
+		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, int64(ev.Latency),
+		ev.Units[billing.UnitImages], ev.Units[billing.UnitTokens], ev.Units[billing.UnitSeconds],
+		int64(ev.TenantUnitPrice), int64(ev.TenantCost), int64(ev.VendorUnitPrice), int64(ev.VendorCost),
+		MonthStart(ev.Time), int64(ev.AttemptLatency))
+}
+
+// SameShared reports whether a and b have the same shared column values
+// (with units the columns imply, see UnitsColumn).
+func SameShared(a, b *billing.Event) bool {
+	return a.Kind == b.Kind && a.Attempt == b.Attempt && a.Outcome == b.Outcome && a.Reason == b.Reason &&
+		a.Currency == b.Currency && a.PriceVersion == b.PriceVersion && a.Adjusts == b.Adjusts &&
+		impliedUnits(a.Units) && impliedUnits(b.Units)
+}
+
+// UnitsColumn is the units column's value: "" when the units are one call
+// and the non-zero images, tokens and seconds, which their own columns
+// hold (the common case: Scan rebuilds them), else their JSON (UnitsJSON).
+func UnitsColumn(u billing.Units) string {
+	if impliedUnits(u) {
+		return ""
+	}
+	return UnitsJSON(u)
+}
+
+// impliedUnits reports whether u is {calls: 1} with non-zero images,
+// tokens or seconds and nothing else.
+func impliedUnits(u billing.Units) bool {
+	if u[billing.UnitCalls] != 1 {
+		return false
+	}
+	for k, v := range u {
+		switch k {
+		case billing.UnitCalls:
+		case billing.UnitImages, billing.UnitTokens, billing.UnitSeconds:
+			if v == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Values returns ev's column values in Columns order.
 func Values(ev *billing.Event) []any { return AppendValues(make([]any, 0, NumColumns), ev) }
 
 // AppendValues appends ev's column values in Columns order to args.
 func AppendValues(args []any, ev *billing.Event) []any {
 	return append(args, ev.Key, ev.CallID, string(ev.Kind), int64(ev.Attempt), ev.Time.UnixMicro(), ev.Ingested.UnixMicro(),
-		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, string(ev.Outcome), ev.Reason, int64(ev.Latency), UnitsJSON(ev.Units),
+		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, string(ev.Outcome), ev.Reason, int64(ev.Latency), UnitsColumn(ev.Units),
 		ev.Units[billing.UnitImages], ev.Units[billing.UnitTokens], ev.Units[billing.UnitSeconds],
 		int64(ev.TenantUnitPrice), int64(ev.TenantCost), int64(ev.VendorUnitPrice), int64(ev.VendorCost),
 		ev.Currency, ev.PriceVersion, ev.Adjusts, MonthStart(ev.Time), int64(ev.AttemptLatency))
@@ -105,6 +186,18 @@ func Scan(scan func(dest ...any) error) (billing.Event, error) {
 	ev.Kind, ev.Outcome, ev.Attempt = billing.Kind(kind), billing.Outcome(outcome), int(attempt)
 	ev.Time, ev.Ingested, ev.Latency, ev.AttemptLatency = time.UnixMicro(t).UTC(), time.UnixMicro(ing).UTC(), time.Duration(lat), time.Duration(alat)
 	ev.TenantUnitPrice, ev.TenantCost, ev.VendorUnitPrice, ev.VendorCost = billing.Micros(tup), billing.Micros(tc), billing.Micros(vup), billing.Micros(vc)
+	if units == "" { // see UnitsColumn
+		ev.Units = billing.Units{billing.UnitCalls: 1}
+		for _, u := range [...]struct {
+			name string
+			n    int64
+		}{{billing.UnitImages, images}, {billing.UnitTokens, tokens}, {billing.UnitSeconds, seconds}} {
+			if u.n != 0 {
+				ev.Units[u.name] = u.n
+			}
+		}
+		return ev, nil
+	}
 	if err := json.Unmarshal([]byte(units), &ev.Units); err != nil {
 		return ev, fmt.Errorf("event %s: units: %w", ev.Key, err)
 	}
