@@ -117,6 +117,9 @@ type Event struct {
 	Currency        string `json:"currency"`
 	PriceVersion    string `json:"price_version,omitempty"`
 	Adjusts         string `json:"adjusts,omitempty"` // key of the event this one corrects
+	// AttemptLatency is the latency of the attempt a merged call event
+	// stands for (see [MergeAttempt]); zero on every other event.
+	AttemptLatency time.Duration `json:"attempt_latency_ns,omitempty"`
 }
 
 // CallKey is the idempotency key of a call's outcome event.

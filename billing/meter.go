@@ -318,8 +318,10 @@ func (m *Meter) logged(ev *Event, intent bool) *walBatch {
 	case intent:
 		w.open[ev.Key] = openIntent{line: slices.Clone(line), seq: w.seq}
 	default:
-		if ev.Kind == KindAttempt && len(w.open) > 0 {
-			delete(w.open, ev.Key)
+		if len(w.open) > 0 {
+			if k, ok := resolvedAttempt(ev); ok {
+				delete(w.open, k)
+			}
 		}
 		m.enqueue(*ev)
 	}
@@ -581,8 +583,8 @@ func (m *Meter) recoverWAL() error {
 			case ev.Kind == KindAttempt && ev.Outcome == OutcomeUnknown:
 				intents = append(intents, ev)
 			default:
-				if ev.Kind == KindAttempt {
-					resolved[ev.Key] = true
+				if k, ok := resolvedAttempt(&ev); ok {
+					resolved[k] = true
 				}
 				evs = append(evs, ev)
 			}
@@ -858,14 +860,14 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 		ch = m.opts.Pricer.TenantCharge(ctx, c.Tenant, f.Vendor, f.Tool, start, f.Outcome, f.Units)
 	}
 	callID, run := eventIDs(c)
-	last := m.record(Event{
+	call := Event{
 		Key: callEventKey(callID, run, f.Outcome), CallID: callID, Kind: KindCall, Time: start, Ingested: now,
 		Tenant: c.Tenant, Vendor: f.Vendor, Tool: f.Tool, Capability: f.Capability,
 		Outcome: f.Outcome, Reason: f.Reason, Latency: now.Sub(start), Units: f.Units,
 		TenantUnitPrice: ch.UnitPrice, TenantCost: ch.Cost, Currency: ch.Currency, PriceVersion: ch.Version,
-	})
-	if c.Trace == nil {
-		return last
+	}
+	if c.Trace == nil || len(c.Trace.Attempts) == 0 {
+		return m.record(call)
 	}
 	// The answering attempt is the last ok one of the answering vendor.
 	answer := -1
@@ -877,6 +879,7 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 			}
 		}
 	}
+	var last *walBatch
 	for i, a := range c.Trace.Attempts {
 		out, reason := LedgerOutcome(KindAttempt, a.Outcome), ""
 		if out != OutcomeOK {
@@ -887,12 +890,22 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 			units = f.Units
 		}
 		pay := m.opts.Pricer.VendorPayout(ctx, a.Vendor, a.Tool, start, out, units)
-		last = m.record(Event{
+		att := Event{
 			Key: AttemptKey(run, i+1), CallID: callID, Kind: KindAttempt, Attempt: i + 1, Time: start, Ingested: now,
 			Tenant: c.Tenant, Vendor: a.Vendor, Tool: a.Tool, Capability: f.Capability,
 			Outcome: out, Reason: reason, Latency: time.Duration(a.LatencyMS * float64(time.Millisecond)), Units: units,
 			VendorUnitPrice: pay.UnitPrice, VendorCost: pay.Cost, Currency: pay.Currency, PriceVersion: pay.Version,
-		})
+		}
+		if i == 0 {
+			// One row for a call and its first attempt when they agree (a
+			// single-attempt call that went as the attempt did): see MergeAttempt.
+			if merged, ok := MergeAttempt(&call, &att); ok {
+				last = m.record(merged)
+				continue
+			}
+			m.record(call)
+		}
+		last = m.record(att)
 	}
 	return last
 }

@@ -422,6 +422,7 @@ type compactEvent struct {
 	Currency   string  `json:"cu"`
 	Version    string  `json:"pv"`
 	Adjusts    string  `json:"a"`
+	AttemptLat int64   `json:"al"`
 }
 
 // impliedCallID reports whether key is callID, a slash and a suffix
@@ -475,6 +476,7 @@ func appendCompactJSON(b []byte, ev *Event) []byte {
 	b = str(b, `,"cu":`, ev.Currency)
 	b = str(b, `,"pv":`, ev.PriceVersion)
 	b = str(b, `,"a":`, ev.Adjusts)
+	b = num(b, `,"al":`, int64(ev.AttemptLatency))
 	return append(b, '}')
 }
 
@@ -491,7 +493,7 @@ func decodeCompact(body []byte) (Event, bool) {
 		Outcome: c.Outcome, Reason: c.Reason, Latency: time.Duration(c.Latency), Units: c.Units,
 		TenantUnitPrice: Micros(c.TenantUnit), TenantCost: Micros(c.TenantCost),
 		VendorUnitPrice: Micros(c.VendorUnit), VendorCost: Micros(c.VendorCost),
-		Currency: c.Currency, PriceVersion: c.Version, Adjusts: c.Adjusts,
+		Currency: c.Currency, PriceVersion: c.Version, Adjusts: c.Adjusts, AttemptLatency: time.Duration(c.AttemptLat),
 	}
 	switch {
 	case c.CallID != nil:
@@ -558,6 +560,10 @@ func appendEventJSON(b []byte, ev *Event) []byte {
 	if ev.Adjusts != "" {
 		b = append(b, `,"adjusts":`...)
 		b = jsonenc.AppendString(b, ev.Adjusts, false)
+	}
+	if ev.AttemptLatency != 0 {
+		b = append(b, `,"attempt_latency_ns":`...)
+		b = strconv.AppendInt(b, int64(ev.AttemptLatency), 10)
 	}
 	return append(b, '}')
 }

@@ -24,6 +24,10 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 			Reason: "a \"quoted\"\n\treason \\ \x01 <html> & \u2028 é 中", Latency: 3 * time.Millisecond,
 			Units: Units{"calls": 1, "images": 4}, VendorUnitPrice: 10, VendorCost: -20, Currency: "USD", PriceVersion: "2026-12"}},
 		{"invalid utf-8", Event{Key: "k\xff\xfe", Tenant: "t\xc3", Units: Units{}, Adjusts: "k0"}},
+		{"merged call", Event{Key: "c1/call", CallID: "c1", Kind: KindCall, Attempt: 1, Time: at, Ingested: at.UTC(),
+			Tenant: "acme", Vendor: "doubao", Tool: "generate_image", Outcome: OutcomeOK, Latency: 3 * time.Millisecond,
+			Units: Units{"calls": 1}, TenantUnitPrice: 5, TenantCost: 5, VendorUnitPrice: 2, VendorCost: 2, Currency: "USD",
+			AttemptLatency: 2 * time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +101,10 @@ func compactCases() []struct {
 			Currency: "USD", PriceVersion: "2026-12", Adjusts: "c0/call"}},
 		{"call", Event{Key: "0194a3b2c1d0e0f1a2b3c4d5e6f7a8b9/call", CallID: "0194a3b2c1d0e0f1a2b3c4d5e6f7a8b9", Kind: KindCall,
 			Time: at, Ingested: at.Add(time.Millisecond), Tenant: "acme", Outcome: OutcomeOK, Units: Units{}, Currency: "USD"}},
+		{"merged call", Event{Key: "m1/call", CallID: "m1", Kind: KindCall, Attempt: 1, Time: at, Ingested: at.Add(time.Millisecond),
+			Tenant: "acme", Vendor: "doubao", Tool: "generate_image", Outcome: OutcomeOK, Latency: 3 * time.Millisecond,
+			Units: Units{"calls": 1}, TenantUnitPrice: 5, TenantCost: 5, VendorUnitPrice: 2, VendorCost: 2, Currency: "USD",
+			AttemptLatency: 2 * time.Millisecond}},
 		{"job run", Event{Key: "job-7/run-2/1", CallID: "job-7", Kind: KindAttempt, Attempt: 1, Time: at, Ingested: at}},
 		{"call id with a slash", Event{Key: "a/b/call", CallID: "a/b", Kind: KindCall, Time: at, Ingested: at}},
 		{"key without a slash", Event{Key: "k", CallID: "", Time: at, Ingested: at}},

@@ -9,6 +9,7 @@ package ledgertest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -101,10 +102,101 @@ func Fixture() []billing.Event {
 	return evs
 }
 
+// MeterFixture is Fixture with each answering attempt carrying its call's
+// units, as the meter records them, so that [Merge] merges most
+// single-attempt calls.
+func MeterFixture() []billing.Event {
+	evs := Fixture()
+	for i := 0; i+1 < len(evs); i++ {
+		if c, a := &evs[i], &evs[i+1]; c.Kind == billing.KindCall && a.Kind == billing.KindAttempt && a.Vendor == c.Vendor && a.Outcome == c.Outcome {
+			a.Units = maps.Clone(c.Units)
+		}
+	}
+	return evs
+}
+
+// Merge returns evs with each call event and its first attempt that
+// [billing.MergeAttempt] merges, next to each other, as one merged event:
+// what the meter records for a single-attempt call.
+func Merge(evs []billing.Event) []billing.Event {
+	var out []billing.Event
+	for i := 0; i < len(evs); i++ {
+		if i+1 < len(evs) {
+			if m, ok := billing.MergeAttempt(&evs[i], &evs[i+1]); ok {
+				out = append(out, m)
+				i++
+				continue
+			}
+		}
+		out = append(out, evs[i])
+	}
+	return out
+}
+
+// Split returns evs with each merged event replaced by the call and the
+// attempt it stands for.
+func Split(evs []billing.Event) []billing.Event {
+	var out []billing.Event
+	for _, e := range evs {
+		if c, a, ok := e.Split(); ok {
+			out = append(out, c, a)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Same checks that got reads as want does: the same events from Query
+// (all, by kind, by vendor) and the same rollups, from the hourly table
+// and from a scan of the events, for several groupings and filters.
+func Same(t *testing.T, want, got billing.Ledger) {
+	t.Helper()
+	ctx := context.Background()
+	query := func(l billing.Ledger, f billing.Filter) []billing.Event {
+		var evs []billing.Event
+		if err := l.Query(ctx, f, func(e billing.Event) error { evs = append(evs, e); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	filters := []billing.Filter{{}, {Kind: billing.KindCall}, {Kind: billing.KindAttempt}, {Kind: billing.KindAdjust},
+		{Vendor: "sd", Kind: billing.KindAttempt}, {Tenant: "acme"}, {From: Base.Add(3 * time.Hour), To: Base.Add(20 * time.Hour)}}
+	for _, f := range filters {
+		if diff := cmp.Diff(query(want, f), query(got, f)); diff != "" {
+			t.Errorf("Query %+v (-want +got):\n%s", f, diff)
+		}
+	}
+	from, to := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	for _, g := range [][]string{nil, {"tenant"}, {"tenant", "vendor", "tool", "hour"}, {"day", "vendor"}, {"month", "tenant", "tool"}} {
+		for _, f := range filters {
+			for _, hourly := range []bool{true, false} {
+				if hourly && f.From.IsZero() {
+					f.From, f.To = from, to
+				} else if !hourly {
+					f.From = from.Add(-time.Microsecond)
+				}
+				q := billing.RollupQuery{Filter: f, GroupBy: g}
+				w, err := want.Rollup(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := got.Rollup(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, r); diff != "" {
+					t.Errorf("Rollup %+v (-want +got):\n%s", q, diff)
+				}
+			}
+		}
+	}
+}
+
 // Totals sums events the way a rollup does, for checking ledgers.
 func Totals(evs []billing.Event) billing.Row {
 	var r billing.Row
-	for _, e := range evs {
+	for _, e := range Split(evs) {
 		r.TenantCost += e.TenantCost
 		r.VendorCost += e.VendorCost
 		switch e.Kind {
@@ -302,6 +394,30 @@ func Run(t *testing.T, open func(t *testing.T) billing.Ledger) {
 		}
 	})
 	t.Run("AppendBatches", func(t *testing.T) { appendBatches(t, open) })
+	t.Run("MergedRows", func(t *testing.T) {
+		// A single-attempt call stored as one row reads as its two events.
+		ref, l := open(t), open(t)
+		evs := MeterFixture()
+		merged := Merge(evs)
+		if len(merged) >= len(evs)-20 {
+			t.Fatalf("Merge: %d events of %d, want most single-attempt calls merged", len(merged), len(evs))
+		}
+		if err := ref.Append(ctx, evs); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(merged); i += 11 { // several batches, replayed
+			if err := l.Append(ctx, merged[i:min(i+11, len(merged))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Append(ctx, merged); err != nil {
+			t.Fatal(err)
+		}
+		if s := l.Stats(); s.Appended != int64(len(merged)) || s.Duplicates != int64(len(merged)) {
+			t.Errorf("Stats = %+v, want %d appended and as many duplicates", s, len(merged))
+		}
+		Same(t, ref, l)
+	})
 }
 
 func sorted(evs []billing.Event) []billing.Event {

@@ -4,9 +4,14 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/toolhub/toolhub/billing"
+	"github.com/toolhub/toolhub/billing/internal/ledgersql"
 	"github.com/toolhub/toolhub/billing/ledgertest"
 )
 
@@ -29,6 +34,62 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkAppendCalls measures the ingest of what the meter writes for
+// single-attempt calls: one row per call, standing for its call event and
+// its attempt event (billing.MergeAttempt), 4096 rows per Append. events/s
+// counts usage events (two a row, the unit BenchmarkAppend counts). Each
+// batch is also COPYed, in the same process, into a table of the same
+// columns without key, index or rollups (raw-rows/s), and x-raw is the
+// time of the raw COPYs over the ledger's: what the ledger's key, index,
+// rollups and transaction cost over moving the bytes.
+func BenchmarkAppendCalls(b *testing.B) {
+	schema := newSchema(b)
+	l := open(b, schema)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testDSN())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	cols := strings.Split(ledgersql.Columns, ", ")
+	// The ledger's columns and types; LIKE copies no key or index.
+	if _, err := conn.Exec(ctx, "CREATE TABLE "+pgx.Identifier{schema, "raw"}.Sanitize()+" (LIKE "+pgx.Identifier{schema, "usage_events"}.Sanitize()+")"); err != nil {
+		b.Fatal(err)
+	}
+	const batch = 4096
+	evs := make([]billing.Event, batch)
+	n := 0
+	var ledger, raw time.Duration
+	vals := make([]any, 0, ledgersql.NumColumns)
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		for j := range evs {
+			evs[j] = ledgertest.SyntheticCall(n)
+			n++
+		}
+		t0 := time.Now()
+		if _, err := conn.CopyFrom(ctx, pgx.Identifier{schema, "raw"}, cols, pgx.CopyFromSlice(len(evs), func(i int) ([]any, error) {
+			vals = ledgersql.AppendValues(vals[:0], &evs[i])
+			return vals, nil
+		})); err != nil {
+			b.Fatal(err)
+		}
+		raw += time.Since(t0)
+		b.StartTimer()
+		t0 = time.Now()
+		if err := l.Append(ctx, evs); err != nil {
+			b.Fatal(err)
+		}
+		ledger += time.Since(t0)
+	}
+	b.ReportMetric(float64(2*n)/ledger.Seconds(), "events/s")
+	b.ReportMetric(float64(n)/ledger.Seconds(), "rows/s")
+	b.ReportMetric(float64(n)/raw.Seconds(), "raw-rows/s")
+	b.ReportMetric(raw.Seconds()/ledger.Seconds(), "x-raw")
 	b.ReportMetric(0, "ns/op")
 }
 

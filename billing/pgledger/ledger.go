@@ -44,6 +44,9 @@ type Ledger struct {
 	schema string
 	table  string
 	hours  string
+	// cols are the columns Query reads: ledgersql.LegacyColumns for a
+	// table opened read-only before it was migrated.
+	cols string
 
 	appended, dups atomic.Int64
 	closeOnce      sync.Once
@@ -69,7 +72,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Ledger, error) {
 		return nil, fmt.Errorf("pgledger: %w", err)
 	}
 	s := pgx.Identifier{o.Schema}.Sanitize()
-	l := &Ledger{pool: pool, schema: o.Schema, table: s + ".usage_events", hours: s + ".usage_rollup_hours"}
+	l := &Ledger{pool: pool, schema: o.Schema, table: s + ".usage_events", hours: s + ".usage_rollup_hours", cols: ledgersql.Columns}
 	ddl := `CREATE SCHEMA IF NOT EXISTS ` + s + `;
 CREATE TABLE IF NOT EXISTS ` + l.table + ` (
 	key text PRIMARY KEY,
@@ -96,8 +99,13 @@ CREATE TABLE IF NOT EXISTS ` + l.table + ` (
 	currency text NOT NULL,
 	price_version text NOT NULL,
 	adjusts text NOT NULL,
-	month_us bigint NOT NULL
+	month_us bigint NOT NULL,
+	attempt_latency_ns bigint NOT NULL DEFAULT 0
 );
+-- migration: a table made before rows could hold a call and its one
+-- attempt (billing.MergeAttempt) gains the attempt's latency; its rows,
+-- one event each, read as before.
+ALTER TABLE ` + l.table + ` ADD COLUMN IF NOT EXISTS attempt_latency_ns bigint NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS usage_events_time ON ` + l.table + ` (time_us);
 CREATE TABLE IF NOT EXISTS ` + l.hours + ` (
 	hour_us bigint NOT NULL,
@@ -128,6 +136,16 @@ ALTER TABLE ` + l.hours + ` SET (` + hoursStorage + `);`
 				err = fmt.Errorf("no ledger table %s (has a hub written usage with --postgres and this schema?)", l.table)
 			}
 			return nil, fmt.Errorf("pgledger: %w", err)
+		}
+		var migrated bool
+		err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+			WHERE table_schema = $1 AND table_name = 'usage_events' AND column_name = 'attempt_latency_ns')`, o.Schema).Scan(&migrated)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("pgledger: %w", err)
+		}
+		if !migrated {
+			l.cols = ledgersql.LegacyColumns
 		}
 		return l, nil
 	}
@@ -162,7 +180,7 @@ const hoursStorage = `fillfactor = 50, autovacuum_vacuum_scale_factor = 0.02, au
 func (l *Ledger) Schema() string { return l.schema }
 
 var types = []string{"text", "text", "text", "int8", "int8", "int8", "text", "text", "text", "text", "text", "text",
-	"int8", "text", "int8", "int8", "int8", "int8", "int8", "int8", "int8", "text", "text", "text", "int8"}
+	"int8", "text", "int8", "int8", "int8", "int8", "int8", "int8", "int8", "text", "text", "text", "int8", "int8"}
 
 const chunk = 5000
 
@@ -300,25 +318,26 @@ func (l *Ledger) addHours(ctx context.Context, tx pgx.Tx, hours []ledgersql.Hour
 
 // Query calls fn for each matching event, by time then key.
 func (l *Ledger) Query(ctx context.Context, f billing.Filter, fn func(billing.Event) error) error {
-	q, args := dialect.Select(l.table, f)
+	q, args := dialect.SelectColumns(l.table, l.cols, f)
 	rows, err := l.pool.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("pgledger: query: %w", err)
 	}
 	defer rows.Close()
+	sp := ledgersql.Splitter{Kind: f.Kind, Fn: fn}
 	for rows.Next() {
 		ev, err := ledgersql.Scan(rows.Scan)
 		if err != nil {
 			return fmt.Errorf("pgledger: query: %w", err)
 		}
-		if err := fn(ev); err != nil {
+		if err := sp.Add(ev); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("pgledger: query: %w", err)
 	}
-	return nil
+	return sp.Flush()
 }
 
 // Rollup sums events by q.GroupBy.

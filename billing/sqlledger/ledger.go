@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS events (
 	currency TEXT NOT NULL,
 	price_version TEXT NOT NULL,
 	adjusts TEXT NOT NULL,
-	month_us INTEGER NOT NULL
+	month_us INTEGER NOT NULL,
+	attempt_latency_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS events_time ON events (time_us);
 CREATE TABLE IF NOT EXISTS rollup_hours (
@@ -136,12 +137,36 @@ func Open(ctx context.Context, path string, opts *Options) (*Ledger, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: create tables: %w", abs, err)
 	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlledger: open %s: migrate: %w", abs, err)
+	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlledger: open %s: %w", abs, err)
 	}
 	return &Ledger{db: db, path: abs, w: &writer{conn: conn, stmts: map[stmtKey]driverStmt{}}}, nil
+}
+
+// migrate brings a file made by an older toolhub to the current schema:
+// events gains attempt_latency_ns (the attempt's latency on a row that
+// holds a call and its one attempt, see billing.MergeAttempt), 0 on the
+// rows already stored, each of which holds one event as before. Reports
+// read old and new rows alike.
+func migrate(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('events') WHERE name = 'attempt_latency_ns'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, `ALTER TABLE events ADD COLUMN attempt_latency_ns INTEGER NOT NULL DEFAULT 0`)
+	if err != nil && strings.Contains(err.Error(), "duplicate column") {
+		return nil // another process migrated it first
+	}
+	return err
 }
 
 // Path is the ledger file's absolute path.
@@ -245,6 +270,7 @@ type stmtKey struct {
 	rollup    bool
 	rows      int
 	returning bool
+	shared    bool // the rows' shared columns bound once (ledgersql.SameShared)
 }
 
 // writer is the connection Appends run on, with its prepared statements.
@@ -266,7 +292,7 @@ func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt,
 		return s, nil
 	}
 	cols := ledgersql.NumColumns
-	head := "INSERT INTO events (" + ledgersql.Columns + ") VALUES "
+	head := "INSERT INTO events (" + ledgersql.InsertColumns + ") VALUES "
 	tail := " ON CONFLICT (key) DO NOTHING"
 	if k.returning {
 		tail += " RETURNING key"
@@ -277,6 +303,17 @@ func (w *writer) stmt(ctx context.Context, c driverConn, k stmtKey) (driverStmt,
 		tail = fmt.Sprintf(ledgersql.RollupUpdate, "rollup_hours")
 	}
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	if k.shared {
+		// ?1 … ?NumShared in every row; each plain ? after them is
+		// numbered one past the largest so far, so the row values follow.
+		var b strings.Builder
+		b.WriteString("(")
+		for i := range ledgersql.NumShared {
+			fmt.Fprintf(&b, "?%d,", i+1)
+		}
+		b.WriteString(strings.Repeat("?,", ledgersql.NumRow))
+		row = strings.TrimSuffix(b.String(), ",") + ")"
+	}
 	ds, err := c.PrepareContext(ctx, head+strings.TrimSuffix(strings.Repeat(row+",", k.rows), ",")+tail)
 	if err != nil {
 		return nil, err
@@ -305,8 +342,9 @@ func chunk(n, most int) int {
 
 // chunkArgs are the arguments of one INSERT of rows events.
 type chunkArgs struct {
-	rows int
-	args []driver.NamedValue
+	rows   int
+	shared bool
+	args   []driver.NamedValue
 }
 
 // producer turns events into INSERT arguments on its own goroutine, one
@@ -321,7 +359,7 @@ type producer struct {
 func (w *writer) produce(events []billing.Event, most int) *producer {
 	p := &producer{ready: make(chan chunkArgs, 1), free: make(chan []driver.NamedValue, 2), quit: make(chan struct{})}
 	for i, b := range w.bufs {
-		if cap(b) < maxRows*ledgersql.NumColumns {
+		if cap(b) < maxRows*ledgersql.NumColumns { // the most a chunk takes (shared columns not shared)
 			w.bufs[i] = make([]driver.NamedValue, 0, maxRows*ledgersql.NumColumns)
 		}
 	}
@@ -337,9 +375,19 @@ func (w *writer) produce(events []billing.Event, most int) *producer {
 			case <-p.quit:
 				return
 			}
+			shared := rows > 1
+			for j := i + 1; j < i+rows && shared; j++ {
+				shared = ledgersql.SameShared(&events[i], &events[j])
+			}
 			w.vals = w.vals[:0]
+			if shared {
+				w.vals = ledgersql.AppendShared(w.vals, &events[i])
+			}
 			for j := i; j < i+rows; j++ {
-				w.vals = ledgersql.AppendValues(w.vals, &events[j])
+				if !shared {
+					w.vals = ledgersql.AppendShared(w.vals, &events[j])
+				}
+				w.vals = ledgersql.AppendRow(w.vals, &events[j])
 			}
 			args = args[:0]
 			for k, v := range w.vals {
@@ -347,7 +395,7 @@ func (w *writer) produce(events []billing.Event, most int) *producer {
 			}
 			i += rows
 			select {
-			case p.ready <- chunkArgs{rows, args}:
+			case p.ready <- chunkArgs{rows, shared, args}:
 			case <-p.quit:
 				return
 			}
@@ -416,7 +464,7 @@ func (w *writer) try(ctx context.Context, c driverConn, events []billing.Event, 
 	chunks := w.produce(events, most)
 	defer chunks.stop()
 	for ch := range chunks.ready {
-		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning})
+		s, err := w.stmt(ctx, c, stmtKey{rows: ch.rows, returning: returning, shared: ch.shared})
 		if err != nil {
 			return 0, false, err
 		}
@@ -518,19 +566,20 @@ func (l *Ledger) Query(ctx context.Context, f billing.Filter, fn func(billing.Ev
 		return fmt.Errorf("sqlledger: query: %w", err)
 	}
 	defer rows.Close()
+	sp := ledgersql.Splitter{Kind: f.Kind, Fn: fn}
 	for rows.Next() {
 		ev, err := ledgersql.Scan(rows.Scan)
 		if err != nil {
 			return fmt.Errorf("sqlledger: query: %w", err)
 		}
-		if err := fn(ev); err != nil {
+		if err := sp.Add(ev); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlledger: query: %w", err)
 	}
-	return nil
+	return sp.Flush()
 }
 
 // Rollup sums events by q.GroupBy.

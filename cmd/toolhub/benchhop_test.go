@@ -9,6 +9,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/toolhub/toolhub/internal/loadgen"
 )
 
 // asToolhub, set in a child's environment, makes this test binary run as
@@ -159,5 +163,30 @@ func TestBenchSoakEndToEnd(t *testing.T) {
 	rep.Markdown(&out)
 	if !strings.Contains(out.String(), "| hub RSS MB | hub goroutines |") || !strings.Contains(out.String(), "Flat") {
 		t.Errorf("the report:\n%s", out.String())
+	}
+}
+
+// TestHopTargetsAreIssue30s: the verdict lines judge c=16 (both shapes)
+// by ≥ 1.00× the proxy's calls/s, pinned c=16 by hub CPU per call ≤ 1.00×,
+// and c=1 by p50 ≤ +20 µs.
+func TestHopTargetsAreIssue30s(t *testing.T) {
+	row := func(shape string, c int, path string, perSec float64, p50 time.Duration, cpu time.Duration) hopRow {
+		return hopRow{Shape: shape, C: c, Path: path, Res: loadgen.Result{PerSec: perSec, P50: p50}, PerCall: cpu}
+	}
+	for _, tt := range []struct {
+		hub, proxy hopRow
+		want       []string
+	}{
+		{row("pinned", 16, hopHub, 950, 0, 99*time.Microsecond), row("pinned", 16, hopProxy, 1000, 0, 100*time.Microsecond), []string{
+			"pinned, c=16: calls/s 0.95× the proxy's (target ≥ 1.00×): **not met**",
+			"pinned, c=16: hub CPU per call 0.99× the proxy's (target ≤ 1.00×): met"}},
+		{row("shared", 16, hopHub, 1010, 0, 0), row("shared", 16, hopProxy, 1000, 0, 0), []string{
+			"shared, c=16: calls/s 1.01× the proxy's (target ≥ 1.00×): met"}},
+		{row("shared", 1, hopHub, 100, 130*time.Microsecond, 0), row("shared", 1, hopProxy, 100, 100*time.Microsecond, 0), []string{
+			"shared, c=1: p50 +30 µs over the proxy's (target ≤ +20 µs): **not met**"}},
+	} {
+		if diff := cmp.Diff(tt.want, hopTargets(tt.hub, tt.proxy)); diff != "" {
+			t.Errorf("%s c=%d (-want +got):\n%s", tt.hub.Shape, tt.hub.C, diff)
+		}
 	}
 }

@@ -16,10 +16,95 @@ import (
 )
 
 // Columns in insert and select order.
-const Columns = `key, call_id, kind, attempt, time_us, ingested_us, tenant, vendor, tool, capability, outcome, reason, latency_ns, units, images, tokens, seconds, tenant_unit_price, tenant_cost, vendor_unit_price, vendor_cost, currency, price_version, adjusts, month_us`
+const Columns = `key, call_id, kind, attempt, time_us, ingested_us, tenant, vendor, tool, capability, outcome, reason, latency_ns, units, images, tokens, seconds, tenant_unit_price, tenant_cost, vendor_unit_price, vendor_cost, currency, price_version, adjusts, month_us, attempt_latency_ns`
 
 // NumColumns is the number of Columns.
-const NumColumns = 25
+const NumColumns = 26
+
+// merged is true on a row holding a merged event (a call and its first
+// attempt, see billing.MergeAttempt).
+const merged = `(kind = 'call' AND attempt = 1)`
+
+// An INSERT of many rows binds a value per column and row, and binding is
+// most of what an INSERT costs the embedded ledger (the driver copies each
+// string into C memory and back out). The columns most rows of a batch
+// have in common — what a call's outcome is rather than who made it — go
+// first in InsertColumns: a statement for rows that agree on them (see
+// SameShared) binds them once (?1 … ?NumShared) for all its rows.
+
+// sharedColumns are the columns a chunk of rows often has in common.
+var sharedColumns = []string{"kind", "attempt", "outcome", "reason", "units", "currency", "price_version", "adjusts"}
+
+// NumShared is the number of shared columns, NumRow of the others.
+const (
+	NumShared = 8
+	NumRow    = NumColumns - NumShared
+)
+
+// InsertColumns is Columns with the shared columns first: the order of
+// AppendShared's values, then AppendRow's.
+var InsertColumns = func() string {
+	cols := slices.Clone(sharedColumns)
+	for _, c := range strings.Split(Columns, ", ") {
+		if !slices.Contains(sharedColumns, c) {
+			cols = append(cols, c)
+		}
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// AppendShared appends ev's shared column values (InsertColumns order).
+func AppendShared(args []any, ev *billing.Event) []any {
+	return append(args, string(ev.Kind), int64(ev.Attempt), string(ev.Outcome), ev.Reason, UnitsColumn(ev.Units),
+		ev.Currency, ev.PriceVersion, ev.Adjusts)
+}
+
+// AppendRow appends ev's other column values (InsertColumns order).
+func AppendRow(args []any, ev *billing.Event) []any {
+	return append(args, ev.Key, ev.CallID, ev.Time.UnixMicro(), ev.Ingested.UnixMicro(),
+		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, int64(ev.Latency),
+		ev.Units[billing.UnitImages], ev.Units[billing.UnitTokens], ev.Units[billing.UnitSeconds],
+		int64(ev.TenantUnitPrice), int64(ev.TenantCost), int64(ev.VendorUnitPrice), int64(ev.VendorCost),
+		MonthStart(ev.Time), int64(ev.AttemptLatency))
+}
+
+// SameShared reports whether a and b have the same shared column values
+// (with units the columns imply, see UnitsColumn).
+func SameShared(a, b *billing.Event) bool {
+	return a.Kind == b.Kind && a.Attempt == b.Attempt && a.Outcome == b.Outcome && a.Reason == b.Reason &&
+		a.Currency == b.Currency && a.PriceVersion == b.PriceVersion && a.Adjusts == b.Adjusts &&
+		impliedUnits(a.Units) && impliedUnits(b.Units)
+}
+
+// UnitsColumn is the units column's value: "" when the units are one call
+// and the non-zero images, tokens and seconds, which their own columns
+// hold (the common case: Scan rebuilds them), else their JSON (UnitsJSON).
+func UnitsColumn(u billing.Units) string {
+	if impliedUnits(u) {
+		return ""
+	}
+	return UnitsJSON(u)
+}
+
+// impliedUnits reports whether u is {calls: 1} with non-zero images,
+// tokens or seconds and nothing else.
+func impliedUnits(u billing.Units) bool {
+	if u[billing.UnitCalls] != 1 {
+		return false
+	}
+	for k, v := range u {
+		switch k {
+		case billing.UnitCalls:
+		case billing.UnitImages, billing.UnitTokens, billing.UnitSeconds:
+			if v == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Values returns ev's column values in Columns order.
 func Values(ev *billing.Event) []any { return AppendValues(make([]any, 0, NumColumns), ev) }
@@ -27,10 +112,10 @@ func Values(ev *billing.Event) []any { return AppendValues(make([]any, 0, NumCol
 // AppendValues appends ev's column values in Columns order to args.
 func AppendValues(args []any, ev *billing.Event) []any {
 	return append(args, ev.Key, ev.CallID, string(ev.Kind), int64(ev.Attempt), ev.Time.UnixMicro(), ev.Ingested.UnixMicro(),
-		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, string(ev.Outcome), ev.Reason, int64(ev.Latency), UnitsJSON(ev.Units),
+		ev.Tenant, ev.Vendor, ev.Tool, ev.Capability, string(ev.Outcome), ev.Reason, int64(ev.Latency), UnitsColumn(ev.Units),
 		ev.Units[billing.UnitImages], ev.Units[billing.UnitTokens], ev.Units[billing.UnitSeconds],
 		int64(ev.TenantUnitPrice), int64(ev.TenantCost), int64(ev.VendorUnitPrice), int64(ev.VendorCost),
-		ev.Currency, ev.PriceVersion, ev.Adjusts, MonthStart(ev.Time))
+		ev.Currency, ev.PriceVersion, ev.Adjusts, MonthStart(ev.Time), int64(ev.AttemptLatency))
 }
 
 // MonthStart is the start of t's month (UTC) in µs: stored with each event
@@ -92,15 +177,27 @@ func plainKey(k string) bool {
 func Scan(scan func(dest ...any) error) (billing.Event, error) {
 	var ev billing.Event
 	var kind, outcome, units string
-	var attempt, t, ing, lat, images, tokens, seconds, tup, tc, vup, vc, month int64
+	var attempt, t, ing, lat, images, tokens, seconds, tup, tc, vup, vc, month, alat int64
 	err := scan(&ev.Key, &ev.CallID, &kind, &attempt, &t, &ing, &ev.Tenant, &ev.Vendor, &ev.Tool, &ev.Capability,
-		&outcome, &ev.Reason, &lat, &units, &images, &tokens, &seconds, &tup, &tc, &vup, &vc, &ev.Currency, &ev.PriceVersion, &ev.Adjusts, &month)
+		&outcome, &ev.Reason, &lat, &units, &images, &tokens, &seconds, &tup, &tc, &vup, &vc, &ev.Currency, &ev.PriceVersion, &ev.Adjusts, &month, &alat)
 	if err != nil {
 		return ev, err
 	}
 	ev.Kind, ev.Outcome, ev.Attempt = billing.Kind(kind), billing.Outcome(outcome), int(attempt)
-	ev.Time, ev.Ingested, ev.Latency = time.UnixMicro(t).UTC(), time.UnixMicro(ing).UTC(), time.Duration(lat)
+	ev.Time, ev.Ingested, ev.Latency, ev.AttemptLatency = time.UnixMicro(t).UTC(), time.UnixMicro(ing).UTC(), time.Duration(lat), time.Duration(alat)
 	ev.TenantUnitPrice, ev.TenantCost, ev.VendorUnitPrice, ev.VendorCost = billing.Micros(tup), billing.Micros(tc), billing.Micros(vup), billing.Micros(vc)
+	if units == "" { // see UnitsColumn
+		ev.Units = billing.Units{billing.UnitCalls: 1}
+		for _, u := range [...]struct {
+			name string
+			n    int64
+		}{{billing.UnitImages, images}, {billing.UnitTokens, tokens}, {billing.UnitSeconds, seconds}} {
+			if u.n != 0 {
+				ev.Units[u.name] = u.n
+			}
+		}
+		return ev, nil
+	}
 	if err := json.Unmarshal([]byte(units), &ev.Units); err != nil {
 		return ev, fmt.Errorf("event %s: units: %w", ev.Key, err)
 	}
@@ -136,7 +233,12 @@ func (d Dialect) where(timeCol string, f billing.Filter) (string, []any) {
 	if f.Vendor != "" {
 		add("vendor = ?", f.Vendor)
 	}
-	if f.Kind != "" {
+	switch f.Kind {
+	case "":
+	case billing.KindAttempt: // merged rows hold an attempt too
+		args = append(args, string(f.Kind))
+		conds = append(conds, "(kind = "+d.Placeholder(len(args))+" OR "+merged+")")
+	default:
 		add("kind = ?", string(f.Kind))
 	}
 	if len(conds) == 0 {
@@ -145,10 +247,19 @@ func (d Dialect) where(timeCol string, f billing.Filter) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
+// LegacyColumns is Columns for a table made before attempt_latency_ns
+// (opened read-only, so not migrated): every row there holds one event.
+var LegacyColumns = strings.Replace(Columns, ", attempt_latency_ns", ", 0", 1)
+
 // Select is the query for Ledger.Query.
 func (d Dialect) Select(table string, f billing.Filter) (string, []any) {
+	return d.SelectColumns(table, Columns, f)
+}
+
+// SelectColumns is Select reading cols (Columns or LegacyColumns).
+func (d Dialect) SelectColumns(table, cols string, f billing.Filter) (string, []any) {
 	w, args := d.Where(f)
-	return "SELECT " + Columns + " FROM " + table + w + " ORDER BY time_us, key", args
+	return "SELECT " + cols + " FROM " + table + w + " ORDER BY time_us, key", args
 }
 
 // Rollup is the query for Ledger.Rollup; scan its rows with ScanRow.
@@ -170,17 +281,29 @@ func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 	}
 	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
 	w, args := d.Where(q.Filter)
+	// A merged row is a call event and an attempt event: it counts as
+	// both, unless the filter keeps only one kind, when it counts as
+	// that one (a call's units and charge, or an attempt's payout).
+	call, att, tenant, vendor := "kind = 'call'", "(kind = 'attempt' OR "+merged+")", "1 = 1", "1 = 1"
+	switch q.Kind {
+	case billing.KindAttempt:
+		call, tenant = "1 = 0", "NOT "+merged
+	case billing.KindCall:
+		att, vendor = "1 = 0", "NOT "+merged
+	}
+	units := "kind <> 'attempt' AND " + tenant
 	sel := strings.Join(dims, ", ") + `,
-	CAST(SUM(CASE WHEN kind = 'call' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind = 'call' AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind = 'call' AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind = 'call' AND outcome IN ('cached', 'stale') THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind = 'attempt' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind = 'attempt' AND outcome = 'ok' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind <> 'attempt' THEN images ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind <> 'attempt' THEN tokens ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN kind <> 'attempt' THEN seconds ELSE 0 END) AS BIGINT),
-	CAST(SUM(tenant_cost) AS BIGINT), CAST(SUM(vendor_cost) AS BIGINT)`
+	CAST(SUM(CASE WHEN ` + call + ` THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + call + ` AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + call + ` AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + call + ` AND outcome IN ('cached', 'stale') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + att + ` THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + att + ` AND outcome = 'ok' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + units + ` THEN images ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + units + ` THEN tokens ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + units + ` THEN seconds ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + tenant + ` THEN tenant_cost ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN ` + vendor + ` THEN vendor_cost ELSE 0 END) AS BIGINT)`
 	var group []string
 	for i := range dims {
 		if dims[i] != "''" && dims[i] != "0" {
@@ -218,4 +341,52 @@ func SortRows(rows []billing.Row) {
 		}
 		return 0
 	})
+}
+
+// Splitter turns the rows of a Select, in time and key order, into the
+// events they hold, in the same order: a merged row (billing.MergeAttempt)
+// is its call event and its attempt event, whose keys sort apart from each
+// other, so the events of one time are sorted before they are passed on.
+// Kind is the filter's: a merged row read for Kind call gives its call
+// event only, for Kind attempt its attempt event only.
+type Splitter struct {
+	Kind billing.Kind
+	Fn   func(billing.Event) error
+	buf  []billing.Event
+}
+
+// Add takes the next row's event.
+func (s *Splitter) Add(ev billing.Event) error {
+	if len(s.buf) > 0 && !s.buf[0].Time.Equal(ev.Time) {
+		if err := s.Flush(); err != nil {
+			return err
+		}
+	}
+	call, att, ok := ev.Split()
+	switch {
+	case !ok:
+		s.buf = append(s.buf, ev)
+	case s.Kind == billing.KindCall:
+		s.buf = append(s.buf, call)
+	case s.Kind == billing.KindAttempt:
+		s.buf = append(s.buf, att)
+	default:
+		s.buf = append(s.buf, call, att)
+	}
+	return nil
+}
+
+// Flush passes on the events held; call it after the last row.
+func (s *Splitter) Flush() error {
+	if len(s.buf) > 1 {
+		slices.SortStableFunc(s.buf, func(a, b billing.Event) int { return strings.Compare(a.Key, b.Key) })
+	}
+	for i := range s.buf {
+		if err := s.Fn(s.buf[i]); err != nil {
+			s.buf = s.buf[:0]
+			return err
+		}
+	}
+	s.buf = s.buf[:0]
+	return nil
 }

@@ -2,6 +2,7 @@ package ledgersql
 
 import (
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/toolhub/toolhub/billing"
@@ -43,4 +44,37 @@ func FuzzUnitsJSON(f *testing.F) {
 			t.Errorf("UnitsJSON(%v) = %s, want %s", u, got, want)
 		}
 	})
+}
+
+// TestUnitsColumnRoundTrip: the units column is empty only when Scan can
+// rebuild the units from the images, tokens and seconds columns.
+func TestUnitsColumnRoundTrip(t *testing.T) {
+	for _, u := range []billing.Units{
+		{billing.UnitCalls: 1}, {billing.UnitCalls: 1, billing.UnitTokens: 7}, {billing.UnitCalls: 1, billing.UnitImages: 2, billing.UnitSeconds: 3},
+		{billing.UnitCalls: 1, billing.UnitImages: 0}, {billing.UnitCalls: 2}, {}, nil, {billing.UnitCalls: 1, "pages": 4},
+	} {
+		ev := billing.Event{Key: "k/call", Kind: billing.KindCall, Units: u}
+		vals := Values(&ev)
+		got, err := Scan(func(dest ...any) error {
+			for i, d := range dest {
+				switch d := d.(type) {
+				case *string:
+					*d = vals[i].(string)
+				case *int64:
+					*d = vals[i].(int64)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := u
+		if want == nil {
+			want = billing.Units{}
+		}
+		if !maps.Equal(got.Units, want) || len(got.Units) != len(want) {
+			t.Errorf("units %v stored as %q read back as %v", u, vals[13], got.Units)
+		}
+	}
 }

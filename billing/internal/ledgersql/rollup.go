@@ -60,6 +60,12 @@ func Add(r *billing.Row, ev *billing.Event) {
 		case billing.OutcomeCached, billing.OutcomeStale:
 			r.Cached++
 		}
+		if ev.Merged() { // and its attempt, with the call's outcome
+			r.Attempts++
+			if ev.Outcome == billing.OutcomeOK {
+				r.Paid++
+			}
+		}
 	case billing.KindAttempt:
 		r.Attempts++
 		if ev.Outcome == billing.OutcomeOK {
