@@ -32,16 +32,40 @@ func (ix *offlineIndex) boostValues(c *clause) {
 	for j := range c.ranked {
 		byEntry[c.ranked[j].entry] = j
 	}
+	// Parameters of one vsig have one answer (and near-duplicate vendors
+	// have many such), so each is asked once.
+	type answer struct{ ok, id bool }
+	answers := map[string]answer{}
+	counts := map[string]int{}
 	for ei, oe := range ix.entries {
+		if oe == nil || !oe.valued {
+			continue
+		}
 		n, strong := 0, false
-		groups := map[string]int{} // values counted for a group, at most one a parameter
+		var groups map[string]int // values counted for a group, at most one a parameter
 		for _, p := range oe.params {
-			ok, id := c.hasValueFor(p, ix)
+			if p.vsig == "" {
+				continue
+			}
+			a, seen := answers[p.vsig]
+			if !seen {
+				a.ok, a.id = c.hasValueFor(p, ix)
+				answers[p.vsig] = a
+			}
+			ok, id := a.ok, a.id
 			if !ok {
 				continue
 			}
 			if p.group != "" {
-				if groups[p.group] >= c.groupValues(p) {
+				if groups == nil {
+					groups = map[string]int{}
+				}
+				gv, seen := counts[p.vsig]
+				if !seen {
+					gv = c.groupValues(p)
+					counts[p.vsig] = gv
+				}
+				if groups[p.group] >= gv {
 					continue
 				}
 				groups[p.group]++
@@ -61,7 +85,7 @@ func (ix *offlineIndex) boostValues(c *clause) {
 		m.score += valueBonus * float64(n)
 		m.strong, m.named = true, true
 	}
-	sortMatches(c.ranked)
+	ix.sortMatches(c.ranked)
 }
 
 // groupValues is how many values the clause has for p's group.

@@ -69,7 +69,7 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		case a.m.score < b.m.score:
 			return 1
 		}
-		return a.m.entry - b.m.entry
+		return ix.cmpEntries(a.m.entry, b.m.entry)
 	})
 	for _, c := range all {
 		if len(order) == k {
@@ -113,7 +113,7 @@ func matchedWords(ix *offlineIndex, toks []token, m match) []string {
 			}
 			rs := []rune(t.text)
 			for j := 0; j+1 < len(rs); j++ {
-				if slices.ContainsFunc(ix.bigrams[string(rs[j:j+2])], func(p posting) bool { return p.entry == m.entry }) {
+				if ps, _ := ix.bigrams.Get(string(rs[j : j+2])); slices.ContainsFunc(ps, func(p posting) bool { return p.entry == m.entry }) {
 					hits = append(hits, at{i, t.text})
 					break
 				}
@@ -170,8 +170,8 @@ func (s *searchState) everyone(ix *offlineIndex) []bool {
 		return a.vis
 	}
 	a := &allOf{ix: ix, vis: make([]bool, len(ix.entries))}
-	for i := range a.vis {
-		a.vis[i] = true
+	for i, e := range ix.entries {
+		a.vis[i] = e != nil
 	}
 	s.all.Store(a)
 	return a.vis
