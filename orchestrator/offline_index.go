@@ -224,7 +224,7 @@ func buildIndex(version uint64, entries []registry.Entry, keywords func(registry
 func newIndex(version uint64) *offlineIndex {
 	ix := &offlineIndex{version: version, post: &cowmap.Map[[]posting]{}, bigrams: &cowmap.Map[[]posting]{},
 		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, hanRefs: &cowmap.Map[int]{},
-		phrases: &cowmap.Map[int]{}, maxWords: lexMaxWords, vocab: &cowmap.Map[int]{}, vendors: &cowmap.Map[*vendorPart]{}, capIdx: map[string]int{}}
+		phrases: &cowmap.Map[int]{}, maxWords: lexMaxWords(), vocab: &cowmap.Map[int]{}, vendors: &cowmap.Map[*vendorPart]{}, capIdx: map[string]int{}}
 	for w, hw := range baseDict.words {
 		ix.dict.words[w] = hw
 	}
@@ -232,13 +232,13 @@ func newIndex(version uint64) *offlineIndex {
 }
 
 // lexMaxWords is the longest phrase of the lexicon, in words.
-var lexMaxWords = func() int {
+func lexMaxWords() int {
 	n := 1
 	for p := range lexPhrases {
 		n = max(n, strings.Count(p, " ")+1)
 	}
 	return n
-}()
+}
 
 // addWords counts oe's Chinese keywords (adding them to the dictionary)
 // and keyword phrases in.
