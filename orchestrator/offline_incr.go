@@ -27,15 +27,24 @@ func (ix *offlineIndex) keywordsFP(keywords func(registry.Entry) []string) uint6
 // update returns the index of cat at version made from ix, or nil when it
 // must be built whole. At ix's own version only the keywords changed: every
 // vendor's are read again. At a new version the vendors whose tools changed
-// (by identity: the catalog keeps an unchanged vendor's slice) are indexed
-// again, with their keywords read again; the keywords of the others are
-// checked at the next use of this version, as they always were.
+// ([registry.Catalog.ChangedSince], or else by identity: the catalog keeps
+// an unchanged vendor's slice) are indexed again, with their keywords read
+// again; the keywords of the others are checked at the next use of this
+// version, as they always were.
 func (ix *offlineIndex) update(cat *registry.Catalog, version uint64, keywords func(registry.Entry) []string) *offlineIndex {
 	caps := cat.Capabilities()
 	if !slices.Equal(caps, ix.caps) {
 		return nil
 	}
 	changed := map[string][]*registry.Tool{}
+	if version != ix.version {
+		if vs, ok := cat.ChangedSince(ix.version); ok {
+			for _, v := range vs {
+				changed[v] = cat.VendorTools(v)
+			}
+			return ix.withVendors(version, changed, keywords)
+		}
+	}
 	known := 0
 	cat.EachVendor(func(v string, tools []*registry.Tool) {
 		part, ok := ix.vendors.Get(v)
@@ -216,10 +225,11 @@ func (ix *offlineIndex) dropWords(oe *offEntry, lost map[string]bool) {
 		}
 	}
 	for _, s := range oe.vocab {
-		if n, _ := ix.vocab.Get(s); n <= 1 {
+		if n, _ := ix.vocab.Get(s); n.refs <= 1 {
 			ix.vocab.Delete(s)
 		} else {
-			ix.vocab.Set(s, n-1)
+			n.refs--
+			ix.vocab.Set(s, n)
 		}
 	}
 }
@@ -249,25 +259,30 @@ func (ix *offlineIndex) takeWords(oe *offEntry, lost map[string]bool) bool {
 }
 
 // reorder makes order and pos again: the removed slots out, the added ones
-// (vendor tools, none a capability) merged in by catalog name.
+// (vendor tools, none a capability) put in by catalog name, each found by
+// binary search among the tools.
 func (ix *offlineIndex) reorder(removed map[int]bool, added []int) {
 	name := func(slot int) string { return ix.entries[slot].e.Name }
 	slices.SortFunc(added, func(a, b int) int { return cmpStr(name(a), name(b)) })
-	order := make([]int, 0, len(ix.order)-len(removed)+len(added))
-	j := 0
+	kept := make([]int, 0, len(ix.order))
 	for _, slot := range ix.order {
-		if removed[slot] {
-			continue
+		if !removed[slot] {
+			kept = append(kept, slot)
 		}
-		if ix.entries[slot].e.Tool != nil {
-			for j < len(added) && name(added[j]) < name(slot) {
-				order = append(order, added[j])
-				j++
-			}
-		}
-		order = append(order, slot)
 	}
-	order = append(order, added[j:]...)
+	caps := 0 // capabilities come first
+	for caps < len(kept) && ix.entries[kept[caps]].e.Tool == nil {
+		caps++
+	}
+	order := make([]int, 0, len(kept)+len(added))
+	from := 0
+	for _, slot := range added {
+		at, _ := slices.BinarySearchFunc(kept[caps:], name(slot), func(s int, n string) int { return cmpStr(name(s), n) })
+		order = append(order, kept[from:caps+at]...)
+		order = append(order, slot)
+		from = caps + at
+	}
+	order = append(order, kept[from:]...)
 	ix.order = order
 	ix.pos = make([]int32, len(ix.entries))
 	for i, slot := range order {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -143,10 +144,27 @@ type offlineIndex struct {
 	hanRefs  *cowmap.Map[int] // Chinese keywords in dict → entries that have them
 	phrases  *cowmap.Map[int] // stemmed keyword phrases to look up (besides lexPhrases) → entries
 	maxWords int              // longest phrase, in words
-	vocab    *cowmap.Map[int] // English stems of the catalog's keywords, names and descriptions → entries, for typos
+	vocab    *cowmap.Map[vocabWord] // English stems of the catalog's keywords, names and descriptions, for typos
 	vendors  *cowmap.Map[*vendorPart]
 	caps     []*registry.Capability // the capabilities indexed (a change of them rebuilds)
 	capIdx   map[string]int         // "vendor/tool" → capability slot, for chains
+}
+
+// vocabWord is a stem of the typo vocabulary: how many entries have it,
+// and which letters it has (a word within d edits of it differs in at most
+// 2·d letters: most are ruled out without reckoning the distance).
+type vocabWord struct {
+	refs    int32
+	letters uint32
+}
+
+// letterSet is the set of ASCII letters of s, one bit each ('z'+1… folded).
+func letterSet(s string) uint32 {
+	var m uint32
+	for i := 0; i < len(s); i++ {
+		m |= 1 << (s[i] % 32)
+	}
+	return m
 }
 
 // vendorPart is what the index holds of one vendor: the catalog's tools it
@@ -224,7 +242,7 @@ func buildIndex(version uint64, entries []registry.Entry, keywords func(registry
 func newIndex(version uint64) *offlineIndex {
 	ix := &offlineIndex{version: version, post: &cowmap.Map[[]posting]{}, bigrams: &cowmap.Map[[]posting]{},
 		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, hanRefs: &cowmap.Map[int]{},
-		phrases: &cowmap.Map[int]{}, maxWords: lexMaxWords(), vocab: &cowmap.Map[int]{}, vendors: &cowmap.Map[*vendorPart]{}, capIdx: map[string]int{}}
+		phrases: &cowmap.Map[int]{}, maxWords: lexMaxWords(), vocab: &cowmap.Map[vocabWord]{}, vendors: &cowmap.Map[*vendorPart]{}, capIdx: map[string]int{}}
 	for w, hw := range baseDict.words {
 		ix.dict.words[w] = hw
 	}
@@ -375,7 +393,7 @@ func (ix *offlineIndex) postings(i int, oe *offEntry, fields []fieldText) (map[s
 	}
 	for _, s := range oe.vocab {
 		n, _ := ix.vocab.Get(s)
-		ix.vocab.Set(s, n+1)
+		ix.vocab.Set(s, vocabWord{refs: n.refs + 1, letters: letterSet(s)})
 	}
 	return m, bm
 }
@@ -757,8 +775,9 @@ func (ix *offlineIndex) typo(w string) string {
 			tie = true
 		}
 	}
-	ix.vocab.Range(func(v string, _ int) bool {
-		if d := len(v) - len(w); d <= limit && -d <= limit {
+	letters := letterSet(w)
+	ix.vocab.Range(func(v string, vw vocabWord) bool {
+		if d := len(v) - len(w); d <= limit && -d <= limit && bits.OnesCount32(letters^vw.letters) <= 2*limit {
 			try(v, key(v))
 		}
 		return true

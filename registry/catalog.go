@@ -75,6 +75,38 @@ type snapshot struct {
 	byName   *cowmap.Map[Entry]
 	byVendor *cowmap.Map[[]*Tool] // sorted by catalog name
 	caps     []*Capability        // sorted by name
+	log      []Change             // the last changes, oldest first (at most changeLog)
+}
+
+// changeLog is how many changes a snapshot remembers for ChangedSince.
+const changeLog = 64
+
+// ChangedSince returns the vendors whose tools changed after version (each
+// once, in no set order), so that a reader that built something from that
+// version updates only them. ok is false when the catalog no longer
+// remembers that far back or the capabilities changed since: read it all.
+func (c *Catalog) ChangedSince(version uint64) (vendors []string, ok bool) {
+	s := c.snap.Load()
+	if version >= s.version {
+		return nil, version == s.version
+	}
+	if len(s.log) == 0 || s.log[0].Version > version+1 {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, ch := range s.log {
+		if ch.Version <= version {
+			continue
+		}
+		if ch.Vendor == "" {
+			return nil, false
+		}
+		if !seen[ch.Vendor] {
+			seen[ch.Vendor] = true
+			vendors = append(vendors, ch.Vendor)
+		}
+	}
+	return vendors, true
 }
 
 // NewCatalog returns an empty catalog.
@@ -290,6 +322,9 @@ func (c *Catalog) Subscribe(fn func(Change)) (cancel func()) {
 // publish stores next and notifies subscribers; it unlocks c.mu.
 func (c *Catalog) publish(next *snapshot, vendor string) {
 	next.version++
+	log := make([]Change, 0, changeLog)
+	log = append(log, next.log[max(0, len(next.log)-changeLog+1):]...)
+	next.log = append(log, Change{Version: next.version, Vendor: vendor})
 	c.snap.Store(next)
 	c.mu.Unlock()
 	ch := Change{Version: next.version, Vendor: vendor}
@@ -307,7 +342,7 @@ func (c *Catalog) publish(next *snapshot, vendor string) {
 // clone is the next version's snapshot: it shares s's shards until it
 // writes them. s is published and never written again.
 func (s *snapshot) clone() *snapshot {
-	return &snapshot{version: s.version, byName: s.byName.Fork(), byVendor: s.byVendor.Fork(), caps: s.caps}
+	return &snapshot{version: s.version, byName: s.byName.Fork(), byVendor: s.byVendor.Fork(), caps: s.caps, log: s.log}
 }
 
 func sameTools(a, b []*Tool) bool {
