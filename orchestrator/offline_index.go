@@ -141,9 +141,9 @@ type offlineIndex struct {
 	post     *cowmap.Map[[]posting] // key → postings
 	bigrams  *cowmap.Map[[]posting] // Chinese character pairs of Chinese texts
 	dict     *hanDict
-	hanRefs  *cowmap.Map[int] // Chinese keywords in dict → entries that have them
-	phrases  *cowmap.Map[int] // stemmed keyword phrases to look up (besides lexPhrases) → entries
-	maxWords int              // longest phrase, in words
+	hanRefs  *cowmap.Map[int]       // Chinese keywords in dict → entries that have them
+	phrases  *cowmap.Map[int]       // stemmed keyword phrases to look up (besides lexPhrases) → entries
+	maxWords int                    // longest phrase, in words
 	vocab    *cowmap.Map[vocabWord] // English stems of the catalog's keywords, names and descriptions, for typos
 	vendors  *cowmap.Map[*vendorPart]
 	caps     []*registry.Capability // the capabilities indexed (a change of them rebuilds)
