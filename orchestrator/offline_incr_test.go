@@ -110,3 +110,32 @@ func TestIndexUpdateIsRebuild(t *testing.T) {
 	cat.RemoveVendor("zz-new-vendor")
 	same("no Chinese keywords", false)
 }
+
+// TestIndexUpdateWhileSearching: searches and plans run while vendors
+// change (go test -race: the index readers share is never written).
+func TestIndexUpdateWhileSearching(t *testing.T) {
+	p, c, cat := corpusPlanner(t, 30)
+	p.index()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 40; i++ {
+			g := c.Goals[i%len(c.Goals)].Text
+			p.Search("default", g, 5)
+			p.PlanOffline("default", g)
+		}
+	}()
+	for i := 0; i < 10; i++ {
+		v := c.Vendors[i]
+		changed := slices.Clone(v.Tools)
+		changed[0].Description += " Updated."
+		cat.SetVendorTools(v.ID, changed)
+		p.index()
+		cat.RemoveVendor(c.Vendors[i+10].ID)
+		p.Search("default", c.Goals[i].Text, 5)
+	}
+	<-done
+	if got, want := p.index().live(), len(cat.Entries(nil)); got != want {
+		t.Fatalf("%d entries indexed, the catalog has %d", got, want)
+	}
+}

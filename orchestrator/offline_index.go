@@ -828,33 +828,53 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// rank scores every entry against a clause's tokens, best first.
+// rank scores every entry against a clause's tokens, best first: only
+// the entries that share a key with the clause are visited, and matches
+// that were hit by the same keys share one (read-only) keys map.
 func (ix *offlineIndex) rank(toks []token) []match {
 	keys := ix.queryKeys(toks)
-	byEntry := map[int]*match{}
-	hit := func(k string, p posting, idf float64) {
-		m := byEntry[p.entry]
-		if m == nil {
-			m = &match{entry: p.entry, keys: map[string]bool{}}
-			byEntry[p.entry] = m
+	names := make([]string, 0, len(keys)+1) // bit i of a match's mask: names[i] hit it
+	var out []match
+	var masks []uint64
+	at := map[int]int32{}
+	hit := func(bit int, p posting, idf float64) {
+		j, ok := at[p.entry]
+		if !ok {
+			j = int32(len(out))
+			at[p.entry] = j
+			out = append(out, match{entry: p.entry})
+			masks = append(masks, 0)
 		}
+		m := &out[j]
 		m.score += p.w * idf
 		m.strong = m.strong || p.strong
 		m.named = m.named || p.named
 		if p.strong && !p.named {
 			m.desc++
 		}
-		m.keys[k] = true
+		if bit < 64 {
+			masks[j] |= 1 << bit
+		} else {
+			if m.keys == nil {
+				m.keys = map[string]bool{}
+			}
+			m.keys[names[bit]] = true
+		}
 	}
 	for k := range keys {
 		ps, _ := ix.post.Get(k)
+		if len(ps) == 0 {
+			continue
+		}
+		names = append(names, k)
 		idf := ix.idf(len(ps))
 		for _, p := range ps {
-			hit(k, p, idf)
+			hit(len(names)-1, p, idf)
 		}
 	}
 	if ix.bigrams.Len() > 0 {
 		seen := map[string]bool{}
+		bit := -1
 		for _, t := range toks {
 			if t.kind != tHan && t.kind != tHanRaw || t.stop {
 				continue
@@ -867,16 +887,42 @@ func (ix *offlineIndex) rank(toks []token) []match {
 				}
 				seen[bg] = true
 				ps, _ := ix.bigrams.Get(bg)
+				if len(ps) == 0 {
+					continue
+				}
+				if bit < 0 {
+					names = append(names, "") // character pairs of Chinese text
+					bit = len(names) - 1
+				}
 				idf := ix.idf(len(ps))
 				for _, p := range ps {
-					hit("", p, idf)
+					hit(bit, p, idf)
 				}
 			}
 		}
 	}
-	out := make([]match, 0, len(byEntry))
-	for _, m := range byEntry {
-		out = append(out, *m)
+	shared := map[uint64]map[string]bool{}
+	for j := range out {
+		mask := masks[j]
+		if out[j].keys != nil { // more keys than a mask holds
+			for b := 0; b < 64; b++ {
+				if mask&(1<<b) != 0 {
+					out[j].keys[names[b]] = true
+				}
+			}
+			continue
+		}
+		km, ok := shared[mask]
+		if !ok {
+			km = make(map[string]bool, bits.OnesCount64(mask))
+			for b := 0; b < 64; b++ {
+				if mask&(1<<b) != 0 {
+					km[names[b]] = true
+				}
+			}
+			shared[mask] = km
+		}
+		out[j].keys = km
 	}
 	ix.sortMatches(out)
 	return out
