@@ -28,10 +28,7 @@ const valueBonus = 1.0
 // matched by a word with a digit or of four capitals or more, or two
 // typed values) is evidence enough on its own.
 func (ix *offlineIndex) boostValues(c *clause) {
-	byEntry := map[int]int{}
-	for j := range c.ranked {
-		byEntry[c.ranked[j].entry] = j
-	}
+	var byEntry map[int]int // made when an entry is boosted
 	// Parameters of one vsig have one answer (and near-duplicate vendors
 	// have many such), so each is asked once.
 	type answer struct{ ok, id bool }
@@ -75,6 +72,12 @@ func (ix *offlineIndex) boostValues(c *clause) {
 		}
 		if n == 0 || n == 1 && !strong {
 			continue
+		}
+		if byEntry == nil {
+			byEntry = make(map[int]int, len(c.ranked))
+			for j := range c.ranked {
+				byEntry[c.ranked[j].entry] = j
+			}
 		}
 		j, ok := byEntry[ei]
 		if !ok {

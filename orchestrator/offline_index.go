@@ -834,9 +834,15 @@ func editDistance(a, b string, limit int) int {
 func (ix *offlineIndex) rank(toks []token) []match {
 	keys := ix.queryKeys(toks)
 	names := make([]string, 0, len(keys)+1) // bit i of a match's mask: names[i] hit it
-	var out []match
-	var masks []uint64
-	at := map[int]int32{}
+	hits := 0 // postings to visit, to size the tables once
+	for k := range keys {
+		ps, _ := ix.post.Get(k)
+		hits += len(ps)
+	}
+	hits = min(hits, ix.live())
+	out := make([]match, 0, hits)
+	masks := make([]uint64, 0, hits)
+	at := make(map[int]int32, hits)
 	hit := func(bit int, p posting, idf float64) {
 		j, ok := at[p.entry]
 		if !ok {
