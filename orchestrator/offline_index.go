@@ -834,7 +834,7 @@ func editDistance(a, b string, limit int) int {
 func (ix *offlineIndex) rank(toks []token) []match {
 	keys := ix.queryKeys(toks)
 	names := make([]string, 0, len(keys)+1) // bit i of a match's mask: names[i] hit it
-	hits := 0 // postings to visit, to size the tables once
+	hits := 0                               // postings to visit, to size the tables once
 	for k := range keys {
 		ps, _ := ix.post.Get(k)
 		hits += len(ps)
