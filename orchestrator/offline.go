@@ -44,8 +44,9 @@ type Unplanned struct {
 // minScore is the least score of a clause's best entry for it to be used.
 const minScore = 1.0
 
-// offline holds the planner's index of the catalog, rebuilt when the
-// catalog or the configured keywords change.
+// offline holds the planner's index of the catalog, updated when the
+// catalog or the configured keywords change: only the vendors whose tools
+// (or keywords) changed are indexed again (offlineIndex.update).
 type offline struct {
 	mu sync.Mutex
 	ix atomic.Pointer[offlineIndex]
@@ -56,17 +57,22 @@ func (p *Planner) index() *offlineIndex {
 		return nil
 	}
 	version := p.Catalog.Version()
-	if ix := p.off.ix.Load(); ix != nil && ix.version == version && (p.Keywords == nil || ix.fp == keywordsFingerprint(ix.catalogEntries(), p.Keywords)) {
+	if ix := p.off.ix.Load(); ix != nil && ix.version == version && (p.Keywords == nil || ix.fp == ix.keywordsFP(p.Keywords)) {
 		return ix
 	}
-	entries := p.Catalog.Entries(nil)
-	fp := keywordsFingerprint(entries, p.Keywords)
 	p.off.mu.Lock()
 	defer p.off.mu.Unlock()
-	if ix := p.off.ix.Load(); ix != nil && ix.version == version && ix.fp == fp {
-		return ix
+	old := p.off.ix.Load()
+	if old != nil && old.version == version && (p.Keywords == nil || old.fp == old.keywordsFP(p.Keywords)) {
+		return old
 	}
-	ix := buildIndex(version, fp, entries, p.Keywords)
+	var ix *offlineIndex
+	if old != nil {
+		ix = old.update(p.Catalog, version, p.Keywords)
+	}
+	if ix == nil {
+		ix = buildIndex(version, p.Catalog.Entries(nil), p.Keywords)
+	}
 	p.off.ix.Store(ix)
 	return ix
 }
@@ -83,7 +89,7 @@ func (p *Planner) PlanOffline(tenant, goal string) (*Plan, []Unplanned) {
 	vis := make([]bool, len(ix.entries))
 	v := p.visibility()
 	for i, e := range ix.entries {
-		vis[i] = v == nil || v.Visible(tenant, e.e)
+		vis[i] = e != nil && (v == nil || v.Visible(tenant, e.e))
 	}
 	return ix.plan(goal, vis, orDefault(p.MaxGoalClauses, DefaultMaxGoalClauses), p.now())
 }
@@ -428,11 +434,11 @@ func (ix *offlineIndex) boostRoutes(c *clause) {
 		}
 	}
 	for i, e := range ix.entries {
-		if e.route && !seen[i] {
+		if e != nil && e.route && !seen[i] {
 			c.ranked = append(c.ranked, match{entry: i, score: routeBonus, strong: true, named: true, keys: map[string]bool{}})
 		}
 	}
-	sortMatches(c.ranked)
+	ix.sortMatches(c.ranked)
 }
 
 // preferCapability picks, among entries that score within 10% of the best,
@@ -692,7 +698,8 @@ func hanTo(toks []token, i int) int {
 // strongKey says whether k names a tool somewhere in the catalog (in a
 // keyword, name, title or description, not only in a parameter's example).
 func (ix *offlineIndex) strongKey(k string) bool {
-	for _, p := range ix.post[k] {
+	ps, _ := ix.post.Get(k)
+	for _, p := range ps {
 		if p.strong {
 			return true
 		}
@@ -944,7 +951,7 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 	vis := make([]bool, len(ix.entries))
 	v := p.visibility()
 	for i, e := range ix.entries {
-		vis[i] = v == nil || v.Visible(tenant, e.e)
+		vis[i] = e != nil && (v == nil || v.Visible(tenant, e.e))
 	}
 	var order []int
 	taken := make([]bool, len(ix.entries))
@@ -962,11 +969,11 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 		}
 		all = append(all, c.ranked...)
 	}
-	sortMatches(all)
+	ix.sortMatches(all)
 	for _, m := range all {
 		take(m.entry)
 	}
-	for i := range ix.entries {
+	for _, i := range ix.order {
 		take(i)
 	}
 	out := make([]registry.FunctionTool, 0, min(p.MaxTools, len(order)))

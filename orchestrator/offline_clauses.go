@@ -28,20 +28,41 @@ const valueBonus = 1.0
 // matched by a word with a digit or of four capitals or more, or two
 // typed values) is evidence enough on its own.
 func (ix *offlineIndex) boostValues(c *clause) {
-	byEntry := map[int]int{}
-	for j := range c.ranked {
-		byEntry[c.ranked[j].entry] = j
-	}
+	var byEntry map[int]int // made when an entry is boosted
+	// Parameters of one vsig have one answer (and near-duplicate vendors
+	// have many such), so each is asked once.
+	type answer struct{ ok, id bool }
+	answers := map[string]answer{}
+	counts := map[string]int{}
 	for ei, oe := range ix.entries {
+		if oe == nil || !oe.valued {
+			continue
+		}
 		n, strong := 0, false
-		groups := map[string]int{} // values counted for a group, at most one a parameter
+		var groups map[string]int // values counted for a group, at most one a parameter
 		for _, p := range oe.params {
-			ok, id := c.hasValueFor(p, ix)
+			if p.vsig == "" {
+				continue
+			}
+			a, seen := answers[p.vsig]
+			if !seen {
+				a.ok, a.id = c.hasValueFor(p, ix)
+				answers[p.vsig] = a
+			}
+			ok, id := a.ok, a.id
 			if !ok {
 				continue
 			}
 			if p.group != "" {
-				if groups[p.group] >= c.groupValues(p) {
+				if groups == nil {
+					groups = map[string]int{}
+				}
+				gv, seen := counts[p.vsig]
+				if !seen {
+					gv = c.groupValues(p)
+					counts[p.vsig] = gv
+				}
+				if groups[p.group] >= gv {
 					continue
 				}
 				groups[p.group]++
@@ -52,6 +73,12 @@ func (ix *offlineIndex) boostValues(c *clause) {
 		if n == 0 || n == 1 && !strong {
 			continue
 		}
+		if byEntry == nil {
+			byEntry = make(map[int]int, len(c.ranked))
+			for j := range c.ranked {
+				byEntry[c.ranked[j].entry] = j
+			}
+		}
 		j, ok := byEntry[ei]
 		if !ok {
 			c.ranked = append(c.ranked, match{entry: ei, keys: map[string]bool{}})
@@ -61,7 +88,7 @@ func (ix *offlineIndex) boostValues(c *clause) {
 		m.score += valueBonus * float64(n)
 		m.strong, m.named = true, true
 	}
-	sortMatches(c.ranked)
+	ix.sortMatches(c.ranked)
 }
 
 // groupValues is how many values the clause has for p's group.

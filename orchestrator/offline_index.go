@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolhub/toolhub/internal/x/cowmap"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -93,6 +95,9 @@ func key(term string) string {
 	return term
 }
 
+// posting is an entry's weight for a key, before rarity: a key's inverse
+// document frequency is applied when it is looked up (idf), so that
+// indexing one vendor again does not reweigh every other entry.
 type posting struct {
 	entry  int
 	w      float64
@@ -109,59 +114,174 @@ type offEntry struct {
 	retries   int
 	validate  func(any) error
 	route     bool // has both an origin and a destination parameter
+	valued    bool // has a parameter a typed value of a clause may fill (param.vsig)
+
+	// What the entry put in the index, to take it out again.
+	keys, bigrams []string // its keys in post and bigrams
+	vocab         []string // its stems in the typo vocabulary
+	phrases       []string // its keyword phrases
+	hanWords      []string // its Chinese keywords, in the dictionary
 }
 
+// offlineIndex is immutable once published: a catalog change makes the
+// next index from it ([offlineIndex.update]), indexing again only the
+// vendors whose tools changed and copying only what they touch (its maps
+// are cowmap shards), so readers never lock.
 type offlineIndex struct {
-	version  uint64
-	fp       uint64
+	version uint64
+	fp      uint64 // the configured keywords' fingerprint: the sum of the vendors'
+	// entries are by slot; a nil slot is free (its vendor shrank or left).
+	// order has the live slots in catalog order (capabilities first, then
+	// tools by catalog name), pos each slot's place in it: ties are broken
+	// in catalog order.
 	entries  []*offEntry
-	post     map[string][]posting // key → postings
-	bigrams  map[string][]posting // Chinese character pairs of Chinese texts
+	order    []int
+	pos      []int32
+	free     []int
+	post     *cowmap.Map[[]posting] // key → postings
+	bigrams  *cowmap.Map[[]posting] // Chinese character pairs of Chinese texts
 	dict     *hanDict
-	phrases  map[string]bool   // stemmed multi-word phrases to look up
-	maxWords int               // longest phrase, in words
-	vocab    map[string]string // English stems of the catalog's keywords, names and descriptions → their key, for typos
+	hanRefs  *cowmap.Map[int]       // Chinese keywords in dict → entries that have them
+	phrases  *cowmap.Map[int]       // stemmed keyword phrases to look up (besides lexPhrases) → entries
+	maxWords int                    // longest phrase, in words
+	vocab    *cowmap.Map[vocabWord] // English stems of the catalog's keywords, names and descriptions, for typos
+	vendors  *cowmap.Map[*vendorPart]
+	caps     []*registry.Capability // the capabilities indexed (a change of them rebuilds)
+	capIdx   map[string]int         // "vendor/tool" → capability slot, for chains
 }
 
-// buildIndex indexes entries; keywords returns the configured keywords of
-// a vendor tool (may be nil).
-func buildIndex(version, fp uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
-	ix := newIndex(version, fp)
-	perEntry := make([]map[string]posting, len(entries))
-	bigramsPer := make([]map[string]posting, len(entries))
-	capIdx := map[string]int{} // "vendor/tool" → capability entry index, for chains
+// vocabWord is a stem of the typo vocabulary: how many entries have it,
+// and which letters it has (a word within d edits of it differs in at most
+// 2·d letters: most are ruled out without reckoning the distance).
+type vocabWord struct {
+	refs    int32
+	letters uint32
+}
+
+// letterSet is the set of ASCII letters of s, one bit each ('z'+1… folded).
+func letterSet(s string) uint32 {
+	var m uint32
+	for i := 0; i < len(s); i++ {
+		m |= 1 << (s[i] % 32)
+	}
+	return m
+}
+
+// vendorPart is what the index holds of one vendor: the catalog's tools it
+// indexed and their slots, and the fingerprint of their keywords.
+type vendorPart struct {
+	tools []*registry.Tool
+	slots []int
+	fp    uint64
+}
+
+// live is the number of entries indexed.
+func (ix *offlineIndex) live() int { return len(ix.order) }
+
+// idf is the weight of a key found in n of the catalog's entries.
+func (ix *offlineIndex) idf(n int) float64 {
+	return math.Log(1 + float64(ix.live())/float64(n))
+}
+
+// hasPhrase says whether p is a phrase of the lexicon or of a keyword.
+func (ix *offlineIndex) hasPhrase(p string) bool { return lexPhrases[p] || ix.phrases.Has(p) }
+
+// buildIndex indexes entries (capabilities first, then tools by catalog
+// name, as [registry.Catalog.Entries] lists them); keywords returns the
+// configured keywords of a vendor tool (may be nil). Every entry's text is
+// read with the dictionary of every entry's Chinese keywords.
+func buildIndex(version uint64, entries []registry.Entry, keywords func(registry.Entry) []string) *offlineIndex {
+	ix := newIndex(version)
+	fields := make([][]fieldText, len(entries))
 	for i, e := range entries {
-		oe, fields := ix.entryFields(e, keywords)
+		oe, fs := ix.entryFields(e, keywords)
+		ix.entries, fields[i] = append(ix.entries, oe), fs
+		ix.order = append(ix.order, i)
+		ix.pos = append(ix.pos, int32(i))
+		ix.addWords(oe)
 		if c := e.Capability; c != nil {
+			ix.caps = append(ix.caps, c)
 			for _, s := range c.Chain {
-				capIdx[s.Tool] = i
+				ix.capIdx[s.Tool] = i
 			}
+			continue
 		}
-		perEntry[i], bigramsPer[i] = ix.postings(i, fields)
-		ix.entries = append(ix.entries, oe)
-	}
-	for i, e := range entries {
-		if e.Tool != nil {
-			if c, ok := capIdx[e.Tool.Vendor+"/"+e.Tool.Def.Name]; ok {
-				ix.entries[i].chainedBy = append(ix.entries[i].chainedBy, c)
-			}
+		part, _ := ix.vendors.Get(e.Tool.Vendor)
+		if part == nil {
+			part = &vendorPart{}
+			ix.vendors.Set(e.Tool.Vendor, part)
 		}
+		part.tools, part.slots = append(part.tools, e.Tool), append(part.slots, i)
 	}
-	ix.post, ix.bigrams = weighByRarity(perEntry), weighByRarity(bigramsPer)
+	post, bigrams := map[string][]posting{}, map[string][]posting{}
+	for i, oe := range ix.entries {
+		m, bm := ix.postings(i, oe, fields[i])
+		for k, p := range m {
+			post[k] = append(post[k], p)
+		}
+		for k, p := range bm {
+			bigrams[k] = append(bigrams[k], p)
+		}
+		ix.chain(oe)
+	}
+	for k, ps := range post {
+		ix.post.Set(k, ps)
+	}
+	for k, ps := range bigrams {
+		ix.bigrams.Set(k, ps)
+	}
+	ix.vendors.Range(func(v string, part *vendorPart) bool {
+		part.fp = vendorKeywordsFP(part.tools, keywords)
+		ix.fp += mixFP(v, part.fp)
+		return true
+	})
 	return ix
 }
 
-// newIndex is an empty index with the built-in dictionary and phrases.
-func newIndex(version, fp uint64) *offlineIndex {
-	ix := &offlineIndex{version: version, fp: fp, post: map[string][]posting{}, bigrams: map[string][]posting{},
-		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, phrases: map[string]bool{}, maxWords: 1, vocab: map[string]string{}}
+// newIndex is an empty index with the built-in dictionary.
+func newIndex(version uint64) *offlineIndex {
+	ix := &offlineIndex{version: version, post: &cowmap.Map[[]posting]{}, bigrams: &cowmap.Map[[]posting]{},
+		dict: &hanDict{words: make(map[string]hanWord, len(baseDict.words)), maxLen: baseDict.maxLen}, hanRefs: &cowmap.Map[int]{},
+		phrases: &cowmap.Map[int]{}, maxWords: lexMaxWords(), vocab: &cowmap.Map[vocabWord]{}, vendors: &cowmap.Map[*vendorPart]{}, capIdx: map[string]int{}}
 	for w, hw := range baseDict.words {
 		ix.dict.words[w] = hw
 	}
-	for p := range lexPhrases {
-		ix.addPhrase(p)
-	}
 	return ix
+}
+
+// lexMaxWords is the longest phrase of the lexicon, in words.
+func lexMaxWords() int {
+	n := 1
+	for p := range lexPhrases {
+		n = max(n, strings.Count(p, " ")+1)
+	}
+	return n
+}
+
+// addWords counts oe's Chinese keywords (adding them to the dictionary)
+// and keyword phrases in.
+func (ix *offlineIndex) addWords(oe *offEntry) {
+	for _, w := range oe.hanWords {
+		n, _ := ix.hanRefs.Get(w)
+		if n == 0 {
+			ix.dict.add(w, hanWord{})
+		}
+		ix.hanRefs.Set(w, n+1)
+	}
+	for _, p := range oe.phrases {
+		n, _ := ix.phrases.Get(p)
+		ix.phrases.Set(p, n+1)
+		ix.maxWords = max(ix.maxWords, strings.Count(p, " ")+1)
+	}
+}
+
+// chain links a vendor tool to the capability whose chain has it.
+func (ix *offlineIndex) chain(oe *offEntry) {
+	if t := oe.e.Tool; t != nil {
+		if c, ok := ix.capIdx[t.Vendor+"/"+t.Def.Name]; ok {
+			oe.chainedBy = append(oe.chainedBy, c)
+		}
+	}
 }
 
 // fieldText is a text of an entry and the weight of its words.
@@ -172,7 +292,8 @@ type fieldText struct {
 
 // entryFields reads an entry: its parameters and the texts it is found by
 // (name, title, description, parameters, keywords). A keyword phrase or a
-// Chinese keyword is marked to be indexed whole.
+// Chinese keyword is marked to be indexed whole, and listed in the entry's
+// phrases or hanWords for the index to add.
 func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Entry) []string) (*offEntry, []fieldText) {
 	oe := &offEntry{e: e, required: map[string]bool{}}
 	var fields []fieldText
@@ -201,15 +322,22 @@ func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Ent
 		fields = append(fields, fieldText{p.name, wParamName}, fieldText{p.desc, wParamDesc})
 	}
 	oe.route = from && to
+	for _, p := range oe.params {
+		oe.valued = oe.valued || p.vsig != ""
+	}
 	for _, kw := range kws {
 		kw = strings.TrimSpace(kw)
 		switch {
 		case kw == "":
 		case hanRuns(kw) != nil && isAllHan(kw):
-			ix.dict.add(kw, hanWord{})
+			if !slices.Contains(oe.hanWords, kw) {
+				oe.hanWords = append(oe.hanWords, kw)
+			}
 			fields = append(fields, fieldText{"\x00" + kw, wKeyword})
 		case strings.Contains(englishKey(kw), " "):
-			ix.addPhrase(englishKey(kw))
+			if p := englishKey(kw); !slices.Contains(oe.phrases, p) {
+				oe.phrases = append(oe.phrases, p)
+			}
 			fields = append(fields, fieldText{"\x00" + englishKey(kw), wKeyword})
 		default:
 			fields = append(fields, fieldText{kw, wKeyword})
@@ -219,8 +347,10 @@ func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Ent
 }
 
 // postings indexes the fields of entry i: its words (and Chinese words)
-// under their keys, and the character pairs of its Chinese texts.
-func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting, map[string]posting) {
+// under their keys, and the character pairs of its Chinese texts. It
+// records them in oe (keys, bigrams) and counts oe's stems into the typo
+// vocabulary.
+func (ix *offlineIndex) postings(i int, oe *offEntry, fields []fieldText) (map[string]posting, map[string]posting) {
 	m := map[string]posting{}
 	bm := map[string]posting{}
 	put := func(into map[string]posting, k string, w float64, field float64) {
@@ -235,8 +365,8 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 		for _, w := range splitWords(f.text) {
 			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
 				put(m, key(s), f.w, f.w)
-				if f.w >= wDesc && len(s) >= 4 {
-					ix.vocab[s] = key(s)
+				if f.w >= wDesc && len(s) >= 4 && !slices.Contains(oe.vocab, s) {
+					oe.vocab = append(oe.vocab, s)
 				}
 			}
 		}
@@ -254,42 +384,18 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 			}
 		}
 	}
+	oe.keys, oe.bigrams = oe.keys[:0], oe.bigrams[:0]
+	for k := range m {
+		oe.keys = append(oe.keys, k)
+	}
+	for k := range bm {
+		oe.bigrams = append(oe.bigrams, k)
+	}
+	for _, s := range oe.vocab {
+		n, _ := ix.vocab.Get(s)
+		ix.vocab.Set(s, vocabWord{refs: n.refs + 1, letters: letterSet(s)})
+	}
 	return m, bm
-}
-
-// weighByRarity merges the entries' postings, rare words weighing more
-// (inverse document frequency).
-func weighByRarity(per []map[string]posting) map[string][]posting {
-	n := float64(len(per))
-	df := map[string]int{}
-	for _, m := range per {
-		for k := range m {
-			df[k]++
-		}
-	}
-	out := map[string][]posting{}
-	for _, m := range per {
-		for k, p := range m {
-			p.w *= math.Log(1 + n/float64(df[k]))
-			out[k] = append(out[k], p)
-		}
-	}
-	return out
-}
-
-func (ix *offlineIndex) catalogEntries() []registry.Entry {
-	out := make([]registry.Entry, len(ix.entries))
-	for i, e := range ix.entries {
-		out[i] = e.e
-	}
-	return out
-}
-
-func (ix *offlineIndex) addPhrase(p string) {
-	ix.phrases[p] = true
-	if n := strings.Count(p, " ") + 1; n > ix.maxWords {
-		ix.maxWords = n
-	}
 }
 
 func isAllHan(s string) bool {
@@ -338,6 +444,10 @@ type param struct {
 	pattern         *regexp.Regexp  // the schema's pattern, when Go reads it
 	group           string          // parameters filled together (groupCurrency, or one enum read from its description)
 	syn             map[string]any  // an enum's values by their synonyms (enumSynonyms)
+	// vsig names what decides whether a clause has a typed value for the
+	// parameter (clause.hasValueFor): parameters of one vsig have one
+	// answer for a clause. "" when no value can fill it.
+	vsig string
 }
 
 // groupCurrency groups parameters that take currency codes.
@@ -406,7 +516,33 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 		out = append(out, pr)
 	}
 	shareSynonyms(out)
+	for i := range out {
+		out[i].vsig = valueSig(out[i])
+	}
 	return out, req
+}
+
+// valueSig is a parameter's vsig, read as clause.hasValueFor reads it.
+func valueSig(p param) string {
+	switch {
+	case p.group == groupCurrency:
+		return "c"
+	case p.syn != nil:
+		ks := make([]string, 0, len(p.syn))
+		for k := range p.syn {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		var b strings.Builder
+		b.WriteString("s")
+		for _, k := range ks {
+			fmt.Fprintf(&b, "\x00%s\x01%#v", k, p.syn[k])
+		}
+		return b.String()
+	case p.pattern != nil:
+		return "p" + p.pattern.String()
+	}
+	return ""
 }
 
 // shareSynonyms gives parameters with the same enum the synonyms one of
@@ -533,24 +669,32 @@ func orderedProperties(raw json.RawMessage) []kv {
 	return nil
 }
 
-// keywordsFingerprint hashes the configured keywords of vendor tools, so a
-// config change that only touches keywords rebuilds the index.
-func keywordsFingerprint(entries []registry.Entry, keywords func(registry.Entry) []string) uint64 {
+// vendorKeywordsFP hashes the configured keywords of a vendor's tools, so
+// a config change that only touches keywords indexes the vendor again.
+func vendorKeywordsFP(tools []*registry.Tool, keywords func(registry.Entry) []string) uint64 {
 	if keywords == nil {
 		return 0
 	}
 	h := fnv.New64a()
-	for _, e := range entries {
-		if e.Tool == nil {
-			continue
-		}
-		for _, k := range keywords(e) {
+	for _, t := range tools {
+		for _, k := range keywords(registry.Entry{Name: t.Catalog, Tool: t}) {
 			h.Write([]byte(k))
 			h.Write([]byte{0})
 		}
 		h.Write([]byte{1})
 	}
 	return h.Sum64()
+}
+
+// mixFP is a vendor's share of the index's keywords fingerprint (which
+// sums the vendors' shares, so one vendor's is taken out and put in).
+func mixFP(vendor string, fp uint64) uint64 {
+	if fp == 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(vendor))
+	return h.Sum64() ^ fp
 }
 
 // match is one entry's score for a clause.
@@ -584,7 +728,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
 				k := key(t.norm)
-				if _, known := ix.post[k]; !known && (i == 0 || !isCapitalised(t.text)) {
+				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) {
 					if fk := ix.typo(t.norm); fk != "" {
 						k = fk
 					}
@@ -595,7 +739,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 			words := []string{t.norm}
 			for j := i + 1; j < len(toks) && len(words) < ix.maxWords && toks[j].kind == tWord; j++ {
 				words = append(words, toks[j].norm)
-				if p := strings.Join(words, " "); ix.phrases[p] {
+				if p := strings.Join(words, " "); ix.hasPhrase(p) {
 					add(key(p), i)
 				}
 			}
@@ -621,17 +765,25 @@ func (ix *offlineIndex) typo(w string) string {
 		limit = 2
 	}
 	best, bestD, tie := "", limit+1, false
-	for _, vocab := range []map[string]string{ix.vocab, conceptVocab} {
-		for v, k := range vocab {
-			if d := len(v) - len(w); d > limit || -d > limit || k == best {
-				continue
-			}
-			if d := editDistance(w, v, limit); d < bestD {
-				best, bestD, tie = k, d, false
-			} else if d == bestD && k != best {
-				tie = true
-			}
+	try := func(v, k string) {
+		if d := len(v) - len(w); d > limit || -d > limit || k == best {
+			return
 		}
+		if d := editDistance(w, v, limit); d < bestD {
+			best, bestD, tie = k, d, false
+		} else if d == bestD && k != best {
+			tie = true
+		}
+	}
+	letters := letterSet(w)
+	ix.vocab.Range(func(v string, vw vocabWord) bool {
+		if d := len(v) - len(w); d <= limit && -d <= limit && bits.OnesCount32(letters^vw.letters) <= 2*limit {
+			try(v, key(v))
+		}
+		return true
+	})
+	for v, k := range conceptVocab {
+		try(v, k)
 	}
 	if tie || bestD > limit {
 		return ""
@@ -676,31 +828,59 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// rank scores every entry against a clause's tokens, best first.
+// rank scores every entry against a clause's tokens, best first: only
+// the entries that share a key with the clause are visited, and matches
+// that were hit by the same keys share one (read-only) keys map.
 func (ix *offlineIndex) rank(toks []token) []match {
 	keys := ix.queryKeys(toks)
-	byEntry := map[int]*match{}
-	hit := func(k string, p posting) {
-		m := byEntry[p.entry]
-		if m == nil {
-			m = &match{entry: p.entry, keys: map[string]bool{}}
-			byEntry[p.entry] = m
+	names := make([]string, 0, len(keys)+1) // bit i of a match's mask: names[i] hit it
+	hits := 0                               // postings to visit, to size the tables once
+	for k := range keys {
+		ps, _ := ix.post.Get(k)
+		hits += len(ps)
+	}
+	hits = min(hits, ix.live())
+	out := make([]match, 0, hits)
+	masks := make([]uint64, 0, hits)
+	at := make(map[int]int32, hits)
+	hit := func(bit int, p posting, idf float64) {
+		j, ok := at[p.entry]
+		if !ok {
+			j = int32(len(out))
+			at[p.entry] = j
+			out = append(out, match{entry: p.entry})
+			masks = append(masks, 0)
 		}
-		m.score += p.w
+		m := &out[j]
+		m.score += p.w * idf
 		m.strong = m.strong || p.strong
 		m.named = m.named || p.named
 		if p.strong && !p.named {
 			m.desc++
 		}
-		m.keys[k] = true
-	}
-	for k := range keys {
-		for _, p := range ix.post[k] {
-			hit(k, p)
+		if bit < 64 {
+			masks[j] |= 1 << bit
+		} else {
+			if m.keys == nil {
+				m.keys = map[string]bool{}
+			}
+			m.keys[names[bit]] = true
 		}
 	}
-	if len(ix.bigrams) > 0 {
+	for k := range keys {
+		ps, _ := ix.post.Get(k)
+		if len(ps) == 0 {
+			continue
+		}
+		names = append(names, k)
+		idf := ix.idf(len(ps))
+		for _, p := range ps {
+			hit(len(names)-1, p, idf)
+		}
+	}
+	if ix.bigrams.Len() > 0 {
 		seen := map[string]bool{}
+		bit := -1
 		for _, t := range toks {
 			if t.kind != tHan && t.kind != tHanRaw || t.stop {
 				continue
@@ -712,22 +892,50 @@ func (ix *offlineIndex) rank(toks []token) []match {
 					continue
 				}
 				seen[bg] = true
-				for _, p := range ix.bigrams[bg] {
-					hit("", p)
+				ps, _ := ix.bigrams.Get(bg)
+				if len(ps) == 0 {
+					continue
+				}
+				if bit < 0 {
+					names = append(names, "") // character pairs of Chinese text
+					bit = len(names) - 1
+				}
+				idf := ix.idf(len(ps))
+				for _, p := range ps {
+					hit(bit, p, idf)
 				}
 			}
 		}
 	}
-	out := make([]match, 0, len(byEntry))
-	for _, m := range byEntry {
-		out = append(out, *m)
+	shared := map[uint64]map[string]bool{}
+	for j := range out {
+		mask := masks[j]
+		if out[j].keys != nil { // more keys than a mask holds
+			for b := 0; b < 64; b++ {
+				if mask&(1<<b) != 0 {
+					out[j].keys[names[b]] = true
+				}
+			}
+			continue
+		}
+		km, ok := shared[mask]
+		if !ok {
+			km = make(map[string]bool, bits.OnesCount64(mask))
+			for b := 0; b < 64; b++ {
+				if mask&(1<<b) != 0 {
+					km[names[b]] = true
+				}
+			}
+			shared[mask] = km
+		}
+		out[j].keys = km
 	}
-	sortMatches(out)
+	ix.sortMatches(out)
 	return out
 }
 
 // sortMatches orders matches best first, ties in catalog order.
-func sortMatches(out []match) {
+func (ix *offlineIndex) sortMatches(out []match) {
 	slices.SortFunc(out, func(a, b match) int {
 		if a.score != b.score {
 			if a.score > b.score {
@@ -735,8 +943,11 @@ func sortMatches(out []match) {
 			}
 			return 1
 		}
-		return a.entry - b.entry
+		return ix.cmpEntries(a.entry, b.entry)
 	})
 }
+
+// cmpEntries orders two slots in catalog order.
+func (ix *offlineIndex) cmpEntries(a, b int) int { return int(ix.pos[a]) - int(ix.pos[b]) }
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }

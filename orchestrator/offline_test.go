@@ -240,7 +240,7 @@ func TestAutoFallsBackToOfflineWhenTheModelIsDown(t *testing.T) {
 }
 
 func TestSplitClauses(t *testing.T) {
-	ix := buildIndex(1, 0, nil, nil)
+	ix := buildIndex(1, nil, nil)
 	for _, tt := range []struct {
 		goal string
 		want []string

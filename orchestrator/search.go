@@ -69,7 +69,7 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		case a.m.score < b.m.score:
 			return 1
 		}
-		return a.m.entry - b.m.entry
+		return ix.cmpEntries(a.m.entry, b.m.entry)
 	})
 	for _, c := range all {
 		if len(order) == k {
@@ -78,15 +78,20 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		take(c.m, c.clause)
 	}
 	out := make([]Hit, len(order))
+	keys := make([]map[string]int, len(clauses)) // each clause's, read once (typos are looked up)
 	for i, c := range order {
-		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: matchedWords(ix, clauses[c.clause].toks, c.m)}
+		if keys[c.clause] == nil {
+			keys[c.clause] = ix.queryKeys(clauses[c.clause].toks)
+		}
+		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: matchedWords(ix, clauses[c.clause].toks, keys[c.clause], c.m)}
 	}
 	return out
 }
 
-// matchedWords are the words of toks that produced m's keys, in order,
-// and the Chinese words whose character pairs hit m's entry.
-func matchedWords(ix *offlineIndex, toks []token, m match) []string {
+// matchedWords are the words of toks that produced m's keys (keys are
+// toks' queryKeys), in order, and the Chinese words whose character pairs
+// hit m's entry.
+func matchedWords(ix *offlineIndex, toks []token, keys map[string]int, m match) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(w string) {
@@ -95,7 +100,6 @@ func matchedWords(ix *offlineIndex, toks []token, m match) []string {
 			out = append(out, w)
 		}
 	}
-	keys := ix.queryKeys(toks)
 	type at struct {
 		i int
 		w string
@@ -113,7 +117,7 @@ func matchedWords(ix *offlineIndex, toks []token, m match) []string {
 			}
 			rs := []rune(t.text)
 			for j := 0; j+1 < len(rs); j++ {
-				if slices.ContainsFunc(ix.bigrams[string(rs[j:j+2])], func(p posting) bool { return p.entry == m.entry }) {
+				if ps, _ := ix.bigrams.Get(string(rs[j : j+2])); slices.ContainsFunc(ps, func(p posting) bool { return p.entry == m.entry }) {
 					hits = append(hits, at{i, t.text})
 					break
 				}
@@ -170,8 +174,8 @@ func (s *searchState) everyone(ix *offlineIndex) []bool {
 		return a.vis
 	}
 	a := &allOf{ix: ix, vis: make([]bool, len(ix.entries))}
-	for i := range a.vis {
-		a.vis[i] = true
+	for i, e := range ix.entries {
+		a.vis[i] = e != nil
 	}
 	s.all.Store(a)
 	return a.vis

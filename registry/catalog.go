@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/toolhub/toolhub/internal/x/cowmap"
 )
 
 // Entry is what a catalog name resolves to: a vendor tool or a capability.
@@ -65,17 +67,52 @@ func (c *Catalog) Regate(vendor string) []error {
 	return c.SetVendorTools(vendor, defs)
 }
 
+// A snapshot's maps are copied shard by shard on write (cowmap), so a
+// change of one vendor costs its own tools, not the catalog's: registering
+// n vendors one by one is linear in n.
 type snapshot struct {
 	version  uint64
-	byName   map[string]Entry
-	byVendor map[string][]*Tool // sorted by catalog name
-	caps     []*Capability      // sorted by name
+	byName   *cowmap.Map[Entry]
+	byVendor *cowmap.Map[[]*Tool] // sorted by catalog name
+	caps     []*Capability        // sorted by name
+	log      []Change             // the last changes, oldest first (at most changeLog)
+}
+
+// changeLog is how many changes a snapshot remembers for ChangedSince.
+const changeLog = 64
+
+// ChangedSince returns the vendors whose tools changed after version (each
+// once, in no set order), so that a reader that built something from that
+// version updates only them. ok is false when the catalog no longer
+// remembers that far back or the capabilities changed since: read it all.
+func (c *Catalog) ChangedSince(version uint64) (vendors []string, ok bool) {
+	s := c.snap.Load()
+	if version >= s.version {
+		return nil, version == s.version
+	}
+	if len(s.log) == 0 || s.log[0].Version > version+1 {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, ch := range s.log {
+		if ch.Version <= version {
+			continue
+		}
+		if ch.Vendor == "" {
+			return nil, false
+		}
+		if !seen[ch.Vendor] {
+			seen[ch.Vendor] = true
+			vendors = append(vendors, ch.Vendor)
+		}
+	}
+	return vendors, true
 }
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
 	c := &Catalog{subs: map[int]func(Change){}}
-	c.snap.Store(&snapshot{byName: map[string]Entry{}, byVendor: map[string][]*Tool{}})
+	c.snap.Store(&snapshot{byName: &cowmap.Map[Entry]{}, byVendor: &cowmap.Map[[]*Tool]{}})
 	return c
 }
 
@@ -85,13 +122,13 @@ func (c *Catalog) Version() uint64 { return c.snap.Load().version }
 // Lookup resolves a catalog name (a vendor tool's catalog name, or a
 // capability's dotted or underscored name).
 func (c *Catalog) Lookup(name string) (Entry, bool) {
-	e, ok := c.snap.Load().byName[name]
-	return e, ok
+	return c.snap.Load().byName.Get(name)
 }
 
 // VendorTool finds a vendor's tool by its own name at the vendor.
 func (c *Catalog) VendorTool(vendor, tool string) (*Tool, bool) {
-	for _, t := range c.snap.Load().byVendor[vendor] {
+	ts, _ := c.snap.Load().byVendor.Get(vendor)
+	for _, t := range ts {
 		if t.Def.Name == tool {
 			return t, true
 		}
@@ -101,16 +138,30 @@ func (c *Catalog) VendorTool(vendor, tool string) (*Tool, bool) {
 
 // VendorTools returns a vendor's tools, sorted by catalog name.
 func (c *Catalog) VendorTools(vendor string) []*Tool {
-	return c.snap.Load().byVendor[vendor]
+	ts, _ := c.snap.Load().byVendor.Get(vendor)
+	return ts
+}
+
+// EachVendor calls fn with every vendor that has tools and its tools
+// (sorted by catalog name), in no set order, from one version of the
+// catalog. The slice is the catalog's: a vendor whose tools did not change
+// between two versions has the same slice (same first element and length)
+// in both. fn must not modify it.
+func (c *Catalog) EachVendor(fn func(vendor string, tools []*Tool)) {
+	c.snap.Load().byVendor.Range(func(v string, ts []*Tool) bool {
+		fn(v, ts)
+		return true
+	})
 }
 
 // Vendors returns the ids of vendors that have tools in the catalog.
 func (c *Catalog) Vendors() []string {
 	s := c.snap.Load()
-	ids := make([]string, 0, len(s.byVendor))
-	for id := range s.byVendor {
+	ids := make([]string, 0, s.byVendor.Len())
+	s.byVendor.Range(func(id string, _ []*Tool) bool {
 		ids = append(ids, id)
-	}
+		return true
+	})
 	slices.Sort(ids)
 	return ids
 }
@@ -118,10 +169,11 @@ func (c *Catalog) Vendors() []string {
 // Tools returns every vendor tool, sorted by catalog name.
 func (c *Catalog) Tools() []*Tool {
 	s := c.snap.Load()
-	var out []*Tool
-	for _, ts := range s.byVendor {
+	out := make([]*Tool, 0, s.byName.Len())
+	s.byVendor.Range(func(_ string, ts []*Tool) bool {
 		out = append(out, ts...)
-	}
+		return true
+	})
 	slices.SortFunc(out, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
 	return out
 }
@@ -157,7 +209,7 @@ func (c *Catalog) setVendorTools(vendor string, defs []ToolDef) []error {
 	tools := make([]*Tool, 0, len(defs))
 	seen := map[string]bool{}
 	taken := func(name string) bool {
-		e, ok := old.byName[name]
+		e, ok := old.byName.Get(name)
 		return ok && (e.Tool == nil || e.Tool.Vendor != vendor)
 	}
 	size := 0 // bytes of the definitions taken, against MaxVendorCatalogBytes
@@ -190,21 +242,22 @@ func (c *Catalog) setVendorTools(vendor string, defs []ToolDef) []error {
 		tools = append(tools, t)
 	}
 	slices.SortFunc(tools, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
-	if sameTools(old.byVendor[vendor], tools) {
+	was, _ := old.byVendor.Get(vendor)
+	if sameTools(was, tools) {
 		c.mu.Unlock()
 		return errs
 	}
 	next := old.clone()
-	for _, t := range old.byVendor[vendor] {
-		delete(next.byName, t.Catalog)
+	for _, t := range was {
+		next.byName.Delete(t.Catalog)
 	}
 	if len(tools) == 0 {
-		delete(next.byVendor, vendor)
+		next.byVendor.Delete(vendor)
 	} else {
-		next.byVendor[vendor] = tools
+		next.byVendor.Set(vendor, tools)
 	}
 	for _, t := range tools {
-		next.byName[t.Catalog] = Entry{Name: t.Catalog, Tool: t}
+		next.byName.Set(t.Catalog, Entry{Name: t.Catalog, Tool: t})
 	}
 	c.publish(next, vendor)
 	return errs
@@ -225,8 +278,8 @@ func (c *Catalog) SetCapabilities(caps []Capability) []error {
 	old := c.snap.Load()
 	next := old.clone()
 	for _, cp := range old.caps {
-		delete(next.byName, cp.Name)
-		delete(next.byName, cp.CatalogName())
+		next.byName.Delete(cp.Name)
+		next.byName.Delete(cp.CatalogName())
 	}
 	next.caps = nil
 	var errs []error
@@ -236,13 +289,13 @@ func (c *Catalog) SetCapabilities(caps []Capability) []error {
 			errs = append(errs, err)
 			continue
 		}
-		if _, dup := next.byName[cp.CatalogName()]; dup {
+		if next.byName.Has(cp.CatalogName()) {
 			errs = append(errs, fmt.Errorf("capability %q: name %q is already taken", cp.Name, cp.CatalogName()))
 			continue
 		}
 		e := Entry{Name: cp.CatalogName(), Capability: &cp}
-		next.byName[cp.Name] = e
-		next.byName[cp.CatalogName()] = e
+		next.byName.Set(cp.Name, e)
+		next.byName.Set(cp.CatalogName(), e)
 		next.caps = append(next.caps, &cp)
 	}
 	slices.SortFunc(next.caps, func(a, b *Capability) int { return cmpString(a.Name, b.Name) })
@@ -269,6 +322,9 @@ func (c *Catalog) Subscribe(fn func(Change)) (cancel func()) {
 // publish stores next and notifies subscribers; it unlocks c.mu.
 func (c *Catalog) publish(next *snapshot, vendor string) {
 	next.version++
+	log := make([]Change, 0, changeLog)
+	log = append(log, next.log[max(0, len(next.log)-changeLog+1):]...)
+	next.log = append(log, Change{Version: next.version, Vendor: vendor})
 	c.snap.Store(next)
 	c.mu.Unlock()
 	ch := Change{Version: next.version, Vendor: vendor}
@@ -283,20 +339,10 @@ func (c *Catalog) publish(next *snapshot, vendor string) {
 	}
 }
 
+// clone is the next version's snapshot: it shares s's shards until it
+// writes them. s is published and never written again.
 func (s *snapshot) clone() *snapshot {
-	n := &snapshot{
-		version:  s.version,
-		byName:   make(map[string]Entry, len(s.byName)+8),
-		byVendor: make(map[string][]*Tool, len(s.byVendor)+1),
-		caps:     s.caps,
-	}
-	for k, v := range s.byName {
-		n.byName[k] = v
-	}
-	for k, v := range s.byVendor {
-		n.byVendor[k] = v
-	}
-	return n
+	return &snapshot{version: s.version, byName: s.byName.Fork(), byVendor: s.byVendor.Fork(), caps: s.caps, log: s.log}
 }
 
 func sameTools(a, b []*Tool) bool {

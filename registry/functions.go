@@ -58,9 +58,9 @@ func FunctionSpec(e Entry) FunctionTool {
 // keeping those keep accepts (nil keeps all).
 func (c *Catalog) Entries(keep func(Entry) bool) []Entry {
 	s := c.snap.Load()
-	out := make([]Entry, 0, len(s.byName))
+	out := make([]Entry, 0, s.byName.Len())
 	for _, cp := range s.caps {
-		e := s.byName[cp.CatalogName()]
+		e, _ := s.byName.Get(cp.CatalogName())
 		if keep == nil || keep(e) {
 			out = append(out, e)
 		}
