@@ -23,7 +23,6 @@ import (
 	"syscall"
 	"time"
 
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolhub/toolhub/api"
