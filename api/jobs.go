@@ -178,18 +178,10 @@ func (h *jobRoutes) reject(w http.ResponseWriter, r *http.Request) {
 // events streams the tenant's job events over a WebSocket.
 func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
 	tenant := TenantFrom(r.Context())
-	var after int64
-	last := r.URL.Query().Get("last_event_id")
-	if last == "" {
-		last = r.Header.Get("Last-Event-ID")
-	}
-	if last != "" {
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n < 0 {
-			writeError(w, r, hub.Errorf(hub.CodeInvalidRequest, "last_event_id %q: want the id of the last event received", last), "")
-			return
-		}
-		after = n
+	after, err := lastEventID(r)
+	if err != nil {
+		writeError(w, r, err, "")
+		return
 	}
 	conn, err := h.up.Upgrade(w, r, nil)
 	if err != nil {
@@ -207,8 +199,44 @@ func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
+	keepAlive(ctx, cancel, conn, h.opts.Heartbeat)
+	var revoked atomic.Bool // the request's key no longer holds
+	if h.opts.Reauthenticate != nil {
+		go h.recheckKey(ctx, cancel, r, &revoked)
+	}
+	err = h.q.Follow(ctx, tenant, after, h.opts.Poll, func(e jobs.Event) error {
+		if h.opts.Reauthenticate != nil && h.opts.Reauthenticate(r) != nil {
+			revoked.Store(true)
+			return errRevoked
+		}
+		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return conn.WriteJSON(e)
+	})
+	h.closeEvents(ctx, conn, r, tenant, revoked.Load(), err)
+}
 
-	hb := h.opts.Heartbeat
+// lastEventID is the id of the last event the client received
+// (last_event_id, or the Last-Event-ID header): the stream resumes after
+// it; 0 without.
+func lastEventID(r *http.Request) (int64, error) {
+	last := r.URL.Query().Get("last_event_id")
+	if last == "" {
+		last = r.Header.Get("Last-Event-ID")
+	}
+	if last == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(last, 10, 64)
+	if err != nil || n < 0 {
+		return 0, hub.Errorf(hub.CodeInvalidRequest, "last_event_id %q: want the id of the last event received", last)
+	}
+	return n, nil
+}
+
+// keepAlive reads the connection (pongs, close) and pings it every hb
+// until the client goes or ctx ends; a client silent for 3 heartbeats, or
+// a ping that cannot be sent, cancels the stream.
+func keepAlive(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, hb time.Duration) {
 	conn.SetReadLimit(4 << 10)
 	_ = conn.SetReadDeadline(time.Now().Add(3 * hb))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(3 * hb)) })
@@ -235,34 +263,32 @@ func (h *jobRoutes) events(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	var revoked atomic.Bool // the request's key no longer holds
-	if h.opts.Reauthenticate != nil {
-		go func() {
-			t := time.NewTicker(h.opts.Recheck)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if h.opts.Reauthenticate(r) != nil {
-						revoked.Store(true)
-						cancel()
-						return
-					}
-				}
+}
+
+// recheckKey checks the request's key every Recheck until ctx ends: a key
+// that no longer holds marks the stream revoked and cancels it.
+func (h *jobRoutes) recheckKey(ctx context.Context, cancel context.CancelFunc, r *http.Request, revoked *atomic.Bool) {
+	t := time.NewTicker(h.opts.Recheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if h.opts.Reauthenticate(r) != nil {
+				revoked.Store(true)
+				cancel()
+				return
 			}
-		}()
-	}
-	err = h.q.Follow(ctx, tenant, after, h.opts.Poll, func(e jobs.Event) error {
-		if h.opts.Reauthenticate != nil && h.opts.Reauthenticate(r) != nil {
-			revoked.Store(true)
-			return errRevoked
 		}
-		_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		return conn.WriteJSON(e)
-	})
-	if revoked.Load() {
+	}
+}
+
+// closeEvents closes the stream with the reason it ended: its key revoked,
+// the server shutting down, or the event stream failing (err, unless the
+// client went).
+func (h *jobRoutes) closeEvents(ctx context.Context, conn *websocket.Conn, r *http.Request, tenant string, revoked bool, err error) {
+	if revoked {
 		h.opts.Logger.Info("jobs: event stream ended: its key was revoked or expired", "tenant", tenant, "key", PrincipalFrom(r.Context()).KeyID)
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "the key of this stream was revoked or expired"), time.Now().Add(time.Second))
 		return

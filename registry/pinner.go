@@ -114,6 +114,10 @@ func (p *Pinner) Gate(vendor string, defs []ToolDef) (serve []ToolDef, ok bool) 
 	return serve, true
 }
 
+// gate is the vendor's tools to serve from defs against its pins under its
+// pin policy: it pins what passes without an operator, holds what waits
+// for one (with the scanner's findings), and drops the holds nothing waits
+// for any longer.
 func (p *Pinner) gate(ctx context.Context, vendor string, defs []ToolDef) ([]ToolDef, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -121,14 +125,7 @@ func (p *Pinner) gate(ctx context.Context, vendor string, defs []ToolDef) ([]Too
 	if err != nil {
 		return nil, err
 	}
-	pins, held := map[string]ToolPin{}, map[string]ToolPin{}
-	for _, r := range rows {
-		if r.State == PinStateHeld {
-			held[r.Tool] = r
-		} else {
-			pins[r.Tool] = r
-		}
-	}
+	pins, held := splitPins(rows)
 	// Any pin marks the vendor as pinned: a missing marker with pins
 	// left is not a first use.
 	marked := len(pins) > 0
@@ -196,6 +193,20 @@ func (p *Pinner) gate(ctx context.Context, vendor string, defs []ToolDef) ([]Too
 		return nil, err
 	}
 	return serve, nil
+}
+
+// splitPins is a vendor's pin rows by tool: the pinned (the marker too)
+// and the held.
+func splitPins(rows []ToolPin) (pins, held map[string]ToolPin) {
+	pins, held = map[string]ToolPin{}, map[string]ToolPin{}
+	for _, r := range rows {
+		if r.State == PinStateHeld {
+			held[r.Tool] = r
+		} else {
+			pins[r.Tool] = r
+		}
+	}
+	return pins, held
 }
 
 // Differences lists, without storing anything, the tools of defs that

@@ -87,26 +87,7 @@ func quickNodeOf(doc any, root bool, depth int) *quickNode {
 				return nil
 			}
 		case "type":
-			switch t := v.(type) {
-			case string:
-				bit, ok := quickTypes[t]
-				if !ok {
-					return nil
-				}
-				n.types = bit
-			case []any:
-				if len(t) == 0 {
-					return nil
-				}
-				for _, e := range t {
-					s, _ := e.(string)
-					bit, ok := quickTypes[s]
-					if !ok {
-						return nil
-					}
-					n.types |= bit
-				}
-			default:
+			if n.types, ok = quickTypeBits(v); !ok {
 				return nil
 			}
 		case "properties":
@@ -123,16 +104,8 @@ func quickNodeOf(doc any, root bool, depth int) *quickNode {
 				n.props[name] = pn
 			}
 		case "required":
-			rs, ok := v.([]any)
-			if !ok {
+			if n.required, ok = quickRequired(v); !ok {
 				return nil
-			}
-			for _, r := range rs {
-				s, ok := r.(string)
-				if !ok {
-					return nil
-				}
-				n.required = append(n.required, s)
 			}
 		case "additionalProperties":
 			switch a := v.(type) {
@@ -148,23 +121,75 @@ func quickNodeOf(doc any, root bool, depth int) *quickNode {
 				return nil
 			}
 		case "enum":
-			es, ok := v.([]any)
-			if !ok {
+			if n.enum, ok = quickEnum(v); !ok {
 				return nil
 			}
-			for _, e := range es {
-				switch e.(type) {
-				case string, bool, nil:
-				default:
-					return nil
-				}
-			}
-			n.enum, n.hasEnum = es, true
+			n.hasEnum = true
 		default:
 			return nil
 		}
 	}
 	return n
+}
+
+// quickTypeBits is the bit set of a "type" keyword: one type name or a
+// non-empty list of them; false for anything else.
+func quickTypeBits(v any) (uint8, bool) {
+	switch t := v.(type) {
+	case string:
+		bit, ok := quickTypes[t]
+		return bit, ok
+	case []any:
+		if len(t) == 0 {
+			return 0, false
+		}
+		var bits uint8
+		for _, e := range t {
+			s, _ := e.(string)
+			bit, ok := quickTypes[s]
+			if !ok {
+				return 0, false
+			}
+			bits |= bit
+		}
+		return bits, true
+	}
+	return 0, false
+}
+
+// quickRequired is a "required" keyword's names; false unless it is a list
+// of strings.
+func quickRequired(v any) ([]string, bool) {
+	rs, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	var names []string
+	for _, r := range rs {
+		s, ok := r.(string)
+		if !ok {
+			return nil, false
+		}
+		names = append(names, s)
+	}
+	return names, true
+}
+
+// quickEnum is an "enum" keyword's values; false unless it is a list of
+// strings, booleans and nulls.
+func quickEnum(v any) ([]any, bool) {
+	es, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	for _, e := range es {
+		switch e.(type) {
+		case string, bool, nil:
+		default:
+			return nil, false
+		}
+	}
+	return es, true
 }
 
 // ok reports whether v is certainly valid. False means "ask the general

@@ -237,42 +237,11 @@ func (v *Vendor) Validate() error {
 	case v.MCP != nil && v.A2A != nil:
 		add("has both an mcp and an a2a section; a vendor is one or the other")
 	}
-	if m := v.MCP; m != nil {
-		switch m.Transport {
-		case TransportStdio:
-			if m.Command == "" {
-				add("mcp: transport stdio needs a command")
-			}
-			if m.URL != "" {
-				add("mcp: transport stdio takes a command, not a url")
-			}
-		case TransportHTTP, TransportSSE:
-			if err := checkURL(m.URL); err != nil {
-				add("mcp: %v", err)
-			}
-			if m.Command != "" {
-				add("mcp: transport %s takes a url, not a command", m.Transport)
-			}
-		case "":
-			add("mcp: transport is missing; want stdio, http or sse")
-		default:
-			add("mcp: transport %q is unknown; want stdio, http or sse", m.Transport)
-		}
-		for k := range m.Headers {
-			if k == "" || strings.ContainsAny(k, " :\r\n") {
-				add("mcp: header name %q is not valid", k)
-			}
-		}
+	if v.MCP != nil {
+		v.MCP.validate(add)
 	}
-	if a := v.A2A; a != nil {
-		if err := checkURL(a.Card); err != nil {
-			add("a2a: card: %v", err)
-		}
-		for k := range a.Headers {
-			if k == "" || strings.ContainsAny(k, " :\r\n") {
-				add("a2a: header name %q is not valid", k)
-			}
-		}
+	if v.A2A != nil {
+		v.A2A.validate(add)
 	}
 	if v.Timeout < 0 {
 		add("timeout %v is negative", v.Timeout.D())
@@ -304,6 +273,47 @@ func (v *Vendor) Validate() error {
 	}
 	v.validateBounds(add)
 	return errors.Join(errs...)
+}
+
+// validate checks the mcp section of a spec, adding each fault.
+func (m *MCPSpec) validate(add func(format string, args ...any)) {
+	switch m.Transport {
+	case TransportStdio:
+		if m.Command == "" {
+			add("mcp: transport stdio needs a command")
+		}
+		if m.URL != "" {
+			add("mcp: transport stdio takes a command, not a url")
+		}
+	case TransportHTTP, TransportSSE:
+		if err := checkURL(m.URL); err != nil {
+			add("mcp: %v", err)
+		}
+		if m.Command != "" {
+			add("mcp: transport %s takes a url, not a command", m.Transport)
+		}
+	case "":
+		add("mcp: transport is missing; want stdio, http or sse")
+	default:
+		add("mcp: transport %q is unknown; want stdio, http or sse", m.Transport)
+	}
+	for k := range m.Headers {
+		if k == "" || strings.ContainsAny(k, " :\r\n") {
+			add("mcp: header name %q is not valid", k)
+		}
+	}
+}
+
+// validate checks the a2a section of a spec, adding each fault.
+func (a *A2ASpec) validate(add func(format string, args ...any)) {
+	if err := checkURL(a.Card); err != nil {
+		add("a2a: card: %v", err)
+	}
+	for k := range a.Headers {
+		if k == "" || strings.ContainsAny(k, " :\r\n") {
+			add("a2a: header name %q is not valid", k)
+		}
+	}
 }
 
 // Bounds of a tool's or capability's planner keywords.

@@ -59,7 +59,8 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *soak {
+	switch {
+	case *soak:
 		if !(*soakLoad > 0 && *soakLoad <= 1) || *soakDur <= 0 || *soakEvery <= 0 || *soakConc <= 0 {
 			return fmt.Errorf("bench --soak: --soak-load must be in (0, 1], --soak-duration, --soak-every and --soak-concurrency positive")
 		}
@@ -70,8 +71,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		rep.Markdown(stdout)
 		return nil
-	}
-	if *hop {
+	case *hop:
 		conc, err := parseInts(*hopConc)
 		if err != nil {
 			return err
@@ -91,94 +91,60 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		rep.Markdown(stdout)
 		return nil
-	}
-	if *limiter.on {
+	case *limiter.on:
 		return benchLimiter(ctx, limiter, *dur, stdout)
-	}
-	if *split {
+	case *split:
 		return benchSplit(ctx, *conc, *dur, *pin, stdout, stderr)
+	case *failover > 0:
+		return benchFailover(ctx, *failover, stdout)
 	}
-	if *failover > 0 {
-		l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig, Vendors: drillvendors.Server})
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		rep, err := drill.Failover(ctx, l, *failover, time.Second, drill.FaultFail)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, rep)
-		return nil
+	return benchDirect(ctx, *conc, *dur, stdout, stderr)
+}
+
+// benchFailover runs the failover drill at rate calls/s and prints what
+// happened.
+func benchFailover(ctx context.Context, rate float64, stdout io.Writer) error {
+	l, err := drill.NewLab(ctx, drill.LabOptions{Config: drill.FailoverConfig, Vendors: drillvendors.Server})
+	if err != nil {
+		return err
 	}
+	defer l.Close()
+	rep, err := drill.Failover(ctx, l, rate, time.Second, drill.FaultFail)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, rep)
+	return nil
+}
+
+// benchDirect is bench's default: the same call direct to weather-a and
+// through a hub in this process, and their ratio.
+func benchDirect(ctx context.Context, conc int, dur time.Duration, stdout, stderr io.Writer) error {
 	vendorURL, vendorAddr, stopVendor, err := benchVendor()
 	if err != nil {
 		return err
 	}
 	defer stopVendor()
+	hubURL, stopHub, err := benchHub(ctx, vendorURL, vendorAddr)
+	if err != nil {
+		return err
+	}
+	defer stopHub()
 
-	data, err := os.MkdirTemp("", "toolhub-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(data)
-	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vendorAddr, vendorURL)))
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	hctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go a.Serve(hctx, hln)
-	for i := 0; len(a.Catalog.VendorTools("weather-a")) == 0; i++ {
-		if i > 200 {
-			return fmt.Errorf("weather-a did not connect: %+v", a.Manager.Status("weather-a"))
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-
-	fmt.Fprintf(stdout, "HTTP load: weather-a/current_weather, %d clients, %v per phase, GOMAXPROCS=%d\n", *conc, *dur, runtimeProcs())
-	o := loadgen.Options{Tool: "current_weather", Arguments: map[string]any{"city": "Paris"}, Concurrency: *conc, Duration: *dur, Progress: stderr}
+	fmt.Fprintf(stdout, "HTTP load: weather-a/current_weather, %d clients, %v per phase, GOMAXPROCS=%d\n", conc, dur, runtimeProcs())
+	o := loadgen.Options{Tool: "current_weather", Arguments: map[string]any{"city": "Paris"}, Concurrency: conc, Duration: dur, Progress: stderr}
 	o.URL = vendorURL
 	direct, err := loadgen.Run(ctx, "direct to vendor", o)
 	if err != nil {
 		return err
 	}
-	o.URL, o.Tool = "http://"+hln.Addr().String()+"/mcp", "weather-a__current_weather"
-	if p := os.Getenv("TOOLHUB_BENCH_CPUPROFILE"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if p := os.Getenv("TOOLHUB_BENCH_BLOCKPROFILE"); p != "" {
-		runtime.SetBlockProfileRate(10000)
-		runtime.SetMutexProfileFraction(10)
-		defer func() {
-			if f, err := os.Create(p); err == nil {
-				_ = pprof.Lookup("block").WriteTo(f, 0)
-				f.Close()
-			}
-			if f, err := os.Create(p + ".mutex"); err == nil {
-				_ = pprof.Lookup("mutex").WriteTo(f, 0)
-				f.Close()
-			}
-		}()
+	o.URL, o.Tool = hubURL, "weather-a__current_weather"
+	stopProfiles, err := benchProfiles()
+	if err != nil {
+		return err
 	}
 	through, err := loadgen.Run(ctx, "through toolhub /mcp", o)
+	stopProfiles()
 	if err != nil {
 		return err
 	}
@@ -187,6 +153,89 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "ratio: throughput %.2fx direct; added p50 %.3f ms, added p99 %.3f ms\n",
 		through.PerSec/direct.PerSec, float64((through.P50-direct.P50).Microseconds())/1000, float64((through.P99-direct.P99).Microseconds())/1000)
 	return nil
+}
+
+// benchHub serves a hub in this process with weather-a at vendorURL, and
+// waits for the vendor's tools: the hub's /mcp URL and a func that stops
+// it.
+func benchHub(ctx context.Context, vendorURL, vendorAddr string) (url string, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	data, err := os.MkdirTemp("", "toolhub-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	undo = append(undo, func() { os.RemoveAll(data) })
+	cfg, err := config.Parse([]byte(fmt.Sprintf("data: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n", data, vendorAddr, vendorURL)))
+	if err != nil {
+		return "", nil, err
+	}
+	a, err := app.New(ctx, cfg, &app.Options{Version: version, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return "", nil, err
+	}
+	undo = append(undo, func() { a.Close() })
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hctx, cancel := context.WithCancel(ctx)
+	undo = append(undo, cancel)
+	go a.Serve(hctx, hln)
+	for i := 0; len(a.Catalog.VendorTools("weather-a")) == 0; i++ {
+		if i > 200 {
+			return "", nil, fmt.Errorf("weather-a did not connect: %+v", a.Manager.Status("weather-a"))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return "http://" + hln.Addr().String() + "/mcp", stop, nil
+}
+
+// benchProfiles starts the profiles the environment asks for around the
+// measured phase: a CPU profile to $TOOLHUB_BENCH_CPUPROFILE, block and
+// mutex profiles to $TOOLHUB_BENCH_BLOCKPROFILE(.mutex), written by stop.
+func benchProfiles() (stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if p := os.Getenv("TOOLHUB_BENCH_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		undo = append(undo, func() { f.Close() }, pprof.StopCPUProfile)
+	}
+	if p := os.Getenv("TOOLHUB_BENCH_BLOCKPROFILE"); p != "" {
+		runtime.SetBlockProfileRate(10000)
+		runtime.SetMutexProfileFraction(10)
+		undo = append(undo, func() {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("block").WriteTo(f, 0)
+				f.Close()
+			}
+			if f, err := os.Create(p + ".mutex"); err == nil {
+				_ = pprof.Lookup("mutex").WriteTo(f, 0)
+				f.Close()
+			}
+		})
+	}
+	return stop, nil
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

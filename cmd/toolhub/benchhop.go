@@ -23,8 +23,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolhub/toolhub/api"
@@ -338,28 +336,18 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 		shape = "pinned"
 		// This process (the load generator) keeps every CPU but the last.
 		ncpu := runtime.NumCPU()
-		var set unix.CPUSet
-		for c := range ncpu - 1 {
-			set.Set(c)
-		}
-		if err := pinThreads(&set); err != nil {
+		unpin, err := pinLoadGenerator(ncpu-1, ncpu)
+		if err != nil {
 			return nil, hopProcs{}, "", fmt.Errorf("pin the load generator: %w", err)
 		}
 		procs := runtime.GOMAXPROCS(ncpu - 1)
 		defer func() {
-			var all unix.CPUSet
-			for c := range ncpu {
-				all.Set(c)
-			}
-			_ = pinThreads(&all)
+			unpin()
 			runtime.GOMAXPROCS(procs)
 		}()
 	}
 	l.procs.Shape, l.procs.Client = shape, runtime.GOMAXPROCS(0)
-	paths := []struct {
-		path, url, tool string
-		proc            *child
-	}{
+	paths := []hopPath{
 		{hopDirect, l.vendorURL, v.tool, nil},
 		{hopProxy, l.proxyURL, v.tool, l.proxy},
 		{hopHub, l.hubURL, l.hubTool, l.hub},
@@ -373,53 +361,81 @@ func hopShape(ctx context.Context, o hopOptions, v hopVendor, dir string, pinned
 		cpu := make([][3]time.Duration, len(paths))
 		for r := range rounds {
 			for i, p := range paths {
-				pids := [3]int{0, l.vendor.pid(), os.Getpid()}
-				if p.proc != nil {
-					pids[0] = p.proc.pid()
-				}
-				var cpu0, cpu1 [3]time.Duration
-				var cpuErr error
-				read := func(into *[3]time.Duration) {
-					for k, pid := range pids {
-						if pid != 0 && cpuErr == nil {
-							into[k], cpuErr = processCPU(pid)
-						}
-					}
-				}
-				lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
-					Duration: o.Duration / time.Duration(rounds), Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress,
-					MeasureStart: func() { read(&cpu0) }, MeasureEnd: func() { read(&cpu1) }}
 				name := fmt.Sprintf("%s c=%d %s", shape, c, p.path)
 				if rounds > 1 {
 					name += fmt.Sprintf(" (round %d/%d)", r+1, rounds)
 				}
-				rr, err := loadgen.Run(ctx, name, lo)
+				lo := loadgen.Options{URL: p.url, Tool: p.tool, Arguments: v.args, Concurrency: c,
+					Duration: o.Duration / time.Duration(rounds), Warmup: o.Warmup, Protocol: o.Protocol, Progress: o.Progress}
+				rr, used, err := p.measure(ctx, name, lo, l.vendor)
 				if err != nil {
 					return nil, hopProcs{}, "", err
 				}
-				if cpuErr != nil {
-					return nil, hopProcs{}, "", cpuErr
-				}
 				res[i] = append(res[i], rr)
 				for k := range cpu[i] {
-					cpu[i][k] += cpu1[k] - cpu0[k]
+					cpu[i][k] += used[k]
 				}
 			}
 		}
 		for i, p := range paths {
-			row := hopRow{Shape: shape, C: c, Path: p.path, Res: loadgen.Merge(p.path, res[i]...)}
-			row.Res.Latencies = nil
-			if n := time.Duration(row.Res.Calls + row.Res.Errors); n > 0 {
-				if p.proc != nil {
-					row.CPU = cpu[i][0]
-					row.PerCall = row.CPU / n
-				}
-				row.VendorPerCall, row.ClientPerCall = cpu[i][1]/n, cpu[i][2]/n
-			}
-			rows = append(rows, row)
+			rows = append(rows, p.row(shape, c, res[i], cpu[i]))
 		}
 	}
 	return rows, l.procs, l.upstreamRevision, nil
+}
+
+// A hopPath is one of the paths the hop bench measures: a URL and tool,
+// and the hop's process (nil for the direct path).
+type hopPath struct {
+	path, url, tool string
+	proc            *child
+}
+
+// measure runs one phase of load lo on the path: its result and the CPU
+// time the hop, the vendor and the load generator (this process) used over
+// its measured part.
+func (p hopPath) measure(ctx context.Context, name string, lo loadgen.Options, vendor *child) (loadgen.Result, [3]time.Duration, error) {
+	pids := [3]int{0, vendor.pid(), os.Getpid()}
+	if p.proc != nil {
+		pids[0] = p.proc.pid()
+	}
+	var cpu0, cpu1 [3]time.Duration
+	var cpuErr error
+	read := func(into *[3]time.Duration) {
+		for k, pid := range pids {
+			if pid != 0 && cpuErr == nil {
+				into[k], cpuErr = processCPU(pid)
+			}
+		}
+	}
+	lo.MeasureStart, lo.MeasureEnd = func() { read(&cpu0) }, func() { read(&cpu1) }
+	rr, err := loadgen.Run(ctx, name, lo)
+	if err != nil {
+		return loadgen.Result{}, [3]time.Duration{}, err
+	}
+	if cpuErr != nil {
+		return loadgen.Result{}, [3]time.Duration{}, cpuErr
+	}
+	var used [3]time.Duration
+	for k := range used {
+		used[k] = cpu1[k] - cpu0[k]
+	}
+	return rr, used, nil
+}
+
+// row is the table row of the path at concurrency c: its rounds' results
+// merged, and the CPU per call of the hop, the vendor and the client.
+func (p hopPath) row(shape string, c int, res []loadgen.Result, cpu [3]time.Duration) hopRow {
+	row := hopRow{Shape: shape, C: c, Path: p.path, Res: loadgen.Merge(p.path, res...)}
+	row.Res.Latencies = nil
+	if n := time.Duration(row.Res.Calls + row.Res.Errors); n > 0 {
+		if p.proc != nil {
+			row.CPU = cpu[0]
+			row.PerCall = row.CPU / n
+		}
+		row.VendorPerCall, row.ClientPerCall = cpu[1]/n, cpu[2]/n
+	}
+	return row
 }
 
 // hubProcs reads a hub's GOMAXPROCS from its /metrics.
@@ -550,6 +566,17 @@ func processRSS(pid int) (rss, hwm int64, err error) {
 // Markdown writes the report: a header, the table, the targets and the
 // memory line.
 func (r *hopReport) Markdown(w io.Writer) {
+	r.markdownSetup(w)
+	r.markdownTable(w)
+	r.markdownTargets(w)
+	if r.Memory != nil {
+		r.Memory.markdown(w)
+	}
+}
+
+// markdownSetup is the report's head: the vendor, the protocols, the
+// phases, and each shape's GOMAXPROCS.
+func (r *hopReport) markdownSetup(w io.Writer) {
 	fmt.Fprintf(w, "Vendor: %s, tool `%s`; the load generator speaks MCP %s", r.Vendor, r.Tool, r.Protocol)
 	if r.Upstream != "" {
 		fmt.Fprintf(w, ", toolhub speaks %s to the vendor", r.Upstream)
@@ -569,6 +596,11 @@ func (r *hopReport) Markdown(w io.Writer) {
 			p.Shape, p.Hub, cpuList(p.HubCPUs), p.Proxy, cpuList(p.ProxyCPUs), p.Client)
 	}
 	fmt.Fprintln(w)
+}
+
+// markdownTable is the table of every row, with its ratios to the bare
+// proxy's row of the same shape and c.
+func (r *hopReport) markdownTable(w io.Writer) {
 	fmt.Fprintln(w, "| shape | c | path | calls/s | p50 µs | p99 µs | errors | hop CPU/call µs | vendor CPU/call µs | client CPU/call µs | calls/s ÷ proxy | p50 − proxy µs | CPU ÷ proxy |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, row := range r.Rows {
@@ -593,6 +625,11 @@ func (r *hopReport) Markdown(w io.Writer) {
 			row.Shape, row.C, path, row.Res.PerSec, row.Res.P50.Microseconds(), row.Res.P99.Microseconds(),
 			row.Res.Errors, perCall, micros(row.VendorPerCall), micros(row.ClientPerCall), ratio, added, cpu)
 	}
+}
+
+// markdownTargets is toolhub's rows held to their targets against the bare
+// proxy.
+func (r *hopReport) markdownTargets(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Targets (issue 30; toolhub against the bare proxy, same shape and c):")
 	fmt.Fprintln(w)
@@ -608,19 +645,22 @@ func (r *hopReport) Markdown(w io.Writer) {
 			fmt.Fprintf(w, "- %s\n", l)
 		}
 	}
-	if m := r.Memory; m != nil {
-		d := m.After - m.Before
-		per1000 := float64(d) * 1000 / float64(m.Sessions)
-		scaled := ""
-		if m.Sessions != 1000 {
-			scaled = fmt.Sprintf(", %.1f MB for 1,000 at that rate", per1000/1e6)
-		}
-		fmt.Fprintf(w, "- %d sessions held open against toolhub `%s` (MCP %s; each initialized, its GET stream open, one call made): hub RSS %.1f MB before, %.1f MB after (peak %.1f MB): %+.1f MB, %.1f KB per session%s (target ≤ 100 MB for 1,000): %s\n",
-			m.Sessions, m.Endpoint, m.Protocol, mb(m.Before), mb(m.After), mb(m.Peak), mb(d), float64(d)/float64(m.Sessions)/1024, scaled,
-			verdict(per1000 <= 100e6))
-		if m.Note != "" {
-			fmt.Fprintf(w, "  (%s)\n", m.Note)
-		}
+}
+
+// markdown is the line of the sessions held open and the hub's memory,
+// held to its target.
+func (m *hopMemory) markdown(w io.Writer) {
+	d := m.After - m.Before
+	per1000 := float64(d) * 1000 / float64(m.Sessions)
+	scaled := ""
+	if m.Sessions != 1000 {
+		scaled = fmt.Sprintf(", %.1f MB for 1,000 at that rate", per1000/1e6)
+	}
+	fmt.Fprintf(w, "- %d sessions held open against toolhub `%s` (MCP %s; each initialized, its GET stream open, one call made): hub RSS %.1f MB before, %.1f MB after (peak %.1f MB): %+.1f MB, %.1f KB per session%s (target ≤ 100 MB for 1,000): %s\n",
+		m.Sessions, m.Endpoint, m.Protocol, mb(m.Before), mb(m.After), mb(m.Peak), mb(d), float64(d)/float64(m.Sessions)/1024, scaled,
+		verdict(per1000 <= 100e6))
+	if m.Note != "" {
+		fmt.Fprintf(w, "  (%s)\n", m.Note)
 	}
 }
 

@@ -27,10 +27,6 @@ import (
 // passes compared with what the client and vendor manage directly, and the
 // hub's own CPU time per call (from /proc) is the capacity-planning figure.
 func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdout, stderr io.Writer) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	ncpu := runtime.NumCPU()
 	if pin && ncpu < 2 {
 		fmt.Fprintln(stderr, "bench: one CPU only: not pinning")
@@ -38,22 +34,11 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 	}
 	hubCPU := ncpu - 1
 	if pin {
-		// This process (load generator and vendor) keeps every CPU but the
-		// last; the hub gets the last one.
-		var set unix.CPUSet
-		for c := range hubCPU {
-			set.Set(c)
-		}
-		if err := pinThreads(&set); err != nil {
+		unpin, err := pinLoadGenerator(hubCPU, ncpu)
+		if err != nil {
 			return fmt.Errorf("bench: pin the load generator: %w", err)
 		}
-		defer func() {
-			var all unix.CPUSet
-			for c := range ncpu {
-				all.Set(c)
-			}
-			_ = pinThreads(&all)
-		}()
+		defer unpin()
 	}
 
 	vendorURL, vendorAddr, stopVendor, err := benchVendor()
@@ -61,48 +46,20 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 		return err
 	}
 	defer stopVendor()
-
 	data, err := os.MkdirTemp("", "toolhub-bench-split-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(data)
-	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	hubCPUArg := -1
+	if pin {
+		hubCPUArg = hubCPU
+	}
+	hubAddr, cmd, err := startSplitHub(ctx, data, vendorURL, vendorAddr, hubCPUArg)
 	if err != nil {
 		return err
 	}
-	hubAddr := hln.Addr().String()
-	hln.Close()
-	cfg := fmt.Sprintf("addr: %s\ndata: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n",
-		hubAddr, filepath.Join(data, "hub"), vendorAddr, vendorURL)
-	cfgFile := filepath.Join(data, "toolhub.yaml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	args := []string{exe, "serve", "--config", cfgFile}
-	if pin {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return fmt.Errorf("bench: --pin needs taskset (util-linux): %w", err)
-		}
-		args = append([]string{taskset, "-c", strconv.Itoa(hubCPU)}, args...)
-	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	defer stopSplitHub(cmd)
 	if err := waitHubTool(ctx, "http://"+hubAddr, "weather-a__current_weather"); err != nil {
 		return err
 	}
@@ -143,6 +100,75 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 			(cpu1-cpu0).Seconds()*1e6/calls, (cpu1 - cpu0).Seconds(), calls)
 	}
 	return nil
+}
+
+// pinLoadGenerator keeps this process (load generator and vendor) on every
+// CPU but the last, hubCPU, which the hub gets; unpin gives it all ncpu
+// back.
+func pinLoadGenerator(hubCPU, ncpu int) (unpin func(), err error) {
+	var set unix.CPUSet
+	for c := range hubCPU {
+		set.Set(c)
+	}
+	if err := pinThreads(&set); err != nil {
+		return nil, err
+	}
+	return func() {
+		var all unix.CPUSet
+		for c := range ncpu {
+			all.Set(c)
+		}
+		_ = pinThreads(&all)
+	}, nil
+}
+
+// startSplitHub starts "toolhub serve" in its own process, its config and
+// data in dir, with weather-a at vendorURL, pinned to hubCPU unless that
+// is negative: the hub's host:port and its command.
+func startSplitHub(ctx context.Context, dir, vendorURL, vendorAddr string, hubCPU int) (string, *exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	hln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hubAddr := hln.Addr().String()
+	hln.Close()
+	cfg := fmt.Sprintf("addr: %s\ndata: %s\noutbound: {allow: [%q]}\nvendors:\n  - id: weather-a\n    mcp: {transport: http, url: %s}\n",
+		hubAddr, filepath.Join(dir, "hub"), vendorAddr, vendorURL)
+	cfgFile := filepath.Join(dir, "toolhub.yaml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		return "", nil, err
+	}
+	args := []string{exe, "serve", "--config", cfgFile}
+	if hubCPU >= 0 {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return "", nil, fmt.Errorf("bench: --pin needs taskset (util-linux): %w", err)
+		}
+		args = append([]string{taskset, "-c", strconv.Itoa(hubCPU)}, args...)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	return hubAddr, cmd, nil
+}
+
+// stopSplitHub interrupts the hub and waits for it, killing it after 5s.
+func stopSplitHub(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // pinThreads sets the CPU affinity of every thread of this process; threads

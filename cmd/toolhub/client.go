@@ -325,14 +325,14 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 	}[verb]
 	fs := flags("vendors "+verb, usage, "Changes go through the running hub (TOOLHUB_URL) with the key in TOOLHUB_KEY.", stderr)
 	base := hubFlag(fs)
-	u := fs.String("url", "", "MCP server URL (streamable HTTP or SSE)")
-	transport := fs.String("transport", "http", "http (streamable HTTP) or sse")
-	card := fs.String("card", "", "A2A agent card URL, instead of --url")
-	command := fs.String("command", "", "a stdio MCP server to run on the hub (operator keys, with admin.allow_stdio_vendors in the config), instead of --url")
-	var cmdArgs, cmdEnv repeated
-	fs.Var(&cmdArgs, "arg", "with --command: one argument of the command (repeat for more)")
-	fs.Var(&cmdEnv, "env", "with --command: NAME=VALUE in the command's environment; VALUE may say ${VAR} (repeat for more)")
-	name := fs.String("name", "", "display name")
+	var vf vendorFlags
+	fs.StringVar(&vf.url, "url", "", "MCP server URL (streamable HTTP or SSE)")
+	fs.StringVar(&vf.transport, "transport", "http", "http (streamable HTTP) or sse")
+	fs.StringVar(&vf.card, "card", "", "A2A agent card URL, instead of --url")
+	fs.StringVar(&vf.command, "command", "", "a stdio MCP server to run on the hub (operator keys, with admin.allow_stdio_vendors in the config), instead of --url")
+	fs.Var(&vf.args, "arg", "with --command: one argument of the command (repeat for more)")
+	fs.Var(&vf.env, "env", "with --command: NAME=VALUE in the command's environment; VALUE may say ${VAR} (repeat for more)")
+	fs.StringVar(&vf.name, "name", "", "display name")
 	version := fs.Int64("version", 0, "with rollback: the version to return to (see `toolhub vendors versions ID`)")
 	var id string
 	for len(args) > 0 {
@@ -357,43 +357,9 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 	path := "/v1/vendors/" + url.PathEscape(id)
 	switch verb {
 	case "add", "update":
-		spec := map[string]any{"id": id}
-		if *name != "" {
-			spec["name"] = *name
-		}
-		given := 0
-		for _, f := range []string{*card, *u, *command} {
-			if f != "" {
-				given++
-			}
-		}
-		switch {
-		case given != 1:
-			return errors.New("give one of --url (an MCP server over HTTP), --command (an MCP server over stdio) or --card (an A2A agent)")
-		case *card != "":
-			spec["a2a"] = map[string]any{"card": *card}
-		case *u != "":
-			spec["mcp"] = map[string]any{"transport": *transport, "url": *u}
-		default:
-			m := map[string]any{"transport": "stdio", "command": *command}
-			if len(cmdArgs) > 0 {
-				m["args"] = []string(cmdArgs)
-			}
-			if len(cmdEnv) > 0 {
-				env := map[string]string{}
-				for _, kv := range cmdEnv {
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok || k == "" {
-						return fmt.Errorf("--env %q: want NAME=VALUE", kv)
-					}
-					env[k] = v
-				}
-				m["env"] = env
-			}
-			spec["mcp"] = m
-		}
-		if (len(cmdArgs) > 0 || len(cmdEnv) > 0) && *command == "" {
-			return errors.New("--arg and --env go with --command")
+		spec, serr := vf.spec(id)
+		if serr != nil {
+			return serr
 		}
 		method := "POST"
 		if verb == "update" {
@@ -415,6 +381,67 @@ func vendorChange(ctx context.Context, verb string, args []string, stdout, stder
 		return err
 	}
 	return printJSON(stdout, out)
+}
+
+// vendorFlags are the flags of `toolhub vendors add|update`: the vendor's
+// spec.
+type vendorFlags struct {
+	url, transport, card, command, name string
+	args, env                           repeated // with command
+}
+
+// spec is the vendor spec the flags say, for the vendor id: exactly one of
+// an MCP server over HTTP (url), over stdio (command) or an A2A agent
+// (card).
+func (vf *vendorFlags) spec(id string) (map[string]any, error) {
+	spec := map[string]any{"id": id}
+	if vf.name != "" {
+		spec["name"] = vf.name
+	}
+	given := 0
+	for _, f := range []string{vf.card, vf.url, vf.command} {
+		if f != "" {
+			given++
+		}
+	}
+	switch {
+	case given != 1:
+		return nil, errors.New("give one of --url (an MCP server over HTTP), --command (an MCP server over stdio) or --card (an A2A agent)")
+	case vf.card != "":
+		spec["a2a"] = map[string]any{"card": vf.card}
+	case vf.url != "":
+		spec["mcp"] = map[string]any{"transport": vf.transport, "url": vf.url}
+	default:
+		m, err := vf.stdio()
+		if err != nil {
+			return nil, err
+		}
+		spec["mcp"] = m
+	}
+	if (len(vf.args) > 0 || len(vf.env) > 0) && vf.command == "" {
+		return nil, errors.New("--arg and --env go with --command")
+	}
+	return spec, nil
+}
+
+// stdio is the mcp part of a spec for a stdio server: command, args, env.
+func (vf *vendorFlags) stdio() (map[string]any, error) {
+	m := map[string]any{"transport": "stdio", "command": vf.command}
+	if len(vf.args) > 0 {
+		m["args"] = []string(vf.args)
+	}
+	if len(vf.env) > 0 {
+		env := map[string]string{}
+		for _, kv := range vf.env {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--env %q: want NAME=VALUE", kv)
+			}
+			env[k] = v
+		}
+		m["env"] = env
+	}
+	return m, nil
 }
 
 // repeated is a flag that may be given several times.

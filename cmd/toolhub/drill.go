@@ -20,16 +20,8 @@ import (
 // then the shared stores going away, then an instance killed.
 const allFaults = "fail,slow,garbage,http500,redis,postgres,instance"
 
-// drillCmd runs fault drills: a hub and the example vendors, real traffic,
-// a fault, and what happened.
-func drillCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "outage" {
-		return drillOutageCmd(ctx, args[1:], stdout, stderr) // drilloutage.go
-	}
-	if len(args) > 0 && args[0] == "faults" {
-		return drillFaultsCmd(ctx, args[1:], stdout, stderr) // drillfaults.go
-	}
-	fs := flags("drill", "[flags]", `Run fault drills: a hub and the example vendors, calls at a steady rate, a fault
+// drillUsage is `toolhub drill --help`'s text.
+const drillUsage = `Run fault drills: a hub and the example vendors, calls at a steady rate, a fault
 injected, healed, and the ledger checked. Each prints time to detect, time to fall
 back, success during the fault, time to recover and usage events lost (must be 0).
 
@@ -58,7 +50,18 @@ faults (toolhub drill faults --help)
       is gone; answers per phase and instance, ledger = vendor = clients.
 
 redis, postgres and instance need the Redis and PostgreSQL of --redis and
---postgres (make services); they use a key prefix and a schema of their own.`, stderr)
+--postgres (make services); they use a key prefix and a schema of their own.`
+
+// drillCmd runs fault drills: a hub and the example vendors, real traffic,
+// a fault, and what happened.
+func drillCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "outage" {
+		return drillOutageCmd(ctx, args[1:], stdout, stderr) // drilloutage.go
+	}
+	if len(args) > 0 && args[0] == "faults" {
+		return drillFaultsCmd(ctx, args[1:], stdout, stderr) // drillfaults.go
+	}
+	fs := flags("drill", "[flags]", drillUsage, stderr)
 	rate := fs.Float64("rate", 200, "offered calls/s")
 	hold := fs.Duration("hold", time.Second, "how long each fault lasts once the hub noticed it")
 	faults := fs.String("faults", allFaults, "faults to drill: fail, slow, hang, garbage, http500, http429, redis, postgres, instance")
@@ -88,40 +91,14 @@ redis, postgres and instance need the Redis and PostgreSQL of --redis and
 	redis.SetLogger(quietRedis{})
 	// So does the PostgreSQL registry's listener, on the default logger.
 	slog.SetDefault(slog.New(slog.DiscardHandler))
-	var list []string
-	for _, f := range strings.Split(*faults, ",") {
-		f = strings.TrimSpace(f)
-		switch f {
-		case "redis", "postgres", "instance":
-		default:
-			if m, err := vendors.ParseMode(f); err != nil || m == vendors.ModeOK {
-				return fmt.Errorf("unknown fault %q: want fail, slow, hang, garbage, http500, http429, redis, postgres or instance", f)
-			}
-		}
-		list = append(list, f)
+	list, err := parseFaults(*faults)
+	if err != nil {
+		return err
 	}
 	failed := 0
 	for _, f := range list {
-		var (
-			rep interface{ Ok() bool }
-			err error
-		)
 		oo := &drill.OutageOptions{Vendors: drillvendors.Server, Rate: *rate, Hold: *hold, Redis: *redisAddr, Postgres: *pg}
-		switch f {
-		case "redis":
-			rep, err = drill.RedisOutage(ctx, oo)
-		case "postgres":
-			rep, err = drill.PostgresOutage(ctx, oo)
-		case "instance":
-			bin, berr := os.Executable()
-			if berr != nil {
-				return fmt.Errorf("drill instance: this binary: %w", berr)
-			}
-			rep, err = drill.InstanceKill(ctx, &drill.InstanceOptions{Binary: bin, Instances: *instances, Rate: *rate, Jobs: *jobs,
-				Redis: *redisAddr, Postgres: *pg, Vendors: drillvendors.Server})
-		default:
-			rep, err = vendorDrill(ctx, f, *rate, *hold)
-		}
+		rep, err := runDrill(ctx, f, oo, *instances, *jobs)
 		if err != nil {
 			return fmt.Errorf("drill %s: %w", f, err)
 		}
@@ -134,6 +111,44 @@ redis, postgres and instance need the Redis and PostgreSQL of --redis and
 		return fmt.Errorf("%d drill(s) lost calls, jobs or usage events", failed)
 	}
 	return nil
+}
+
+// parseFaults is --faults' list: each a vendor mode or redis, postgres,
+// instance.
+func parseFaults(faults string) ([]string, error) {
+	var list []string
+	for _, f := range strings.Split(faults, ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "redis", "postgres", "instance":
+		default:
+			if m, err := vendors.ParseMode(f); err != nil || m == vendors.ModeOK {
+				return nil, fmt.Errorf("unknown fault %q: want fail, slow, hang, garbage, http500, http429, redis, postgres or instance", f)
+			}
+		}
+		list = append(list, f)
+	}
+	return list, nil
+}
+
+// runDrill runs the drill of one fault: the store outages, the instance
+// kill (instances processes of this binary, jobs image jobs) or a vendor
+// fault.
+func runDrill(ctx context.Context, f string, oo *drill.OutageOptions, instances, jobs int) (interface{ Ok() bool }, error) {
+	switch f {
+	case "redis":
+		return drill.RedisOutage(ctx, oo)
+	case "postgres":
+		return drill.PostgresOutage(ctx, oo)
+	case "instance":
+		bin, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("drill instance: this binary: %w", err)
+		}
+		return drill.InstanceKill(ctx, &drill.InstanceOptions{Binary: bin, Instances: instances, Rate: oo.Rate, Jobs: jobs,
+			Redis: oo.Redis, Postgres: oo.Postgres, Vendors: drillvendors.Server})
+	}
+	return vendorDrill(ctx, f, oo.Rate, oo.Hold)
 }
 
 // vendorDrill breaks weather-a with fault in an in-process lab.

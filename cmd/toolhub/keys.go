@@ -54,53 +54,60 @@ func keys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	show := func(tok string, k auth.Key) error {
-		fmt.Fprintf(stdout, "key %s (%s", k.ID, k.Role)
-		if k.Tenant+k.Vendor != "" {
-			fmt.Fprintf(stdout, " %s%s", k.Tenant, k.Vendor)
-		}
-		fmt.Fprintln(stdout, ")")
-		fmt.Fprintln(stdout, tok)
-		fmt.Fprintln(stderr, "This token is shown once; store it now. Send it as: Authorization: Bearer <token>")
-		return nil
-	}
 	switch verb {
 	case "create":
 		tok, k, err := auth.Issue(ctx, s, auth.Key{Role: *role, Tenant: *tenant, Vendor: *vendor, Name: *name}, *ttl)
 		if err != nil {
 			return err
 		}
-		return show(tok, k)
+		return showNewKey(stdout, stderr, tok, k)
 	case "rotate":
 		tok, k, err := auth.Rotate(ctx, s, *id)
 		if err != nil {
 			return err
 		}
-		return show(tok, k)
+		return showNewKey(stdout, stderr, tok, k)
 	case "revoke":
 		return auth.Revoke(ctx, s, *id)
 	case "list":
-		ks, err := s.ListKeys(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tROLE\tSUBJECT\tNAME\tCREATED\tEXPIRES\tSTATE")
-		for _, k := range ks {
-			state, exp := "active", "-"
-			if k.ExpiresAt != nil {
-				exp = k.ExpiresAt.Format(time.RFC3339)
-				if !time.Now().Before(*k.ExpiresAt) {
-					state = "expired"
-				}
-			}
-			if k.RevokedAt != nil {
-				state = "revoked"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Role, orDash(k.Tenant+k.Vendor), orDash(k.Name), k.CreatedAt.Format(time.RFC3339), exp, state)
-		}
-		return tw.Flush()
+		return listKeys(ctx, s, stdout)
 	}
 	fs.Usage()
 	return errUsage
+}
+
+// showNewKey prints a key just issued, with its token, once.
+func showNewKey(stdout, stderr io.Writer, tok string, k auth.Key) error {
+	fmt.Fprintf(stdout, "key %s (%s", k.ID, k.Role)
+	if k.Tenant+k.Vendor != "" {
+		fmt.Fprintf(stdout, " %s%s", k.Tenant, k.Vendor)
+	}
+	fmt.Fprintln(stdout, ")")
+	fmt.Fprintln(stdout, tok)
+	fmt.Fprintln(stderr, "This token is shown once; store it now. Send it as: Authorization: Bearer <token>")
+	return nil
+}
+
+// listKeys prints the store's keys as a table, with each one's state.
+func listKeys(ctx context.Context, s auth.Store, stdout io.Writer) error {
+	ks, err := s.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tROLE\tSUBJECT\tNAME\tCREATED\tEXPIRES\tSTATE")
+	for _, k := range ks {
+		state, exp := "active", "-"
+		if k.ExpiresAt != nil {
+			exp = k.ExpiresAt.Format(time.RFC3339)
+			if !time.Now().Before(*k.ExpiresAt) {
+				state = "expired"
+			}
+		}
+		if k.RevokedAt != nil {
+			state = "revoked"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Role, orDash(k.Tenant+k.Vendor), orDash(k.Name), k.CreatedAt.Format(time.RFC3339), exp, state)
+	}
+	return tw.Flush()
 }

@@ -57,23 +57,9 @@ func report(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var l billing.Ledger
-	if *dsn != "" {
-		pl, err := pgledger.Open(ctx, *dsn, &pgledger.Options{Schema: *schema, MaxConns: 2, ReadOnly: true})
-		if err != nil {
-			return err
-		}
-		l = pl
-	} else {
-		path := filepath.Join(*data, "ledger.db")
-		if _, err := os.Stat(path); err != nil {
-			return fmt.Errorf("no ledger at %s (%v): pass --data with the hub's data folder, or --postgres", path, err)
-		}
-		sl, err := sqlledger.Open(ctx, path, nil)
-		if err != nil {
-			return err
-		}
-		l = sl
+	l, err := openReportLedger(ctx, *dsn, *schema, *data)
+	if err != nil {
+		return err
 	}
 	defer l.Close()
 
@@ -96,32 +82,52 @@ func report(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return st.Write(stdout, *format)
 	case "reconcile":
-		var in io.Reader
-		switch *file {
-		case "":
-			return fmt.Errorf("reconcile needs --file with the vendor's counts (CSV: vendor,tool,day,calls[,amount])")
-		case "-":
-			in = os.Stdin
-		default:
-			fh, err := os.Open(*file)
-			if err != nil {
-				return err
-			}
-			defer fh.Close()
-			in = fh
-		}
-		diffs, err := billing.Reconcile(ctx, l, f, t, in)
-		if err != nil {
-			return err
-		}
-		if err := billing.WriteDifferences(stdout, diffs); err != nil {
-			return err
-		}
-		if len(diffs) > 0 {
-			return fmt.Errorf("%d differences", len(diffs))
-		}
-		return nil
+		return reportReconcile(ctx, l, f, t, *file, stdout)
 	default:
 		return billing.ExportCloudEvents(ctx, l, billing.Filter{From: f, To: t, Tenant: *tenant, Vendor: *vendor}, stdout, "")
 	}
+}
+
+// openReportLedger opens the ledger to report on: PostgreSQL's at dsn
+// (read only) when given, else the embedded one in the data folder.
+func openReportLedger(ctx context.Context, dsn, schema, data string) (billing.Ledger, error) {
+	if dsn != "" {
+		return pgledger.Open(ctx, dsn, &pgledger.Options{Schema: schema, MaxConns: 2, ReadOnly: true})
+	}
+	path := filepath.Join(data, "ledger.db")
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no ledger at %s (%v): pass --data with the hub's data folder, or --postgres", path, err)
+	}
+	return sqlledger.Open(ctx, path, nil)
+}
+
+// reportReconcile compares the ledger's calls in [from, to) with the
+// vendor's counts in file (- for stdin), writes the differences and fails
+// when there are any.
+func reportReconcile(ctx context.Context, l billing.Ledger, from, to time.Time, file string, stdout io.Writer) error {
+	var in io.Reader
+	switch file {
+	case "":
+		return fmt.Errorf("reconcile needs --file with the vendor's counts (CSV: vendor,tool,day,calls[,amount])")
+	case "-":
+		in = os.Stdin
+	default:
+		fh, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		in = fh
+	}
+	diffs, err := billing.Reconcile(ctx, l, from, to, in)
+	if err != nil {
+		return err
+	}
+	if err := billing.WriteDifferences(stdout, diffs); err != nil {
+		return err
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%d differences", len(diffs))
+	}
+	return nil
 }

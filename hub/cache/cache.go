@@ -80,6 +80,7 @@ func Canonical(v any) ([]byte, error) {
 	return b.Bytes(), err
 }
 
+// canonical writes v's canonical JSON to b.
 func canonical(b *bytes.Buffer, v any) error {
 	switch x := v.(type) {
 	case nil:
@@ -120,49 +121,67 @@ func canonical(b *bytes.Buffer, v any) error {
 		}
 		return number(b, f)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			s, _ := json.Marshal(k)
-			b.Write(s)
-			b.WriteByte(':')
-			if err := canonical(b, x[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return canonicalObject(b, x)
 	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := canonical(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
+		return canonicalArray(b, x)
 	default:
-		raw, err := json.Marshal(x)
-		if err != nil {
-			return err
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var g any
-		if err := d.Decode(&g); err != nil {
-			return err
-		}
-		return canonical(b, g)
+		return canonicalOther(b, x)
 	}
 	return nil
+}
+
+// canonicalObject writes an object with its keys sorted.
+func canonicalObject(b *bytes.Buffer, x map[string]any) error {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		s, _ := json.Marshal(k)
+		b.Write(s)
+		b.WriteByte(':')
+		if err := canonical(b, x[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
+}
+
+// canonicalArray writes an array, its elements canonical.
+func canonicalArray(b *bytes.Buffer, x []any) error {
+	b.WriteByte('[')
+	for i, e := range x {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if err := canonical(b, e); err != nil {
+			return err
+		}
+	}
+	b.WriteByte(']')
+	return nil
+}
+
+// canonicalOther writes a value of none of JSON's own types: through
+// encoding/json, then as the JSON value that reads back (numbers kept).
+func canonicalOther(b *bytes.Buffer, x any) error {
+	raw, err := json.Marshal(x)
+	if err != nil {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var g any
+	if err := d.Decode(&g); err != nil {
+		return err
+	}
+	return canonical(b, g)
 }
 
 func number(b *bytes.Buffer, f float64) error {

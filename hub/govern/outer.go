@@ -37,46 +37,43 @@ func (g *Governor) OuterMiddleware() hub.Middleware {
 }
 
 func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err error) {
+	l := callLine{c: c, r: r}
 	start := c.Start
 	if start.IsZero() {
 		start = g.now()
 	}
-	total := g.now().Sub(start)
-	var attempts []hub.Attempt
-	var decisions []string
+	l.total = g.now().Sub(start)
 	if c.Trace != nil {
-		attempts, decisions = c.Trace.Attempts, c.Trace.Decisions
+		l.attempts, l.decisions = c.Trace.Attempts, c.Trace.Decisions
 	}
 	var upstream time.Duration
-	for i := range attempts {
-		a := &attempts[i]
+	for i := range l.attempts {
+		a := &l.attempts[i]
 		upstream += time.Duration(a.LatencyMS * float64(time.Millisecond))
 		g.m.attempt(a.Vendor, a.Outcome).Inc()
 	}
-	decisionUS := max(0, (total - upstream).Microseconds())
+	l.decisionUS = max(0, (l.total - upstream).Microseconds())
 
-	var p hub.Provenance
 	if r != nil {
-		p = r.Provenance
+		l.p = r.Provenance
 	}
-	vendor := p.Vendor
-	if vendor == "" && len(attempts) > 0 {
-		vendor = attempts[len(attempts)-1].Vendor
+	l.vendor = l.p.Vendor
+	if l.vendor == "" && len(l.attempts) > 0 {
+		l.vendor = l.attempts[len(l.attempts)-1].Vendor
 	}
-	if vendor == "" {
-		vendor = c.Vendor()
+	if l.vendor == "" {
+		l.vendor = c.Vendor()
 	}
 	tool := c.Name
-	outcome := hub.OutcomeOf(r, err)
-	var he *hub.Error
+	l.outcome = hub.OutcomeOf(r, err)
 	if err != nil {
-		he = hub.AsError(err)
-		if he.Code == hub.CodeUnknownTool {
+		l.he = hub.AsError(err)
+		if l.he.Code == hub.CodeUnknownTool {
 			tool = "" // names asked for nothing are unbounded: keep them out of labels
 		}
 	}
-	g.m.call(tool, vendor, outcome).Inc()
-	g.m.latency(vendor).Observe(total.Seconds())
+	g.m.call(tool, l.vendor, l.outcome).Inc()
+	g.m.latency(l.vendor).Observe(l.total.Seconds())
 
 	level := slog.LevelInfo
 	if err != nil {
@@ -85,11 +82,38 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	if !g.log.Enabled(ctx, level) {
 		return
 	}
-	debug := g.debugOn(c.Tenant)
-	var scrub *strings.Replacer
-	if !debug && (err != nil || hasErrors(attempts)) {
-		scrub = scrubber(c.Arguments)
+	l.debug = g.debugOn(c.Tenant)
+	if !l.debug && (err != nil || hasErrors(l.attempts)) {
+		l.scrub = scrubber(c.Arguments)
 	}
+	// A record without the caller's PC: LogAttrs would unwind the stack
+	// (runtime.Callers) on every call for a source line no decision log
+	// handler shows.
+	rec := slog.NewRecord(time.Now(), level, "call", 0)
+	rec.AddAttrs(l.attrs(ctx)...)
+	_ = g.log.Handler().Handle(ctx, rec)
+}
+
+// callLine is what the decision log's line of one call is made of.
+type callLine struct {
+	c          *hub.Call
+	r          *hub.Result
+	he         *hub.Error // the call's error, if it failed
+	p          hub.Provenance
+	vendor     string // the vendor that answered, or the last one tried
+	outcome    hub.Outcome
+	attempts   []hub.Attempt
+	decisions  []string
+	total      time.Duration
+	decisionUS int64
+	debug      bool              // log the arguments
+	scrub      *strings.Replacer // argument values out of error texts; nil: none
+}
+
+// attrs are the line's fields, in the order [Governor.OuterMiddleware]
+// documents.
+func (l *callLine) attrs(ctx context.Context) []slog.Attr {
+	c := l.c
 	attrs := make([]slog.Attr, 0, 18)
 	attrs = append(attrs,
 		slog.String("call_id", c.ID),
@@ -109,45 +133,41 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 		attrs = append(attrs, slog.String("plan_id", c.PlanID))
 	}
 	attrs = append(attrs,
-		slog.String("vendor", vendor),
+		slog.String("vendor", l.vendor),
 		slog.String("priority", c.Priority.String()),
-		slog.String("outcome", string(outcome)),
+		slog.String("outcome", string(l.outcome)),
 	)
-	if scrub != nil {
-		attempts = scrubAttempts(attempts, scrub)
-		decisions = scrubStrings(decisions, scrub)
+	attempts, decisions := l.attempts, l.decisions
+	if l.scrub != nil {
+		attempts = scrubAttempts(attempts, l.scrub)
+		decisions = scrubStrings(decisions, l.scrub)
 	}
 	attrs = append(attrs, slog.Any("attempts", attempts), slog.Any("decisions", decisions))
-	if he != nil {
+	if he := l.he; he != nil {
 		msg := he.Message
 		if he.Code == hub.CodeInvalidArguments {
 			msg = "arguments do not match the input schema" // the validator may quote values
-		} else if scrub != nil {
-			msg = scrub.Replace(msg)
+		} else if l.scrub != nil {
+			msg = l.scrub.Replace(msg)
 		}
 		attrs = append(attrs, slog.String("code", string(he.Code)), slog.String("error", msg))
 	}
 	attrs = append(attrs,
-		slog.Bool("fallback", p.Fallback),
-		slog.Bool("cached", p.Cached),
-		slog.Bool("stale", p.Stale),
-		slog.Bool("queued", p.Queued),
-		slog.Float64("latency_ms", float64(total.Microseconds())/1000),
-		slog.Int64("decision_us", decisionUS),
+		slog.Bool("fallback", l.p.Fallback),
+		slog.Bool("cached", l.p.Cached),
+		slog.Bool("stale", l.p.Stale),
+		slog.Bool("queued", l.p.Queued),
+		slog.Float64("latency_ms", float64(l.total.Microseconds())/1000),
+		slog.Int64("decision_us", l.decisionUS),
 	)
-	if r != nil && len(r.Findings) > 0 {
+	if l.r != nil && len(l.r.Findings) > 0 {
 		// The vendor's result scan flagged the result (it was not changed).
-		attrs = append(attrs, slog.Any("findings", r.Findings))
+		attrs = append(attrs, slog.Any("findings", l.r.Findings))
 	}
-	if debug {
+	if l.debug {
 		attrs = append(attrs, slog.Any("arguments", c.Arguments))
 	}
-	// A record without the caller's PC: LogAttrs would unwind the stack
-	// (runtime.Callers) on every call for a source line no decision log
-	// handler shows.
-	rec := slog.NewRecord(time.Now(), level, "call", 0)
-	rec.AddAttrs(attrs...)
-	_ = g.log.Handler().Handle(ctx, rec)
+	return attrs
 }
 
 func hasErrors(as []hub.Attempt) bool {

@@ -75,28 +75,84 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 	}
 
 	// 1. Active health.
-	h := vs.health.Load()
-	trial := false // a job's call let past its vendor's ejection
-	if h != nil {
-		if h.Ejected() && g.jobTrials(c) && h.TrialEvery(g.jobTrialEvery()) {
-			c.Trace.Decide("health " + v + " ejected: a job's call is the trial")
-			trial = true
-		} else if h.Ejected() {
-			if job {
-				vs.jobWaitAt.Store(g.now().UnixNano())
-			}
-			c.Trace.Decide("health " + v + " ejected")
-			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused, Details: map[string]any{"reason": "ejected"},
-				Message: fmt.Sprintf("vendor %q ejected by health probe; calls resume when a probe succeeds", v)}
-		}
-		if !trial && !job && !h.Ramp().Admit() {
-			return nil, g.skip(c, v, h.Ramp())
-		}
+	h, trial, err := g.admitHealth(c, v, vs, job)
+	if err != nil {
+		return nil, err
 	}
+	// 2–3b. The breakers: the vendor's ramp and circuit, the tool's circuit.
+	t, err := g.admitBreakers(c, v, vs, job)
+	if err != nil {
+		return nil, err
+	}
+	trial = trial || t.trial
+	// 4. Retries around limits, bulkhead and the upstream.
+	res, err := g.attempts(ctx, c, vs, next)
+
+	o := outcome(ctx, res, err)
+	t.done(o)
+	if o == breaker.Failure && h != nil {
+		h.Ramp().Failure()
+	}
+	if trial && o == breaker.Success {
+		h.Record(nil) // as a good probe: re-admits the vendor
+	}
+	if err != nil {
+		return nil, governedError(err, trial)
+	}
+	return res, nil
+}
+
+// admitHealth is step 1: an ejected vendor fails fast, unless a job's call
+// is let past as the trial; calls beyond the recovery ramp's share are
+// skipped. h is the vendor's health tracker (nil without probes).
+func (g *Governor) admitHealth(c *hub.Call, v string, vs *vendorState, job bool) (h *breaker.Health, trial bool, err error) {
+	h = vs.health.Load()
+	if h == nil {
+		return nil, false, nil
+	}
+	if h.Ejected() && g.jobTrials(c) && h.TrialEvery(g.jobTrialEvery()) {
+		c.Trace.Decide("health " + v + " ejected: a job's call is the trial")
+		trial = true
+	} else if h.Ejected() {
+		if job {
+			vs.jobWaitAt.Store(g.now().UnixNano())
+		}
+		c.Trace.Decide("health " + v + " ejected")
+		return h, false, &hub.Error{Code: hub.CodeUnavailable, Vendor: v, Err: ErrRefused, Details: map[string]any{"reason": "ejected"},
+			Message: fmt.Sprintf("vendor %q ejected by health probe; calls resume when a probe succeeds", v)}
+	}
+	if !trial && !job && !h.Ramp().Admit() {
+		return h, false, g.skip(c, v, h.Ramp())
+	}
+	return h, trial, nil
+}
+
+// tickets are a governed attempt's admissions at the breakers: the
+// vendor's, and the tool's where one is configured. trial is set when a
+// job's call was let into an open circuit as its trial.
+type tickets struct {
+	vendor, tool breaker.Ticket
+	hasTool      bool
+	trial        bool
+}
+
+// done gives each breaker the attempt's outcome.
+func (t *tickets) done(o breaker.Outcome) {
+	t.vendor.Done(o)
+	if t.hasTool {
+		t.tool.Done(o)
+	}
+}
+
+// admitBreakers is steps 2 to 3b: the breaker's recovery ramp, the
+// vendor's breaker (a queued job's call may be an open circuit's trial) and
+// the tool's own breaker, where configured.
+func (g *Governor) admitBreakers(c *hub.Call, v string, vs *vendorState, job bool) (tickets, error) {
+	var t tickets
 	// 2. The breaker's recovery ramp.
 	b := vs.breaker
 	if !job && !b.Ramp().Admit() {
-		return nil, g.skip(c, v, b.Ramp())
+		return t, g.skip(c, v, b.Ramp())
 	}
 	// 3. The breaker.
 	ticket, err := b.Admit()
@@ -104,26 +160,32 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		// A queued job may wait: its call is the half-open circuit's trial,
 		// so the job finds the vendor's recovery by itself.
 		c.Trace.Decide("breaker " + v + " open: a job's call is the trial")
-		trial = true
+		t.trial = true
 		ticket, err = b.Admit()
 	}
 	if err != nil {
-		return nil, openError(c, v, "vendor "+strconv.Quote(v), err)
+		return t, openError(c, v, "vendor "+strconv.Quote(v), err)
 	}
+	t.vendor = ticket
 	c.Trace.Decide(vs.breakerDecision(breaker.State(vs.state.Load())))
 	// 3b. The tool's own breaker, where configured.
-	var toolTicket breaker.Ticket
-	toolBreaker := g.o.ToolBreaker != nil && g.o.ToolBreaker(c.Tool)
-	if toolBreaker {
+	if g.o.ToolBreaker != nil && g.o.ToolBreaker(c.Tool) {
 		key := v + "/" + c.Tool.Def.Name
-		toolTicket, err = g.breakers.Get(key).Admit()
+		toolTicket, err := g.breakers.Get(key).Admit()
 		if err != nil {
 			ticket.Done(breaker.Ignored)
-			return nil, openError(c, key, "tool "+key, err)
+			return t, openError(c, key, "tool "+key, err)
 		}
+		t.tool, t.hasTool = toolTicket, true
 	}
+	return t, nil
+}
 
-	// 4. Retries around limits, bulkhead and the upstream.
+// attempts is step 4: retries ([retry.Do]) around each try of the rate
+// limits, the bulkhead and the upstream. The policy is the governor's, with
+// the tool's idempotency and attempt timeout, [Classify]'s classes, and
+// every retry counted and noted in the trace.
+func (g *Governor) attempts(ctx context.Context, c *hub.Call, vs *vendorState, next hub.Invoker) (*hub.Result, error) {
 	p := g.o.Retry
 	p.Idempotent = g.idempotent(c.Tool)
 	if g.o.AttemptTimeout != nil {
@@ -139,7 +201,7 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		}
 	}
 	var res *hub.Result
-	err = retry.Do(ctx, p, func(ctx context.Context, attempt int) error {
+	err := retry.Do(ctx, p, func(ctx context.Context, attempt int) error {
 		c.Attempt = attempt + 1
 		if err := g.admit(ctx, c, vs, attempt); err != nil {
 			return err
@@ -162,38 +224,30 @@ func (g *Governor) govern(ctx context.Context, c *hub.Call, next hub.Invoker) (*
 		}
 		return err
 	})
+	return res, err
+}
 
-	o := outcome(ctx, res, err)
-	ticket.Done(o)
-	if toolBreaker {
-		toolTicket.Done(o)
+// governedError is the error a governed attempt answers: the [hub.Error]
+// without retry's ErrAttemptTimeout wrapping; a failed trial's marked
+// Details {"reason": "trial"}, so the job waits for its vendor as for an
+// open breaker (jobs.DefaultVendorsDown), spending no attempt.
+func governedError(err error, trial bool) error {
+	he, ok := errors.AsType[*hub.Error](err)
+	if !ok {
+		return err
 	}
-	if o == breaker.Failure && h != nil {
-		h.Ramp().Failure()
+	if !trial {
+		return he
 	}
-	if trial && o == breaker.Success {
-		h.Record(nil) // as a good probe: re-admits the vendor
+	te := *he
+	d, _ := he.Details.(map[string]any)
+	d = maps.Clone(d)
+	if d == nil {
+		d = map[string]any{}
 	}
-	if err != nil {
-		if he, ok := errors.AsType[*hub.Error](err); ok {
-			if trial {
-				// The vendor is still down: the job waits for it as for an
-				// open breaker (jobs.DefaultVendorsDown), spending no attempt.
-				te := *he
-				d, _ := he.Details.(map[string]any)
-				d = maps.Clone(d)
-				if d == nil {
-					d = map[string]any{}
-				}
-				d["reason"] = "trial"
-				te.Details = d
-				return nil, &te
-			}
-			return nil, he // drop retry's ErrAttemptTimeout wrapping
-		}
-		return nil, err
-	}
-	return res, nil
+	d["reason"] = "trial"
+	te.Details = d
+	return &te
 }
 
 // openError is the answer of an open breaker: at once, with when to retry.

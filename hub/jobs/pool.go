@@ -111,6 +111,33 @@ func (p *Pool) Start(ctx context.Context) error {
 		return errors.New("jobs: pool needs a Store and a Run func")
 	}
 	p.started = true
+	p.defaults()
+	p.wake = make(chan struct{}, p.Concurrency)
+	runCtx, kill := context.WithCancel(ctx)
+	claimCtx, stop := context.WithCancel(runCtx)
+	p.stop, p.kill = stop, kill
+	// Subscribed to other instances' wakes before the workers first look
+	// for work: a wake made after that look is heard.
+	if w, ok := p.Store.(Waker); ok {
+		p.subscribe(ctx, claimCtx, w)
+	}
+	for i := range p.Concurrency {
+		p.wg.Add(1)
+		go p.worker(claimCtx, runCtx, fmt.Sprintf("%s/%d", p.Owner, i))
+	}
+	if p.PurgeEvery > 0 {
+		p.wg.Add(1)
+		go p.purger(claimCtx)
+	}
+	if q, ok := p.Store.(*Queue); ok {
+		p.wg.Add(1)
+		go p.listen(claimCtx, q)
+	}
+	return nil
+}
+
+// defaults fills in the pool's unset fields.
+func (p *Pool) defaults() {
 	if p.Concurrency <= 0 {
 		p.Concurrency = 4
 	}
@@ -144,44 +171,29 @@ func (p *Pool) Start(ctx context.Context) error {
 	if p.Retryable == nil {
 		p.Retryable = DefaultRetryable
 	}
-	p.wake = make(chan struct{}, p.Concurrency)
-	runCtx, kill := context.WithCancel(ctx)
-	claimCtx, stop := context.WithCancel(runCtx)
-	p.stop, p.kill = stop, kill
-	// Subscribed to other instances' wakes before the workers first look
-	// for work: a wake made after that look is heard.
-	if w, ok := p.Store.(Waker); ok {
-		subscribed := make(chan struct{})
-		var once sync.Once
-		ready := func() { once.Do(func() { close(subscribed) }) }
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			defer ready()
-			w.Wakes(claimCtx, ready, p.wakeWorkers)
-		}()
-		t := time.NewTimer(subscribeWait)
-		select {
-		case <-subscribed:
-		case <-t.C:
-			p.Logger.Warn("jobs: not yet subscribed to other instances' wakes; until then waiting jobs are looked at every poll", "waited", subscribeWait, "poll", p.Poll)
-		case <-ctx.Done():
-		}
-		t.Stop()
+}
+
+// subscribe starts listening to other instances' wakes (until claimCtx
+// ends) and waits, at most subscribeWait or until ctx ends, for the
+// subscription to hold.
+func (p *Pool) subscribe(ctx, claimCtx context.Context, w Waker) {
+	subscribed := make(chan struct{})
+	var once sync.Once
+	ready := func() { once.Do(func() { close(subscribed) }) }
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer ready()
+		w.Wakes(claimCtx, ready, p.wakeWorkers)
+	}()
+	t := time.NewTimer(subscribeWait)
+	select {
+	case <-subscribed:
+	case <-t.C:
+		p.Logger.Warn("jobs: not yet subscribed to other instances' wakes; until then waiting jobs are looked at every poll", "waited", subscribeWait, "poll", p.Poll)
+	case <-ctx.Done():
 	}
-	for i := range p.Concurrency {
-		p.wg.Add(1)
-		go p.worker(claimCtx, runCtx, fmt.Sprintf("%s/%d", p.Owner, i))
-	}
-	if p.PurgeEvery > 0 {
-		p.wg.Add(1)
-		go p.purger(claimCtx)
-	}
-	if q, ok := p.Store.(*Queue); ok {
-		p.wg.Add(1)
-		go p.listen(claimCtx, q)
-	}
-	return nil
+	t.Stop()
 }
 
 // Wake makes every job waiting for a vendor due now, on every instance
@@ -326,12 +338,7 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 			log.Error("jobs: finish", "err", err)
 		}
 	}
-	life := DefaultDeadline
-	if p.Deadline != nil {
-		if d := p.Deadline(j.Tool); d > 0 {
-			life = d
-		}
-	}
+	life := p.life(j)
 	deadline := j.Created.Add(life)
 	if p.MaxAttempts > 0 && j.Attempts > p.MaxAttempts {
 		finish(Outcome{Status: Failed, Error: fmt.Sprintf("gave up after %d attempts (workers lost the job); last error: %s", p.MaxAttempts, j.LastError),
@@ -358,31 +365,58 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		err = &hub.Error{Code: hub.CodeUnavailable, Message: "the call was queued again (as job " + res.Provenance.JobID + ") instead of answered"}
 	}
 	if err == nil {
-		b, encErr := EncodeResult(res)
-		if encErr != nil {
-			finish(Outcome{Status: Failed, Error: encErr.Error(), KeepUntil: p.Now().Add(p.ResultTTL)})
-			return
-		}
-		if res.IsError && res.Final {
-			// The vendor marked its tool error final: the answer, and
-			// the job's failure, at once (no retry, no waiting).
-			finish(Outcome{Status: Failed, Result: b, Error: finalError(res), KeepUntil: p.Now().Add(p.ResultTTL)})
-			return
-		}
-		finish(Outcome{Status: Succeeded, Result: b, KeepUntil: p.Now().Add(p.ResultTTL)})
+		finish(p.answered(res))
 		return
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		log.Warn("jobs: lease lost while running; another worker owns the job")
 		return
 	}
+	out := p.failed(log, j, err, life, deadline, wakes)
+	finish(out)
+	if out.Status == Waiting || out.Status == Queued {
+		p.wakeAt(out.NextAt)
+	}
+}
+
+// life is how long a job of j's tool may take from its creation.
+func (p *Pool) life(j *Job) time.Duration {
+	if p.Deadline != nil {
+		if d := p.Deadline(j.Tool); d > 0 {
+			return d
+		}
+	}
+	return DefaultDeadline
+}
+
+// answered is the outcome of a run that answered: the job succeeded, or
+// failed at once with the answer when the vendor marked its tool error
+// final.
+func (p *Pool) answered(res *hub.Result) Outcome {
+	b, err := EncodeResult(res)
+	if err != nil {
+		return Outcome{Status: Failed, Error: err.Error(), KeepUntil: p.Now().Add(p.ResultTTL)}
+	}
+	if res.IsError && res.Final {
+		// The vendor marked its tool error final: the answer, and
+		// the job's failure, at once (no retry, no waiting).
+		return Outcome{Status: Failed, Result: b, Error: finalError(res), KeepUntil: p.Now().Add(p.ResultTTL)}
+	}
+	return Outcome{Status: Succeeded, Result: b, KeepUntil: p.Now().Add(p.ResultTTL)}
+}
+
+// failed is the outcome of a run that failed with err: the job fails
+// (not retryable, out of attempts, or its deadline before the retry),
+// waits for a vendor to be woken (no vendor could take the call), or is
+// queued again after its backoff. wakes is the count of wakes seen when the
+// run began.
+func (p *Pool) failed(log *slog.Logger, j *Job, err error, life time.Duration, deadline time.Time, wakes int64) Outcome {
 	msg := err.Error()
 	if !p.Retryable(err) || (p.MaxAttempts > 0 && j.Attempts >= p.MaxAttempts) {
 		if j.Attempts > 1 {
 			msg = fmt.Sprintf("failed after %d attempts: %s", j.Attempts, msg)
 		}
-		finish(Outcome{Status: Failed, Error: msg, KeepUntil: p.Now().Add(p.ResultTTL)})
-		return
+		return Outcome{Status: Failed, Error: msg, KeepUntil: p.Now().Add(p.ResultTTL)}
 	}
 	now := p.Now()
 	if wait, down := p.VendorsDown(err); down {
@@ -404,9 +438,7 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 			next = deadline
 		}
 		log.Debug("jobs: waiting for a vendor", "err", msg, "until", next)
-		finish(Outcome{Status: Waiting, Error: msg, NextAt: next})
-		p.wakeAt(next)
-		return
+		return Outcome{Status: Waiting, Error: msg, NextAt: next}
 	}
 	wait := p.Backoff.Backoff(j.Attempts - 1)
 	var he *hub.Error
@@ -414,12 +446,10 @@ func (p *Pool) handle(ctx context.Context, owner string, j *Job) {
 		wait = he.RetryAfter
 	}
 	if !now.Add(wait).Before(deadline) {
-		finish(Outcome{Status: Failed, Error: deadlineError(life, msg), KeepUntil: now.Add(p.ResultTTL)})
-		return
+		return Outcome{Status: Failed, Error: deadlineError(life, msg), KeepUntil: now.Add(p.ResultTTL)}
 	}
 	log.Info("jobs: retry", "err", msg, "wait", wait)
-	finish(Outcome{Status: Queued, Error: msg, NextAt: now.Add(wait)})
-	p.wakeAt(now.Add(wait))
+	return Outcome{Status: Queued, Error: msg, NextAt: now.Add(wait)}
 }
 
 // maxDue bounds the wake-ups a pool keeps; past it, jobs are found by the poll.

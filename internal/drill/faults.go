@@ -173,176 +173,34 @@ vendors:
 // of each phase on each instance, and the ledger against the vendor and
 // the clients.
 func StoreFaults(ctx context.Context, opts *StoreFaultsOptions) (StoreFaultsReport, error) {
-	var o StoreFaultsOptions
-	if opts != nil {
-		o = *opts
-	}
-	if o.Binary == "" {
-		return StoreFaultsReport{}, errors.New("drill: StoreFaultsOptions.Binary: the toolhub executable is required")
-	}
-	if o.Vendors == nil {
-		return StoreFaultsReport{}, errors.New("drill: StoreFaultsOptions.Vendors: a vendor server is required")
-	}
-	if o.Rate <= 0 {
-		o.Rate = 40
-	}
-	if o.Hold <= 0 {
-		o.Hold = 8 * time.Second
-	}
-	if o.Settle <= 0 {
-		o.Settle = 2 * time.Second
+	o, err := storeFaultsOptions(opts)
+	if err != nil {
+		return StoreFaultsReport{}, err
 	}
 	rep := StoreFaultsReport{Rate: o.Rate, Hold: o.Hold}
-
-	dir, err := os.MkdirTemp("", "toolhub-drill-faults-")
+	l, err := startFaultsLab(ctx, &o)
+	defer l.close()
 	if err != nil {
 		return rep, err
 	}
-	defer os.RemoveAll(dir)
-	for _, d := range []string{"redis", "postgres"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
-			return rep, err
-		}
-	}
-	rs, err := startPrivateRedis(ctx, filepath.Join(dir, "redis"))
-	if err != nil {
-		return rep, err
-	}
-	defer rs.kill()
-	pg, err := startPrivatePostgres(ctx, filepath.Join(dir, "postgres"))
-	if err != nil {
-		return rep, err
-	}
-	defer func() {
-		_ = pg.stop() // a clean shutdown releases its shared memory
-		pg.kill()
-	}()
-
-	served, err := o.Vendors.Serve(map[string]*VendorOptions{vendorWeatherA: {Knobs: Knobs{Latency: 10 * time.Millisecond}}})
-	if err != nil {
-		return rep, err
-	}
-	defer served.Close()
-	weather := served.Vendors[vendorWeatherA]
-
-	const n = 2
-	cfgs, urls := make([]string, n), make([]string, n)
-	for i := range n {
-		port, err := freePort()
-		if err != nil {
-			return rep, err
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		urls[i] = "http://" + addr
-		cfgs[i] = filepath.Join(dir, fmt.Sprintf("toolhub-%d.yaml", i))
-		text := fmt.Sprintf(faultsConfig, addr, rs.addr, pg.dsn("test"), served.Addr)
-		if err := os.WriteFile(cfgs[i], []byte(text), 0o600); err != nil {
-			return rep, err
-		}
-	}
-	hubs := make([]*Process, n)
-	defer func() {
-		for _, h := range hubs {
-			if h != nil {
-				h.Kill()
-			}
-		}
-	}()
-	start := func(i int) (*Process, error) {
-		po := ProcessOptions{Binary: o.Binary, Config: cfgs[i], Data: filepath.Join(dir, fmt.Sprintf("data-%d", i)), Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
-		if o.Logs != nil {
-			po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
-		}
-		h, err := StartProcess(po)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := h.WaitListening(ctx, 30*time.Second); err != nil {
-			h.Kill()
-			return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
-		}
-		if _, err := waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA) }); err != nil {
-			h.Kill()
-			return nil, fmt.Errorf("instance %d: weather-a not ready: %w\n%s", i, err, h.Tail(20))
-		}
-		return h, nil
-	}
-	// The first alone: it creates the schema.
-	for i := range n {
-		if hubs[i], err = start(i); err != nil {
-			return rep, err
-		}
-	}
-
-	c := &faultClient{urls: urls}
-	phase := func(name string) { c.begin(name, n) }
-	phase(phaseSteady)
+	c := &faultClient{urls: l.urls}
+	c.begin(phaseSteady, len(l.hubs))
 	tr := startTraffic(ctx, o.Rate, c.call)
 	defer tr.stop()
 	sleep(ctx, o.Settle)
 
-	// Redis hung: every connection to it stalls.
-	phase(phaseRedisHung)
-	if err := rs.hang(); err != nil {
-		return rep, err
+	for _, step := range []func(context.Context, *faultClient, *StoreFaultsReport) error{
+		l.redisHung, l.killInstance, l.stopPostgres, l.redisAway,
+	} {
+		if err := step(ctx, c, &rep); err != nil {
+			return rep, err
+		}
+		sleep(ctx, o.Settle)
 	}
-	sleep(ctx, o.Hold)
-	if err := rs.resume(); err != nil {
-		return rep, err
-	}
-	sleep(ctx, o.Settle)
-
-	// An instance killed mid-load and restarted on its data folder.
-	phase(phaseKill)
-	killed := time.Now()
-	c.killed(1, killed)
-	hubs[1].Kill()
-	if hubs[1], err = start(1); err != nil {
-		return rep, fmt.Errorf("restarting the killed instance: %w", err)
-	}
-	rep.KillRestart = time.Since(killed)
-	c.killed(-1, time.Time{})
-	sleep(ctx, o.Settle)
-
-	// PostgreSQL stopped (a fast shutdown) and started again.
-	phase(phasePGStop)
-	if err := pg.stop(); err != nil {
-		return rep, err
-	}
-	sleep(ctx, o.Hold)
-	if err := pg.start(ctx); err != nil {
-		return rep, err
-	}
-	sleep(ctx, o.Settle)
-
-	// Redis killed; instance 0 restarted (a deploy) while it is gone.
-	phase(phaseAway)
-	gone := time.Now()
-	rs.kill()
-	sleep(ctx, o.Hold/4)
-	if err := stopHub(hubs[0]); err != nil {
-		return rep, err
-	}
-	restart := time.Now()
-	if hubs[0], err = start(0); err != nil {
-		return rep, fmt.Errorf("restarting an instance while Redis is gone: %w", err)
-	}
-	rep.AwayRestart = time.Since(restart)
-	sleep(ctx, time.Until(gone.Add(o.Hold)))
-	if err := rs.start(ctx); err != nil {
-		return rep, err
-	}
-	back := time.Now()
-	joined, err := waitFor(ctx, 60*time.Second, func() bool { return storesJoined(ctx, hubs) })
-	if err != nil {
-		return rep, fmt.Errorf("the instances did not join Redis and PostgreSQL within 60s of Redis returning: %w", err)
-	}
-	rep.Rejoined = joined.Sub(back)
-	sleep(ctx, o.Settle)
 	tr.stop()
 
 	// Stop both gracefully: their meters flush to the ledger.
-	for _, h := range hubs {
+	for _, h := range l.hubs {
 		if err := stopHub(h); err != nil {
 			return rep, err
 		}
@@ -356,8 +214,207 @@ func StoreFaults(ctx context.Context, opts *StoreFaultsOptions) (StoreFaultsRepo
 		rep.Answered += p.Answered
 		rep.Failed += p.Failed
 	}
-	rep.VendorCalls = weather.Counters().CallsTotal
-	return rep, c.countLedger(ctx, pg.dsn("test"), &rep)
+	rep.VendorCalls = l.weather.Counters().CallsTotal
+	return rep, c.countLedger(ctx, l.pg.dsn("test"), &rep)
+}
+
+// storeFaultsOptions are opts with their defaults, or why they cannot run.
+func storeFaultsOptions(opts *StoreFaultsOptions) (StoreFaultsOptions, error) {
+	var o StoreFaultsOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Binary == "" {
+		return o, errors.New("drill: StoreFaultsOptions.Binary: the toolhub executable is required")
+	}
+	if o.Vendors == nil {
+		return o, errors.New("drill: StoreFaultsOptions.Vendors: a vendor server is required")
+	}
+	if o.Rate <= 0 {
+		o.Rate = 40
+	}
+	if o.Hold <= 0 {
+		o.Hold = 8 * time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
+	}
+	return o, nil
+}
+
+// faultsLab is what [StoreFaults] runs on: its private Redis and
+// PostgreSQL, weather-a, and the two instances with their configs.
+type faultsLab struct {
+	o       *StoreFaultsOptions
+	dir     string
+	rs, pg  *privateServer
+	served  *ServedVendors
+	weather Vendor
+	cfgs    []string
+	urls    []string
+	hubs    []*Process
+}
+
+// startFaultsLab starts the stores, the vendor and the instances, in a
+// temporary folder. Close the lab even on an error: it stops what started.
+func startFaultsLab(ctx context.Context, o *StoreFaultsOptions) (*faultsLab, error) {
+	l := &faultsLab{o: o}
+	dir, err := os.MkdirTemp("", "toolhub-drill-faults-")
+	if err != nil {
+		return l, err
+	}
+	l.dir = dir
+	for _, d := range []string{"redis", "postgres"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o700); err != nil {
+			return l, err
+		}
+	}
+	if l.rs, err = startPrivateRedis(ctx, filepath.Join(dir, "redis")); err != nil {
+		return l, err
+	}
+	if l.pg, err = startPrivatePostgres(ctx, filepath.Join(dir, "postgres")); err != nil {
+		return l, err
+	}
+	if l.served, err = o.Vendors.Serve(map[string]*VendorOptions{vendorWeatherA: {Knobs: Knobs{Latency: 10 * time.Millisecond}}}); err != nil {
+		return l, err
+	}
+	l.weather = l.served.Vendors[vendorWeatherA]
+
+	const n = 2
+	l.cfgs, l.urls, l.hubs = make([]string, n), make([]string, n), make([]*Process, n)
+	for i := range n {
+		port, err := freePort()
+		if err != nil {
+			return l, err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		l.urls[i] = "http://" + addr
+		l.cfgs[i] = filepath.Join(dir, fmt.Sprintf("toolhub-%d.yaml", i))
+		text := fmt.Sprintf(faultsConfig, addr, l.rs.addr, l.pg.dsn("test"), l.served.Addr)
+		if err := os.WriteFile(l.cfgs[i], []byte(text), 0o600); err != nil {
+			return l, err
+		}
+	}
+	// The first alone: it creates the schema.
+	for i := range n {
+		if l.hubs[i], err = l.start(ctx, i); err != nil {
+			return l, err
+		}
+	}
+	return l, nil
+}
+
+// close kills the instances and stops the vendor and the stores.
+func (l *faultsLab) close() {
+	for _, h := range l.hubs {
+		if h != nil {
+			h.Kill()
+		}
+	}
+	if l.served != nil {
+		l.served.Close()
+	}
+	if l.pg != nil {
+		_ = l.pg.stop() // a clean shutdown releases its shared memory
+		l.pg.kill()
+	}
+	if l.rs != nil {
+		l.rs.kill()
+	}
+	if l.dir != "" {
+		os.RemoveAll(l.dir)
+	}
+}
+
+// start starts instance i on its config and data folder, and waits until
+// it listens and weather-a is ready on it.
+func (l *faultsLab) start(ctx context.Context, i int) (*Process, error) {
+	o := l.o
+	po := ProcessOptions{Binary: o.Binary, Config: l.cfgs[i], Data: filepath.Join(l.dir, fmt.Sprintf("data-%d", i)), Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
+	if o.Logs != nil {
+		po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
+	}
+	h, err := StartProcess(po)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := h.WaitListening(ctx, 30*time.Second); err != nil {
+		h.Kill()
+		return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
+	}
+	if _, err := waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA) }); err != nil {
+		h.Kill()
+		return nil, fmt.Errorf("instance %d: weather-a not ready: %w\n%s", i, err, h.Tail(20))
+	}
+	return h, nil
+}
+
+// redisHung is the phase of Redis hung (SIGSTOP) for Hold: every
+// connection to it stalls.
+func (l *faultsLab) redisHung(ctx context.Context, c *faultClient, _ *StoreFaultsReport) error {
+	c.begin(phaseRedisHung, len(l.hubs))
+	if err := l.rs.hang(); err != nil {
+		return err
+	}
+	sleep(ctx, l.o.Hold)
+	return l.rs.resume()
+}
+
+// killInstance is the phase of instance 1 killed (SIGKILL) mid-load and
+// restarted on its data folder.
+func (l *faultsLab) killInstance(ctx context.Context, c *faultClient, rep *StoreFaultsReport) error {
+	c.begin(phaseKill, len(l.hubs))
+	killed := time.Now()
+	c.killed(1, killed)
+	l.hubs[1].Kill()
+	var err error
+	if l.hubs[1], err = l.start(ctx, 1); err != nil {
+		return fmt.Errorf("restarting the killed instance: %w", err)
+	}
+	rep.KillRestart = time.Since(killed)
+	c.killed(-1, time.Time{})
+	return nil
+}
+
+// stopPostgres is the phase of PostgreSQL stopped (a fast shutdown) for
+// Hold and started again.
+func (l *faultsLab) stopPostgres(ctx context.Context, c *faultClient, _ *StoreFaultsReport) error {
+	c.begin(phasePGStop, len(l.hubs))
+	if err := l.pg.stop(); err != nil {
+		return err
+	}
+	sleep(ctx, l.o.Hold)
+	return l.pg.start(ctx)
+}
+
+// redisAway is the phase of Redis killed and instance 0 restarted (a
+// deploy) while it is gone; Redis returns after Hold, and the phase ends
+// when both instances have joined both stores again.
+func (l *faultsLab) redisAway(ctx context.Context, c *faultClient, rep *StoreFaultsReport) error {
+	c.begin(phaseAway, len(l.hubs))
+	gone := time.Now()
+	l.rs.kill()
+	sleep(ctx, l.o.Hold/4)
+	if err := stopHub(l.hubs[0]); err != nil {
+		return err
+	}
+	restart := time.Now()
+	var err error
+	if l.hubs[0], err = l.start(ctx, 0); err != nil {
+		return fmt.Errorf("restarting an instance while Redis is gone: %w", err)
+	}
+	rep.AwayRestart = time.Since(restart)
+	sleep(ctx, time.Until(gone.Add(l.o.Hold)))
+	if err := l.rs.start(ctx); err != nil {
+		return err
+	}
+	back := time.Now()
+	joined, err := waitFor(ctx, 60*time.Second, func() bool { return storesJoined(ctx, l.hubs) })
+	if err != nil {
+		return fmt.Errorf("the instances did not join Redis and PostgreSQL within 60s of Redis returning: %w", err)
+	}
+	rep.Rejoined = joined.Sub(back)
+	return nil
 }
 
 // freePort asks the kernel for a loopback port nobody listens on.

@@ -118,21 +118,8 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	s := &run{lat: make([]time.Duration, 0, 1<<16), windows: o.Window > 0 && o.OnWindow != nil}
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: o.Tool, Arguments: o.Arguments}}
-	var (
-		measuring atomic.Bool
-		calls     atomic.Int64
-		errs      atomic.Int64
-		mu        sync.Mutex
-		lat       = make([]time.Duration, 0, 1<<16)
-		firstErr  atomic.Value
-	)
-	windows := o.Window > 0 && o.OnWindow != nil
-	var (
-		winMu   sync.Mutex
-		winLat  []time.Duration
-		winErrs int64
-	)
 	var period time.Duration // between one client's calls, when paced
 	if o.Rate > 0 {
 		period = time.Duration(float64(time.Second) * float64(o.Concurrency) / o.Rate)
@@ -141,71 +128,115 @@ func Run(ctx context.Context, name string, o Options) (Result, error) {
 	var wg sync.WaitGroup
 	began := time.Now()
 	for i, c := range clients {
-		wg.Add(1)
-		go func(c *client.Client) {
-			defer wg.Done()
-			local := make([]time.Duration, 0, 4096)
-			next := began.Add(period * time.Duration(i) / time.Duration(len(clients))) // staggered
-			for {
-				select {
-				case <-stop:
-					mu.Lock()
-					lat = append(lat, local...)
-					mu.Unlock()
-					return
-				default:
-				}
-				if period > 0 {
-					now := time.Now()
-					if d := next.Sub(now); d > 0 {
-						time.Sleep(d)
-					} else if -d > period {
-						next = now // fell behind: skip, do not burst
-					}
-					next = next.Add(period)
-				}
-				t0 := time.Now()
-				res, err := c.CallTool(ctx, req)
-				d := time.Since(t0)
-				if !measuring.Load() {
-					continue
-				}
-				if err != nil || res.IsError {
-					errs.Add(1)
-					if err == nil {
-						err = fmt.Errorf("tool error: %v", res.Content)
-					}
-					firstErr.CompareAndSwap(nil, err)
-					if windows {
-						winMu.Lock()
-						winErrs++
-						winMu.Unlock()
-					}
-					continue
-				}
-				calls.Add(1)
-				local = append(local, d)
-				if windows {
-					winMu.Lock()
-					winLat = append(winLat, d)
-					winMu.Unlock()
-				}
-			}
-		}(c)
+		next := began.Add(period * time.Duration(i) / time.Duration(len(clients))) // staggered
+		wg.Go(func() { s.calls(ctx, c, req, next, period, stop) })
 	}
 	time.Sleep(o.Warmup)
 	if o.MeasureStart != nil {
 		o.MeasureStart()
 	}
-	measuring.Store(true)
+	elapsed := s.measure(ctx, name, o)
+	if o.MeasureEnd != nil {
+		o.MeasureEnd()
+	}
+	close(stop)
+	wg.Wait()
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	r := Result{Name: name, Calls: s.ok.Load(), Errors: s.errs.Load(), Elapsed: elapsed}
+	r.PerSec = float64(r.Calls) / elapsed.Seconds()
+	r.setLatencies(s.lat)
+	if r.Calls == 0 {
+		if e, ok := s.firstErr.Load().(error); ok {
+			return r, fmt.Errorf("%s: no call succeeded: %v", name, e)
+		}
+	}
+	return r, nil
+}
+
+// run is the state one [Run] shares between its clients and its clock:
+// the calls counted while measuring, their latencies, and the current
+// window's (when windows are asked for).
+type run struct {
+	measuring atomic.Bool
+	ok, errs  atomic.Int64
+	firstErr  atomic.Value
+
+	mu  sync.Mutex
+	lat []time.Duration // each client adds its own when it stops
+
+	windows bool
+	winMu   sync.Mutex
+	winLat  []time.Duration
+	winErrs int64
+}
+
+// calls is one client: it calls req until stop, paced to one call every
+// period from next when period is set, and counts each call made while
+// measuring.
+func (s *run) calls(ctx context.Context, c *client.Client, req mcp.CallToolRequest, next time.Time, period time.Duration, stop <-chan struct{}) {
+	local := make([]time.Duration, 0, 4096)
+	for {
+		select {
+		case <-stop:
+			s.mu.Lock()
+			s.lat = append(s.lat, local...)
+			s.mu.Unlock()
+			return
+		default:
+		}
+		if period > 0 {
+			now := time.Now()
+			if d := next.Sub(now); d > 0 {
+				time.Sleep(d)
+			} else if -d > period {
+				next = now // fell behind: skip, do not burst
+			}
+			next = next.Add(period)
+		}
+		t0 := time.Now()
+		res, err := c.CallTool(ctx, req)
+		d := time.Since(t0)
+		if !s.measuring.Load() {
+			continue
+		}
+		if err != nil || res.IsError {
+			s.errs.Add(1)
+			if err == nil {
+				err = fmt.Errorf("tool error: %v", res.Content)
+			}
+			s.firstErr.CompareAndSwap(nil, err)
+			if s.windows {
+				s.winMu.Lock()
+				s.winErrs++
+				s.winMu.Unlock()
+			}
+			continue
+		}
+		s.ok.Add(1)
+		local = append(local, d)
+		if s.windows {
+			s.winMu.Lock()
+			s.winLat = append(s.winLat, d)
+			s.winMu.Unlock()
+		}
+	}
+}
+
+// measure is the measured phase: it counts calls for o.Duration (or until
+// ctx ends), printing progress each second and handing o.OnWindow each
+// window, and returns how long it measured.
+func (s *run) measure(ctx context.Context, name string, o Options) time.Duration {
+	s.measuring.Store(true)
 	start := time.Now()
 	tick := time.NewTicker(time.Second)
 	end := time.After(o.Duration)
 	var window <-chan time.Time
-	if windows {
-		winMu.Lock()
-		winLat, winErrs = winLat[:0], 0 // the warm-up's calls are not the window's
-		winMu.Unlock()
+	if s.windows {
+		s.winMu.Lock()
+		s.winLat, s.winErrs = s.winLat[:0], 0 // the warm-up's calls are not the window's
+		s.winMu.Unlock()
 		wt := time.NewTicker(o.Window)
 		defer wt.Stop()
 		window = wt.C
@@ -215,19 +246,15 @@ loop:
 	for {
 		select {
 		case now := <-window:
-			winMu.Lock()
-			l, e := winLat, winErrs
-			winLat, winErrs = make([]time.Duration, 0, len(l)), 0
-			winMu.Unlock()
-			w := Result{Name: name, Calls: int64(len(l)), Errors: e, Elapsed: now.Sub(winStart)}
-			w.PerSec = float64(w.Calls) / w.Elapsed.Seconds()
-			w.setLatencies(l)
-			w.Latencies = nil
+			s.winMu.Lock()
+			l, e := s.winLat, s.winErrs
+			s.winLat, s.winErrs = make([]time.Duration, 0, len(l)), 0
+			s.winMu.Unlock()
+			o.OnWindow(windowResult(name, l, e, now.Sub(winStart)))
 			winStart = now
-			o.OnWindow(w)
 		case <-tick.C:
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), calls.Load())
+				fmt.Fprintf(o.Progress, "\r%s: %5.1fs  %d calls", name, time.Since(start).Seconds(), s.ok.Load())
 			}
 		case <-end:
 			break loop
@@ -237,39 +264,29 @@ loop:
 	}
 	tick.Stop()
 	elapsed := time.Since(start)
-	measuring.Store(false)
-	if windows {
+	s.measuring.Store(false)
+	if s.windows {
 		// The last window ends with the phase (its ticker and the end fire
 		// together, and the end may win).
 		now := time.Now()
-		winMu.Lock()
-		l, e := winLat, winErrs
-		winMu.Unlock()
+		s.winMu.Lock()
+		l, e := s.winLat, s.winErrs
+		s.winMu.Unlock()
 		if d := now.Sub(winStart); d >= o.Window/2 && len(l)+int(e) > 0 {
-			w := Result{Name: name, Calls: int64(len(l)), Errors: e, Elapsed: d}
-			w.PerSec = float64(w.Calls) / d.Seconds()
-			w.setLatencies(l)
-			w.Latencies = nil
-			o.OnWindow(w)
+			o.OnWindow(windowResult(name, l, e, d))
 		}
 	}
-	if o.MeasureEnd != nil {
-		o.MeasureEnd()
-	}
-	close(stop)
-	wg.Wait()
-	if o.Progress != nil {
-		fmt.Fprintln(o.Progress)
-	}
-	r := Result{Name: name, Calls: calls.Load(), Errors: errs.Load(), Elapsed: elapsed}
-	r.PerSec = float64(r.Calls) / elapsed.Seconds()
-	r.setLatencies(lat)
-	if r.Calls == 0 {
-		if e, ok := firstErr.Load().(error); ok {
-			return r, fmt.Errorf("%s: no call succeeded: %v", name, e)
-		}
-	}
-	return r, nil
+	return elapsed
+}
+
+// windowResult is one window's result: its calls, errors and latency
+// percentiles over elapsed (without the latencies themselves).
+func windowResult(name string, lat []time.Duration, errs int64, elapsed time.Duration) Result {
+	w := Result{Name: name, Calls: int64(len(lat)), Errors: errs, Elapsed: elapsed}
+	w.PerSec = float64(w.Calls) / elapsed.Seconds()
+	w.setLatencies(lat)
+	w.Latencies = nil
+	return w
 }
 
 // connect starts o.Concurrency MCP sessions on hc; closeAll ends those

@@ -166,22 +166,8 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 	if err != nil {
 		return api.VendorChange{}, err
 	}
-	if err := spec.Validate(); err != nil {
-		return api.VendorChange{}, badRequest("%v", err)
-	}
-	if spec.MCP != nil && spec.MCP.Transport == registry.TransportStdio && !p.Is(auth.RoleOperator) {
-		return api.VendorChange{}, forbidden("only an operator registers a stdio vendor: it runs a command on the hub")
-	}
-	if err := StdioRefused(l.o.AllowStdio(), spec); err != nil {
+	if err := l.mayHave(p, spec); err != nil {
 		return api.VendorChange{}, err
-	}
-	if !p.Is(auth.RoleOperator) {
-		if err := spec.CheckOwnEnvRefs(); err != nil {
-			return api.VendorChange{}, forbidden("%v", err)
-		}
-		if err := spec.ValidateSelfService(); err != nil {
-			return api.VendorChange{}, badRequest("%v", err)
-		}
 	}
 	old, err := l.o.Store.GetVendor(ctx, spec.ID)
 	exists := err == nil
@@ -206,25 +192,8 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 	for _, d := range defs {
 		change.Tools = append(change.Tools, d.Name)
 	}
-	if exists {
-		var live []registry.ToolDef
-		for _, t := range l.o.Catalog.VendorTools(spec.ID) {
-			live = append(live, t.Def)
-		}
-		change.Breaking = registry.BreakingChanges(live, defs)
-	}
-	change.Breaking = append(change.Breaking, privacyLoosened(old.Vendor, spec)...)
-	if exists && !p.Is(auth.RoleOperator) && l.o.Pins != nil {
-		// What the tools now say to a model differs from what was pinned:
-		// it waits like a breaking change, with its diff.
-		held, err := l.o.Pins.Differences(ctx, spec.ID, defs)
-		if err != nil {
-			return api.VendorChange{}, err
-		}
-		change.Held = held
-		for _, h := range held {
-			change.Breaking = append(change.Breaking, h.Summary())
-		}
+	if change.Breaking, change.Held, err = l.breaking(ctx, p, spec, exists, old, defs); err != nil {
+		return api.VendorChange{}, err
 	}
 	if len(change.Breaking) > 0 && !p.Is(auth.RoleOperator) {
 		change.Status = StatusPending
@@ -246,6 +215,57 @@ func (l *Lifecycle) change(ctx context.Context, spec registry.Vendor, create boo
 		l.o.Audit(ctx, action, spec.ID, old.Vendor, spec)
 	}
 	return change, err
+}
+
+// mayHave checks the spec, and that p may have it: a stdio vendor is an
+// operator's, where the config allows them; a vendor key's spec refers only
+// to its own environment and keeps to what self-service may set.
+func (l *Lifecycle) mayHave(p auth.Principal, spec registry.Vendor) error {
+	if err := spec.Validate(); err != nil {
+		return badRequest("%v", err)
+	}
+	if spec.MCP != nil && spec.MCP.Transport == registry.TransportStdio && !p.Is(auth.RoleOperator) {
+		return forbidden("only an operator registers a stdio vendor: it runs a command on the hub")
+	}
+	if err := StdioRefused(l.o.AllowStdio(), spec); err != nil {
+		return err
+	}
+	if !p.Is(auth.RoleOperator) {
+		if err := spec.CheckOwnEnvRefs(); err != nil {
+			return forbidden("%v", err)
+		}
+		if err := spec.ValidateSelfService(); err != nil {
+			return badRequest("%v", err)
+		}
+	}
+	return nil
+}
+
+// breaking lists what of the change, to tools defs, callers would notice
+// (against the live tools of an existing vendor), what lets more private
+// data reach the vendor, and, for a vendor key's update, the tools that
+// say something else than their pins (held, with their diffs).
+func (l *Lifecycle) breaking(ctx context.Context, p auth.Principal, spec registry.Vendor, exists bool, old registry.VendorRecord, defs []registry.ToolDef) (breaking []string, held []registry.HeldTool, err error) {
+	if exists {
+		var live []registry.ToolDef
+		for _, t := range l.o.Catalog.VendorTools(spec.ID) {
+			live = append(live, t.Def)
+		}
+		breaking = registry.BreakingChanges(live, defs)
+	}
+	breaking = append(breaking, privacyLoosened(old.Vendor, spec)...)
+	if exists && !p.Is(auth.RoleOperator) && l.o.Pins != nil {
+		// What the tools now say to a model differs from what was pinned:
+		// it waits like a breaking change, with its diff.
+		held, err = l.o.Pins.Differences(ctx, spec.ID, defs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, h := range held {
+			breaking = append(breaking, h.Summary())
+		}
+	}
+	return breaking, held, nil
 }
 
 // privacyLoosened lists how spec lets more private data reach its vendor

@@ -764,46 +764,9 @@ func (c *contract) tenants(t *testing.T) {
 		}
 	})
 
-	t.Run("invalid refused", func(t *testing.T) {
-		for _, tn := range []registry.Tenant{
-			{ID: ""},
-			{ID: "bad id"},
-			{ID: "ok", Priority: "urgent"},
-			{ID: "ok", Tools: []string{"[unclosed"}},
-		} {
-			want := tn.Validate()
-			err := s.PutTenant(ctx, tn)
-			if err == nil || want == nil || err.Error() != want.Error() {
-				t.Errorf("PutTenant(%+v): err = %v, want the Validate error %v", tn, err, want)
-			}
-		}
-		if _, err := s.GetTenant(ctx, "ok"); !errors.Is(err, registry.ErrNotFound) {
-			t.Errorf("an invalid tenant was stored: GetTenant err = %v", err)
-		}
-	})
+	t.Run("invalid refused", func(t *testing.T) { tenantsInvalidRefused(t, s) })
 
-	t.Run("delete", func(t *testing.T) {
-		if err := s.DeleteTenant(ctx, "a-b"); err != nil {
-			t.Fatalf("DeleteTenant: %v", err)
-		}
-		if _, err := s.GetTenant(ctx, "a-b"); !errors.Is(err, registry.ErrNotFound) {
-			t.Errorf("GetTenant after delete: err = %v, want ErrNotFound", err)
-		}
-		if err := s.DeleteTenant(ctx, "a-b"); !errors.Is(err, registry.ErrNotFound) {
-			t.Errorf("second DeleteTenant: err = %v, want ErrNotFound", err)
-		}
-		list, err := s.ListTenants(ctx)
-		if err != nil {
-			t.Fatalf("ListTenants: %v", err)
-		}
-		var ids []string
-		for _, tn := range list {
-			ids = append(ids, tn.ID)
-		}
-		if diff := cmp.Diff([]string{"Batch_Jobs", "acme.prod"}, ids); diff != "" {
-			t.Errorf("tenant ids after delete (-want +got):\n%s", diff)
-		}
-	})
+	t.Run("delete", func(t *testing.T) { tenantsDelete(t, s) })
 }
 
 func (c *contract) capabilities(t *testing.T) {
@@ -854,40 +817,93 @@ func (c *contract) capabilities(t *testing.T) {
 		}
 	})
 
-	t.Run("invalid refused", func(t *testing.T) {
-		for _, cp := range []registry.Capability{
-			{Name: "Image", Chain: []registry.ChainStep{{Tool: "a/b"}}},
-			{Name: "image.broken"},
-			{Name: "image.broken", InputSchema: json.RawMessage(`{"type":"integr"}`), Chain: []registry.ChainStep{{Tool: "a/b"}}},
-			{Name: "image.broken", Chain: []registry.ChainStep{{Tool: "no-slash"}}},
-			{Name: "image.broken", Chain: []registry.ChainStep{{Tool: "a/b", Args: []registry.Mapping{{From: "nopointer", To: "/x"}}}}},
-		} {
-			check := cp
-			want := check.Compile()
-			err := s.PutCapability(ctx, cp)
-			if err == nil || want == nil || err.Error() != want.Error() {
-				t.Errorf("PutCapability(%q): err = %v, want the Compile error %v", cp.Name, err, want)
-			}
-		}
-		for _, cp := range mustListCapabilities(t, s) {
-			if cp.Name != "image.generate" && cp.Name != "weather.current" {
-				t.Errorf("an invalid capability was stored: %q", cp.Name)
-			}
-		}
-	})
+	t.Run("invalid refused", func(t *testing.T) { capabilitiesInvalidRefused(t, s) })
 
-	t.Run("delete", func(t *testing.T) {
-		if err := s.DeleteCapability(ctx, "image.generate"); err != nil {
-			t.Fatalf("DeleteCapability: %v", err)
+	t.Run("delete", func(t *testing.T) { capabilitiesDelete(t, s) })
+}
+
+// tenantsInvalidRefused: a tenant Validate refuses is refused with its error, and not stored.
+func tenantsInvalidRefused(t *testing.T, s registry.Store) {
+	ctx := t.Context()
+	for _, tn := range []registry.Tenant{
+		{ID: ""},
+		{ID: "bad id"},
+		{ID: "ok", Priority: "urgent"},
+		{ID: "ok", Tools: []string{"[unclosed"}},
+	} {
+		want := tn.Validate()
+		err := s.PutTenant(ctx, tn)
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("PutTenant(%+v): err = %v, want the Validate error %v", tn, err, want)
 		}
-		if err := s.DeleteCapability(ctx, "image.generate"); !errors.Is(err, registry.ErrNotFound) {
-			t.Errorf("second DeleteCapability: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetTenant(ctx, "ok"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("an invalid tenant was stored: GetTenant err = %v", err)
+	}
+}
+
+// tenantsDelete: DeleteTenant removes a tenant once; then it is not found.
+func tenantsDelete(t *testing.T, s registry.Store) {
+	ctx := t.Context()
+	if err := s.DeleteTenant(ctx, "a-b"); err != nil {
+		t.Fatalf("DeleteTenant: %v", err)
+	}
+	if _, err := s.GetTenant(ctx, "a-b"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("GetTenant after delete: err = %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteTenant(ctx, "a-b"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("second DeleteTenant: err = %v, want ErrNotFound", err)
+	}
+	list, err := s.ListTenants(ctx)
+	if err != nil {
+		t.Fatalf("ListTenants: %v", err)
+	}
+	var ids []string
+	for _, tn := range list {
+		ids = append(ids, tn.ID)
+	}
+	if diff := cmp.Diff([]string{"Batch_Jobs", "acme.prod"}, ids); diff != "" {
+		t.Errorf("tenant ids after delete (-want +got):\n%s", diff)
+	}
+}
+
+// capabilitiesInvalidRefused: a capability Compile refuses is refused with its error, and not stored.
+func capabilitiesInvalidRefused(t *testing.T, s registry.Store) {
+	ctx := t.Context()
+	for _, cp := range []registry.Capability{
+		{Name: "Image", Chain: []registry.ChainStep{{Tool: "a/b"}}},
+		{Name: "image.broken"},
+		{Name: "image.broken", InputSchema: json.RawMessage(`{"type":"integr"}`), Chain: []registry.ChainStep{{Tool: "a/b"}}},
+		{Name: "image.broken", Chain: []registry.ChainStep{{Tool: "no-slash"}}},
+		{Name: "image.broken", Chain: []registry.ChainStep{{Tool: "a/b", Args: []registry.Mapping{{From: "nopointer", To: "/x"}}}}},
+	} {
+		check := cp
+		want := check.Compile()
+		err := s.PutCapability(ctx, cp)
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Errorf("PutCapability(%q): err = %v, want the Compile error %v", cp.Name, err, want)
 		}
-		list := mustListCapabilities(t, s)
-		if len(list) != 1 || list[0].Name != "weather.current" {
-			t.Errorf("after delete, ListCapabilities = %v, want only weather.current", list)
+	}
+	for _, cp := range mustListCapabilities(t, s) {
+		if cp.Name != "image.generate" && cp.Name != "weather.current" {
+			t.Errorf("an invalid capability was stored: %q", cp.Name)
 		}
-	})
+	}
+}
+
+// capabilitiesDelete: DeleteCapability removes a capability once; then it is not found.
+func capabilitiesDelete(t *testing.T, s registry.Store) {
+	ctx := t.Context()
+	if err := s.DeleteCapability(ctx, "image.generate"); err != nil {
+		t.Fatalf("DeleteCapability: %v", err)
+	}
+	if err := s.DeleteCapability(ctx, "image.generate"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("second DeleteCapability: err = %v, want ErrNotFound", err)
+	}
+	list := mustListCapabilities(t, s)
+	if len(list) != 1 || list[0].Name != "weather.current" {
+		t.Errorf("after delete, ListCapabilities = %v, want only weather.current", list)
+	}
 }
 
 func (c *contract) survivesReopen(t *testing.T) {

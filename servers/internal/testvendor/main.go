@@ -52,11 +52,34 @@ func main() {
 	}
 	s := server.NewMCPServer("testvendor", "1.0.0", opts...)
 
+	add := countedAdder(s, *exitAfter)
+	addTools(s, add)
+	if *relay {
+		relayTools(s, add)
+	}
+	if *badSchema {
+		add(mcp.NewToolWithRawSchema("broken", "Its schema does not compile.", json.RawMessage(
+			`{"type":"object","properties":{"x":{"type":"integr"}}}`)), echo)
+	}
+
+	if *hugeDesc > 0 {
+		add(mcp.NewTool("huge", mcp.WithDescription(strings.Repeat("d", *hugeDesc))), echo)
+	}
+
+	if err := server.ServeStdio(s); err != nil {
+		fmt.Fprintf(os.Stderr, "testvendor: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// countedAdder is how main adds a tool to s: its calls are counted, and
+// the vendor exits (status 3) once it answered exitAfter of them (0: never).
+func countedAdder(s *server.MCPServer, exitAfter int64) func(mcp.Tool, server.ToolHandlerFunc) {
 	var calls atomic.Int64
 	counted := func(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			res, err := h(ctx, req)
-			if n := calls.Add(1); *exitAfter > 0 && n >= *exitAfter {
+			if n := calls.Add(1); exitAfter > 0 && n >= exitAfter {
 				// Answer first, then go: the answer is written by the
 				// server after the handler returns.
 				go func() {
@@ -68,12 +91,19 @@ func main() {
 			return res, err
 		}
 	}
-	add := func(t mcp.Tool, h server.ToolHandlerFunc) { s.AddTool(t, counted(h)) }
+	return func(t mcp.Tool, h server.ToolHandlerFunc) { s.AddTool(t, counted(h)) }
+}
 
-	echo := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text := req.GetString("text", "")
-		return mcp.NewToolResultStructured(map[string]any{"text": text}, text), nil
-	}
+// echo answers the text it was given, as text and structured content.
+func echo(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	text := req.GetString("text", "")
+	return mcp.NewToolResultStructured(map[string]any{"text": text}, text), nil
+}
+
+// addTools adds the tools every testvendor serves: echo, add, the
+// process's pid, env and cwd, slow, meta, big, add_tool (which adds a tool
+// to s), fail and crash.
+func addTools(s *server.MCPServer, add func(mcp.Tool, server.ToolHandlerFunc)) {
 	add(mcp.NewToolWithRawSchema("echo", "Echoes text.", json.RawMessage(
 		`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"anyOf":[{"required":["text"]}]}`)), echo)
 
@@ -129,22 +159,6 @@ func main() {
 		os.Exit(2)
 		return nil, nil
 	})
-	if *relay {
-		relayTools(s, add)
-	}
-	if *badSchema {
-		add(mcp.NewToolWithRawSchema("broken", "Its schema does not compile.", json.RawMessage(
-			`{"type":"object","properties":{"x":{"type":"integr"}}}`)), echo)
-	}
-
-	if *hugeDesc > 0 {
-		add(mcp.NewTool("huge", mcp.WithDescription(strings.Repeat("d", *hugeDesc))), echo)
-	}
-
-	if err := server.ServeStdio(s); err != nil {
-		fmt.Fprintf(os.Stderr, "testvendor: %v\n", err)
-		os.Exit(1)
-	}
 }
 
 // relayTools are tools that send the client requests during the call.
