@@ -295,28 +295,6 @@ func TestVendorMeta(t *testing.T) {
 	}
 }
 
-func TestRedactor(t *testing.T) {
-	r := &redactor{}
-	got, err := r.expand("Bearer ${A} and ${B}", func(k string) (string, bool) {
-		return map[string]string{"A": "alpha/secret+1", "B": "xy"}[k], true
-	})
-	if err != nil || got != "Bearer alpha/secret+1 and xy" {
-		t.Fatalf("expand = %q, %v", got, err)
-	}
-	for in, want := range map[string]string{
-		"token alpha/secret+1 here":  "token [redacted] here",
-		"url ?k=alpha%2Fsecret%2B1":  "url ?k=[redacted]",
-		"short values stay: xy, xyz": "short values stay: xy, xyz",
-	} {
-		if got := r.redact(in); got != want {
-			t.Errorf("redact(%q) = %q; want %q", in, got, want)
-		}
-	}
-	if _, err := r.expand("${MISSING}", nil); err == nil || !strings.Contains(err.Error(), "MISSING") {
-		t.Errorf("missing variable: %v", err)
-	}
-}
-
 func TestLineLimiter(t *testing.T) {
 	in := "short\n" + strings.Repeat("x", 100) + "\nafter\n" + strings.Repeat("y", 30)
 	var out strings.Builder
