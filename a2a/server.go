@@ -383,10 +383,7 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return // canceled through CancelTask, which reports the state
 		}
 		if err != nil {
-			b := httperr.BodyOf(ctx, err, "")
-			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
-			msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
-			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+			yield(failed(ctx, ec, err), nil)
 			return
 		}
 		if res.Provenance.Queued && res.Provenance.JobID != "" && s.opts.Jobs != nil {
@@ -435,6 +432,15 @@ func (e *executor) start(ctx context.Context, ec *a2asrv.ExecutorContext, yield 
 	}, true
 }
 
+// failed is the event of a task that failed with err: its typed error as
+// text and, in the metadata, as JSON.
+func failed(ctx context.Context, ec *a2asrv.ExecutorContext, err error) sdk.Event {
+	b := httperr.BodyOf(ctx, err, "")
+	msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
+	msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
+	return sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg)
+}
+
 // runGoal runs the planner skill as a task: working updates per step, the
 // answer and the outcome as the artifact.
 func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tenant string, yield func(sdk.Event, error) bool) {
@@ -468,10 +474,7 @@ func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tena
 		return
 	}
 	if err != nil {
-		b := httperr.BodyOf(ctx, err, "")
-		msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
-		msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
-		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+		yield(failed(ctx, ec, err), nil)
 		return
 	}
 	art := sdk.NewArtifactEvent(ec, sdk.NewTextPart(answer), sdk.NewDataPart(plainJSON(outcome)))
