@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,28 +258,6 @@ func TestInvokeWithoutTool(t *testing.T) {
 	for _, c := range []*hub.Call{{}, {Tool: other}} {
 		if _, err := inv.Invoke(context.Background(), c); hub.CodeOf(err) != hub.CodeInternal {
 			t.Errorf("Invoke(%+v) = %v; want internal", c, err)
-		}
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, c := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"2", 2 * time.Second},
-		{" 120 ", 2 * time.Minute},
-		{"0", 0},
-		{"-3", 0},
-		{"soon", 0},
-		{"99999999999", 24 * time.Hour},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
-	} {
-		if got := parseRetryAfter(c.in, now); got != c.want {
-			t.Errorf("parseRetryAfter(%q) = %v; want %v", c.in, got, c.want)
 		}
 	}
 }
