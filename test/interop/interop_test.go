@@ -85,10 +85,28 @@ type callSpec struct {
 // waits for notifications/tools/list_changed.
 func runTSClient(t *testing.T, peerDir, url string, calls []callSpec, onReady func()) []event {
 	t.Helper()
-	spec, _ := json.Marshal(map[string]any{"url": url, "calls": calls, "waitListChanged": onReady != nil})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	var events []event
+	runTSLines(t, peerDir, map[string]any{"url": url, "calls": calls, "waitListChanged": onReady != nil}, 2*time.Minute, func(b []byte) {
+		var e event
+		_ = json.Unmarshal(b, &e) // runTSLines has read it as JSON
+		if e.Event == "ready" && onReady != nil {
+			onReady()
+		}
+		events = append(events, e)
+	})
+	return events
+}
+
+// runTSLines runs the scripted TypeScript SDK client with spec for at most
+// timeout and hands each line it prints, a JSON object, to line; a line
+// that is not JSON, a {"event": "fatal"} line or a failed exit fails the
+// test.
+func runTSLines(t *testing.T, peerDir string, spec any, timeout time.Duration, line func([]byte)) {
+	t.Helper()
+	b, _ := json.Marshal(spec)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(spec))
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(b))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -97,26 +115,24 @@ func runTSClient(t *testing.T, peerDir, url string, calls []callSpec, onReady fu
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var events []event
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+		var head struct {
+			Event   string `json:"event"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
 			t.Fatalf("client printed %q", sc.Text())
 		}
-		if e.Event == "fatal" {
-			t.Fatalf("TypeScript client: %s", e.Message)
+		if head.Event == "fatal" {
+			t.Fatalf("TypeScript client: %s", head.Message)
 		}
-		if e.Event == "ready" && onReady != nil {
-			onReady()
-		}
-		events = append(events, e)
+		line(sc.Bytes())
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("TypeScript client: %v", err)
 	}
-	return events
 }
 
 type toolResult struct {

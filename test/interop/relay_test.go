@@ -34,34 +34,12 @@ type stepEvent struct {
 // runTSSpec runs the TypeScript SDK client with spec and returns its events.
 func runTSSpec(t *testing.T, peerDir string, spec map[string]any) []stepEvent {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(b))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var events []stepEvent
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	runTSLines(t, peerDir, spec, 3*time.Minute, func(b []byte) {
 		var e stepEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("client printed %q", sc.Text())
-		}
-		if e.Event == "fatal" {
-			t.Fatalf("TypeScript client: %s", e.Message)
-		}
+		_ = json.Unmarshal(b, &e) // runTSLines has read it as JSON
 		events = append(events, e)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("TypeScript client: %v", err)
-	}
+	})
 	return events
 }
 
