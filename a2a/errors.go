@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 )
 
 // Sentinel errors. Match them with [errors.Is].
@@ -70,20 +70,7 @@ func (t *statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	resp.Body.Close()
-	return nil, &StatusError{Status: resp.StatusCode, Wait: retryAfter(resp.Header.Get("Retry-After"), t.now()), Body: strings.TrimSpace(string(b))}
-}
-
-func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return nil, &StatusError{Status: resp.StatusCode, Wait: vendorconn.RetryAfter(resp.Header.Get("Retry-After"), t.now()), Body: strings.TrimSpace(string(b))}
 }
 
 // classify turns a client error into a *hub.Error: HTTP 429 is

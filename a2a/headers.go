@@ -5,23 +5,19 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
-
-// minSecretLen is the shortest expanded value hidden from text: shorter
-// values ("1", "us") would blank out ordinary words.
-const minSecretLen = 4
 
 // vendorHeaders are an A2A vendor's spec headers, ${VAR}s expanded (the
 // values taken from the environment are secrets), sent only to the hosts
 // of the card and of the agent interface in use, so that a redirect or an
 // interface elsewhere does not carry them off.
 type vendorHeaders struct {
-	header  http.Header
-	secrets []string // expanded values, longest first
+	header http.Header
+	red    vendorconn.Redactor // the expanded values
 
 	mu    sync.RWMutex
 	hosts []string
@@ -36,26 +32,12 @@ func expandHeaders(spec *registry.A2ASpec, lookup func(string) (string, bool)) (
 	}
 	h := &vendorHeaders{header: http.Header{}}
 	for k, v := range spec.Headers {
-		val, err := registry.ExpandEnv(v, func(name string) (string, bool) {
-			if lookup == nil {
-				return "", false
-			}
-			s, ok := lookup(name)
-			if ok && len(s) >= minSecretLen {
-				for _, form := range []string{s, url.QueryEscape(s), url.PathEscape(s)} {
-					if !slices.Contains(h.secrets, form) {
-						h.secrets = append(h.secrets, form)
-					}
-				}
-			}
-			return s, ok
-		})
+		val, err := h.red.Expand(v, lookup)
 		if err != nil {
 			return nil, fmt.Errorf("a2a: header %s: %w", k, err)
 		}
 		h.header.Set(k, val)
 	}
-	slices.SortFunc(h.secrets, func(a, b string) int { return len(b) - len(a) })
 	if u, err := url.Parse(spec.Card); err == nil {
 		h.hosts = []string{u.Host}
 	}
@@ -89,10 +71,7 @@ func (h *vendorHeaders) redact(s string) string {
 	if h == nil {
 		return s
 	}
-	for _, v := range h.secrets {
-		s = strings.ReplaceAll(s, v, "[redacted]")
-	}
-	return s
+	return h.red.Redact(s)
 }
 
 // transport wraps base to add the headers.

@@ -373,33 +373,17 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, toA2AError(err))
 			return
 		}
-		if ec.StoredTask == nil {
-			if !yield(sdk.NewSubmittedTask(ec, ec.Message), nil) {
-				return
-			}
-		}
-		if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+		cctx, done, ok := e.start(ctx, ec, yield)
+		if !ok {
 			return
 		}
-		cctx, cancel := context.WithCancel(ctx)
-		s.mu.Lock()
-		s.running[ec.TaskID] = cancel
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			delete(s.running, ec.TaskID)
-			s.mu.Unlock()
-			cancel()
-		}()
+		defer done()
 		res, err := s.gw.Call(cctx, &hub.Call{Tenant: tenant, Name: name, Arguments: args})
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return // canceled through CancelTask, which reports the state
 		}
 		if err != nil {
-			b := httperr.BodyOf(ctx, err, "")
-			msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
-			msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
-			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+			yield(failed(ctx, ec, err), nil)
 			return
 		}
 		if res.Provenance.Queued && res.Provenance.JobID != "" && s.opts.Jobs != nil {
@@ -423,6 +407,40 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	}
 }
 
+// start reports the task submitted (unless it is stored already) and
+// working, and gives the context it runs under, which Cancel stops until
+// done is called. ok is false when the client has gone.
+func (e *executor) start(ctx context.Context, ec *a2asrv.ExecutorContext, yield func(sdk.Event, error) bool) (cctx context.Context, done func(), ok bool) {
+	if ec.StoredTask == nil {
+		if !yield(sdk.NewSubmittedTask(ec, ec.Message), nil) {
+			return nil, nil, false
+		}
+	}
+	if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+		return nil, nil, false
+	}
+	s := e.s
+	cctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.running[ec.TaskID] = cancel
+	s.mu.Unlock()
+	return cctx, func() {
+		s.mu.Lock()
+		delete(s.running, ec.TaskID)
+		s.mu.Unlock()
+		cancel()
+	}, true
+}
+
+// failed is the event of a task that failed with err: its typed error as
+// text and, in the metadata, as JSON.
+func failed(ctx context.Context, ec *a2asrv.ExecutorContext, err error) sdk.Event {
+	b := httperr.BodyOf(ctx, err, "")
+	msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
+	msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
+	return sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg)
+}
+
 // runGoal runs the planner skill as a task: working updates per step, the
 // answer and the outcome as the artifact.
 func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tenant string, yield func(sdk.Event, error) bool) {
@@ -441,24 +459,11 @@ func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tena
 		yield(nil, sdk.NewError(sdk.ErrInvalidParams, "say the goal in a text part (or a data part {\"goal\": …})"))
 		return
 	}
-	if ec.StoredTask == nil {
-		if !yield(sdk.NewSubmittedTask(ec, ec.Message), nil) {
-			return
-		}
-	}
-	if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+	cctx, done, ok := e.start(ctx, ec, yield)
+	if !ok {
 		return
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	s.mu.Lock()
-	s.running[ec.TaskID] = cancel
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.running, ec.TaskID)
-		s.mu.Unlock()
-		cancel()
-	}()
+	defer done()
 	stopped := false
 	answer, outcome, err := s.opts.Planner.RunGoal(cctx, tenant, goal, func(line string) {
 		if !stopped && !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(line))), nil) {
@@ -469,10 +474,7 @@ func (e *executor) runGoal(ctx context.Context, ec *a2asrv.ExecutorContext, tena
 		return
 	}
 	if err != nil {
-		b := httperr.BodyOf(ctx, err, "")
-		msg := sdk.NewMessageForTask(sdk.MessageRoleAgent, ec, sdk.NewTextPart(string(b.Code)+": "+b.Message))
-		msg.Metadata = map[string]any{"toolhub/error": errorJSON(b)}
-		yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateFailed, msg), nil)
+		yield(failed(ctx, ec, err), nil)
 		return
 	}
 	art := sdk.NewArtifactEvent(ec, sdk.NewTextPart(answer), sdk.NewDataPart(plainJSON(outcome)))

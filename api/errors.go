@@ -32,13 +32,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error, callID string
 	httperr.Write(w, r, err, callID)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { httperr.WriteJSON(w, status, v) }
 
 // rpcError is a JSON-RPC error response.
 func rpcError(id json.RawMessage, code int, err error) []byte {

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolhub/toolhub/servers"
 )
 
 // ResourceInfo is one vendor resource or resource template in GET
@@ -31,17 +33,29 @@ type PromptInfo struct {
 	Arguments   []mcp.PromptArgument `json:"arguments,omitempty"`
 }
 
-// surfaceVendors are the vendors whose resources and prompts the request's
-// tenant may see, sorted.
-func (s *Server) surfaceVendors(r *http.Request) []string {
-	tenant := TenantFrom(r.Context())
-	var out []string
+// vendorSurface is one vendor's resources and prompts.
+type vendorSurface struct {
+	vendor string
+	servers.Surface
+}
+
+// surfaces are the surfaces of the vendors whose resources and prompts
+// the request's tenant may see (?vendor=ID for one), sorted by vendor.
+func (s *Server) surfaces(r *http.Request) []vendorSurface {
+	if s.opts.Relay == nil {
+		return nil
+	}
+	tenant, want := TenantFrom(r.Context()), r.URL.Query().Get("vendor")
+	var out []vendorSurface
 	for _, v := range s.cat.Vendors() {
-		if s.gw.VendorVisible(tenant, v) {
-			out = append(out, v)
+		if want != "" && v != want || !s.gw.VendorVisible(tenant, v) {
+			continue
+		}
+		if sf, ok := s.opts.Relay.Surface(v); ok {
+			out = append(out, vendorSurface{v, sf})
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].vendor < out[j].vendor })
 	return out
 }
 
@@ -49,15 +63,8 @@ func (s *Server) surfaceVendors(r *http.Request) []string {
 // the vendors the tenant can see (?vendor=ID for one).
 func (s *Server) listResources(w http.ResponseWriter, r *http.Request) {
 	out := []ResourceInfo{}
-	want := r.URL.Query().Get("vendor")
-	for _, v := range s.surfaceVendors(r) {
-		if want != "" && v != want || s.opts.Relay == nil {
-			continue
-		}
-		sf, ok := s.opts.Relay.Surface(v)
-		if !ok {
-			continue
-		}
+	for _, sf := range s.surfaces(r) {
+		v := sf.vendor
 		for _, res := range sf.Resources {
 			out = append(out, ResourceInfo{Vendor: v, Kind: "resource", URI: res.URI, ScopedURI: ScopedURI(v, res.URI),
 				Name: res.Name, Title: res.Title, Description: res.Description, MIMEType: res.MIMEType})
@@ -78,15 +85,8 @@ func (s *Server) listResources(w http.ResponseWriter, r *http.Request) {
 // tenant can see (?vendor=ID for one).
 func (s *Server) listPrompts(w http.ResponseWriter, r *http.Request) {
 	out := []PromptInfo{}
-	want := r.URL.Query().Get("vendor")
-	for _, v := range s.surfaceVendors(r) {
-		if want != "" && v != want || s.opts.Relay == nil {
-			continue
-		}
-		sf, ok := s.opts.Relay.Surface(v)
-		if !ok {
-			continue
-		}
+	for _, sf := range s.surfaces(r) {
+		v := sf.vendor
 		for _, p := range sf.Prompts {
 			out = append(out, PromptInfo{Vendor: v, Name: p.Name, ScopedName: ScopedPrompt(v, p.Name), Title: p.Title,
 				Description: p.Description, Arguments: p.Arguments})

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -233,13 +234,13 @@ func (v *vendor) stdioTransport(c *conn) (dialed, error) {
 // with its headers (${VAR}s expanded) on the vendor's own pool.
 func (v *vendor) httpTransport(c *conn) (dialed, error) {
 	spec, o := v.spec.MCP, &v.m.opts
-	u, err := v.red.expand(spec.URL, o.LookupEnv)
+	u, err := v.red.Expand(spec.URL, o.LookupEnv)
 	if err != nil {
 		return dialed{}, fmt.Errorf("url: %w", err)
 	}
 	headers := make(map[string]string, len(spec.Headers))
 	for k, val := range spec.Headers {
-		if headers[k], err = v.red.expand(val, o.LookupEnv); err != nil {
+		if headers[k], err = v.red.Expand(val, o.LookupEnv); err != nil {
 			return dialed{}, fmt.Errorf("header %s: %w", k, err)
 		}
 	}
@@ -620,9 +621,9 @@ func wrapMsg(prefix string, e *hub.Error) error {
 	return &redactedError{msg: prefix + ": " + e.Message, err: e}
 }
 
-func errText(err error, red *redactor) string {
+func errText(err error, red *vendorconn.Redactor) string {
 	if err == nil {
 		return ""
 	}
-	return red.redact(err.Error())
+	return red.Redact(err.Error())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -87,8 +88,8 @@ func (e *redactedError) Unwrap() error { return e.err }
 // classify turns the failure of one request into a *hub.Error. rec holds
 // what the HTTP client and the transport saw of the request (nil for
 // none); ctx is the attempt's context.
-func classify(ctx context.Context, vendor string, err error, rec *record, red *redactor) *hub.Error {
-	msg := red.redact(err.Error())
+func classify(ctx context.Context, vendor string, err error, rec *record, red *vendorconn.Redactor) *hub.Error {
+	msg := red.Redact(err.Error())
 	cause := &redactedError{msg: msg, err: err}
 	var snap recordSnapshot
 	if rec != nil {
@@ -138,7 +139,7 @@ func classify(ctx context.Context, vendor string, err error, rec *record, red *r
 		return &hub.Error{Code: hub.CodeCanceled, Vendor: vendor, Message: "call canceled", Err: cause}
 	}
 	if d := snap.rpcErr; d != nil {
-		re := &RPCError{Code: d.Code, Message: red.redact(truncate(d.Message, registry.MaxVendorMessageBytes)), err: err}
+		re := &RPCError{Code: d.Code, Message: red.Redact(truncate(d.Message, registry.MaxVendorMessageBytes)), err: err}
 		return &hub.Error{Code: hub.CodeUpstream, Vendor: vendor,
 			Message: fmt.Sprintf("vendor %q answered with an error: %s", vendor, re.Error()),
 			Details: map[string]any{"jsonrpc_code": d.Code}, Err: re}

@@ -742,7 +742,7 @@ func (f *fastPath) serverRequest(ctx context.Context, req transport.JSONRPCReque
 		defer cancel()
 		resp, err := h(rctx, req)
 		if err != nil {
-			f.c.v.log.Error("error handling request", "method", req.Method, "err", f.c.v.red.redact(err.Error()))
+			f.c.v.log.Error("error handling request", "method", req.Method, "err", f.c.v.red.Redact(err.Error()))
 			code, msg := mcp.INTERNAL_ERROR, err.Error()
 			switch {
 			case errors.Is(err, context.Canceled):
@@ -770,7 +770,7 @@ func (f *fastPath) respond(ctx context.Context, resp *transport.JSONRPCResponse)
 	}
 	r, err := f.do(ctx, http.MethodPost, f.header, body, nil)
 	if err != nil {
-		f.c.v.log.Error("failed to send response to server", "err", f.c.v.red.redact(err.Error()))
+		f.c.v.log.Error("failed to send response to server", "err", f.c.v.red.Redact(err.Error()))
 		return
 	}
 	defer r.Body.Close()

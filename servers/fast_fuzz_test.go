@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/toolhub/toolhub/hub/vendorconn"
 )
 
 // FuzzFastResponse fuzzes the fast path's response reader: a vendor's
@@ -52,7 +54,7 @@ func FuzzFastResponse(f *testing.F) {
 // fuzzFastPath is a fast path on no connection: notifications are
 // dropped, the vendor's requests answered into the void.
 func fuzzFastPath() *fastPath {
-	v := &vendor{id: "fz", log: discardLogger(), red: &redactor{}}
+	v := &vendor{id: "fz", log: discardLogger(), red: &vendorconn.Redactor{}}
 	c := &conn{v: v, ctx: context.Background()}
 	fp := &fastPath{c: c, tap: &httpTap{}, header: http.Header{},
 		client: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {

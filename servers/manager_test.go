@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"syscall"
@@ -263,28 +262,6 @@ func TestInvokeWithoutTool(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, c := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"2", 2 * time.Second},
-		{" 120 ", 2 * time.Minute},
-		{"0", 0},
-		{"-3", 0},
-		{"soon", 0},
-		{"99999999999", 24 * time.Hour},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
-	} {
-		if got := parseRetryAfter(c.in, now); got != c.want {
-			t.Errorf("parseRetryAfter(%q) = %v; want %v", c.in, got, c.want)
-		}
-	}
-}
-
 func TestVendorMeta(t *testing.T) {
 	if vendorMeta(nil) != nil || vendorMeta(map[string]any{"tenant": "x"}) != nil {
 		t.Errorf("want nil meta")
@@ -292,28 +269,6 @@ func TestVendorMeta(t *testing.T) {
 	m := vendorMeta(map[string]any{"progressToken": 7, "traceparent": "t", "TenantID": "x", "auth": "y", "io.modelcontextprotocol/clientInfo": 1})
 	if m.ProgressToken != 7 || !cmp.Equal(m.AdditionalFields, map[string]any{"traceparent": "t"}) {
 		t.Errorf("meta = %+v", m)
-	}
-}
-
-func TestRedactor(t *testing.T) {
-	r := &redactor{}
-	got, err := r.expand("Bearer ${A} and ${B}", func(k string) (string, bool) {
-		return map[string]string{"A": "alpha/secret+1", "B": "xy"}[k], true
-	})
-	if err != nil || got != "Bearer alpha/secret+1 and xy" {
-		t.Fatalf("expand = %q, %v", got, err)
-	}
-	for in, want := range map[string]string{
-		"token alpha/secret+1 here":  "token [redacted] here",
-		"url ?k=alpha%2Fsecret%2B1":  "url ?k=[redacted]",
-		"short values stay: xy, xyz": "short values stay: xy, xyz",
-	} {
-		if got := r.redact(in); got != want {
-			t.Errorf("redact(%q) = %q; want %q", in, got, want)
-		}
-	}
-	if _, err := r.expand("${MISSING}", nil); err == nil || !strings.Contains(err.Error(), "MISSING") {
-		t.Errorf("missing variable: %v", err)
 	}
 }
 

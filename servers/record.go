@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolhub/toolhub/hub/vendorconn"
 )
 
 // record collects what the wire saw of one logical request (a tool call or
@@ -104,7 +104,7 @@ func (rec *record) observe(resp *http.Response, err error, now func() time.Time)
 		return
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		wait := parseRetryAfter(resp.Header.Get("Retry-After"), now())
+		wait := vendorconn.RetryAfter(resp.Header.Get("Retry-After"), now())
 		rec.mu.Lock()
 		rec.status, rec.retryAfter = resp.StatusCode, wait
 		rec.mu.Unlock()
@@ -143,30 +143,6 @@ func (b *listBody) Read(p []byte) (int, error) {
 }
 
 func (b *listBody) Close() error { return b.rc.Close() }
-
-// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		const maxWait = 24 * time.Hour
-		if n > int64(maxWait/time.Second) {
-			return maxWait
-		}
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d.Round(time.Second)
-		}
-	}
-	return 0
-}
 
 // limitedBody fails a read past the limit instead of buffering a huge
 // response.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
+
+	"github.com/toolhub/toolhub/hub/vendorconn"
 )
 
 // stopGrace is how long a stdio vendor has to exit after its stdin closes
@@ -39,7 +41,7 @@ type proc struct {
 }
 
 // startProc starts a stdio vendor.
-func startProc(command string, args, env []string, dir string, log *slog.Logger, red *redactor, maxLine int, lists *listIDs) (*proc, transport.Interface, error) {
+func startProc(command string, args, env []string, dir string, log *slog.Logger, red *vendorconn.Redactor, maxLine int, lists *listIDs) (*proc, transport.Interface, error) {
 	path, err := exec.LookPath(command)
 	if err != nil {
 		return nil, nil, fmt.Errorf("command %q: %w", command, err)
@@ -151,12 +153,12 @@ func (p *proc) stop() {
 
 // drainStderr keeps the child's stderr flowing (a full pipe would block
 // it), logs each line at debug level and keeps the last few for errors.
-func (p *proc) drainStderr(log *slog.Logger, red *redactor) {
+func (p *proc) drainStderr(log *slog.Logger, red *vendorconn.Redactor) {
 	defer close(p.drained)
 	sc := bufio.NewScanner(p.stderr)
 	sc.Buffer(make([]byte, 4096), 64<<10)
 	for sc.Scan() {
-		line := red.redact(strings.TrimSpace(sc.Text()))
+		line := red.Redact(strings.TrimSpace(sc.Text()))
 		if line == "" {
 			continue
 		}

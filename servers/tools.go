@@ -67,7 +67,7 @@ func (c *conn) listTools(ctx context.Context) ([]registry.ToolDef, []error, erro
 			}
 		case snap.raw != nil && snap.rpcErr == nil && ctx.Err() == nil:
 			c.v.log.Warn("mcp-go could not decode a tools/list page; decoding it as raw JSON",
-				"page", page, "error", c.v.red.redact(err.Error()))
+				"page", page, "error", c.v.red.Redact(err.Error()))
 		default:
 			return nil, nil, wrapMsg(fmt.Sprintf("tools/list page %d", page), classify(ctx, c.v.id, err, rec, c.v.red))
 		}

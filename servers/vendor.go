@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/hub/vendorconn"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -69,7 +70,7 @@ type vendor struct {
 	m   *Manager
 	id  string
 	log *slog.Logger
-	red *redactor
+	red *vendorconn.Redactor
 
 	spec registry.Vendor // MCP and Disabled never change; see Manager.Update
 
@@ -105,7 +106,7 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 		m:         m,
 		id:        spec.ID,
 		log:       m.opts.Logger.With("vendor", spec.ID),
-		red:       &redactor{},
+		red:       &vendorconn.Redactor{},
 		spec:      spec,
 		ctx:       ctx,
 		cancel:    cancel,
@@ -463,7 +464,7 @@ func (v *vendor) syncTools(ctx context.Context, c *conn) error {
 	if !same {
 		// Logged when they change, not at every re-sync or reconnect.
 		for _, r := range rej {
-			v.log.Warn("vendor tool rejected", "tool", r.Tool, "part", r.Part, "error", v.red.redact(r.Error))
+			v.log.Warn("vendor tool rejected", "tool", r.Tool, "part", r.Part, "error", v.red.Redact(r.Error))
 		}
 	}
 	n := len(v.m.cat.VendorTools(v.id))
@@ -532,7 +533,7 @@ func (v *vendor) stdioEnv() ([]string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		val, err := v.red.expand(v.spec.MCP.Env[k], o.LookupEnv)
+		val, err := v.red.Expand(v.spec.MCP.Env[k], o.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", k, err)
 		}

@@ -143,11 +143,7 @@ func (s *Store) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, 
 		return nil, taskrow.NotFound(id)
 	}
 	v, _ := strconv.ParseInt(fmt.Sprint(f[1]), 10, 64)
-	t, err := taskrow.DecodeTask([]byte(b))
-	if err != nil {
-		return nil, err
-	}
-	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+	return taskrow.Stored([]byte(b), v)
 }
 
 // List lists the caller's tasks, most recently updated first. It reads

@@ -130,11 +130,7 @@ func (s *Store) Get(ctx context.Context, id sdk.TaskID) (*taskstore.StoredTask, 
 	if err != nil {
 		return nil, fmt.Errorf("a2a: task store: get %s: %w", id, err)
 	}
-	t, err := taskrow.DecodeTask([]byte(b))
-	if err != nil {
-		return nil, err
-	}
-	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
+	return taskrow.Stored([]byte(b), v)
 }
 
 // List lists the caller's tasks, most recently updated first.

@@ -186,17 +186,9 @@ func call(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flags("call", "NAME [JSON] [flags]", "Call a tool (vendor__tool) or a capability (image.generate, or image_generate) through a running hub.\nJSON is the arguments object; '-' reads it from stdin.", stderr)
 	base := hubFlag(fs)
 	timeout := fs.Duration("timeout", 0, "the call's overall deadline: the hub fits retries and fallbacks inside it, and the command gives up 5s after it; 0: the hub's default for the tool")
-	// Flags may follow the positional arguments.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		fs.Usage()
@@ -460,23 +452,15 @@ func vendorDecision(ctx context.Context, verb string, args []string, stdout, std
 	}[verb]
 	fs := flags("vendors "+verb, usage, "Needs an operator key in TOOLHUB_KEY.", stderr)
 	base := hubFlag(fs)
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return err
 	}
 	if verb == "pending" && len(pos) != 0 || verb != "pending" && len(pos) != 1 {
 		fs.Usage()
 		return errUsage
 	}
 	var out map[string]any
-	var err error
 	if verb == "pending" {
 		err = request(ctx, "GET", *base, "/v1/admin/vendors/pending", nil, &out)
 	} else {

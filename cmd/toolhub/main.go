@@ -133,3 +133,20 @@ func flags(name, args, summary string, stderr io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseMixed parses args with fs, flags before, between and after the
+// positional arguments, and returns the positional ones.
+func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return pos, nil
+}

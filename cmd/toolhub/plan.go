@@ -23,17 +23,9 @@ func plan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxSteps := fs.Int("max-steps", 0, "step budget (model turns or plan steps); 0 means the hub's default")
 	asJSON := fs.Bool("json", false, "print the whole outcome as JSON at the end")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
-	// Flags may follow the goal.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
 		fs.Usage()

@@ -137,10 +137,12 @@ func Write(w http.ResponseWriter, r *http.Request, err error, callID string) {
 	if e := hub.AsError(err); e != nil && e.RetryAfter > 0 && b.Code != hub.CodeInternal {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+999_999_999)/1_000_000_000), 10))
 	}
-	writeJSON(w, Status(b.Code), map[string]any{"error": b})
+	WriteJSON(w, Status(b.Code), map[string]any{"error": b})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers with status and v as JSON (HTML characters left
+// unescaped).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)

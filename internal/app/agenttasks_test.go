@@ -1,11 +1,8 @@
-package app
+package app_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"testing"
 	"time"
 
@@ -14,39 +11,25 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/toolhub/toolhub/examples/vendors"
+	"github.com/toolhub/toolhub/internal/app"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // TestA2ATaskOfQueuedCallSurvivesRestart: toolhub's A2A task of a queued
 // call is in data/jobs.db; a restarted toolhub serves it, follows its job
 // and completes it when the vendor is back.
 func TestA2ATaskOfQueuedCallSurvivesRestart(t *testing.T) {
-	v, err := vendors.New("doubao", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := vendors.Handler(vendors.HTTP, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vsrv := &http.Server{Handler: h}
-	go vsrv.Serve(vln)
-	t.Cleanup(func() { v.Close(); vsrv.Close() })
+	addr, vs := harness.ServeVendors(t, nil, vendors.Doubao)
 	setMode := func(m vendors.Mode) {
-		k := v.Knobs()
+		k := vs[vendors.Doubao].Knobs()
 		k.Mode = m
-		if err := v.SetKnobs(k); err != nil {
-			t.Fatal(err)
-		}
+		harness.SetKnobs(t, vs[vendors.Doubao], k)
 	}
-	cfg := parse(t, `
-data: `+t.TempDir()+`
-outbound: {allow: ["`+vln.Addr().String()+`"]}
+	cfg := harness.ParseConfig(t, `
+data: {{data}}
+outbound: {allow: ["{{addr}}"]}
 vendors:
-  - {id: doubao, mcp: {transport: http, url: "http://`+vln.Addr().String()+`/mcp"}, probe: {disabled: true}}
+  - {id: doubao, mcp: {transport: http, url: "http://{{addr}}/doubao/mcp"}, probe: {disabled: true}}
 capabilities:
   - name: image.generate
     input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}
@@ -56,23 +39,12 @@ fallback:
   capabilities: {image.generate: {queue: true}}
 governance: {retry: {max: 0}, breaker: {cool_down: 100ms, max_cool_down: 200ms}}
 jobs: {max_attempts: 1000}
-`)
+`, "{{data}}", t.TempDir(), "{{addr}}", addr)
 	// start runs a toolhub on cfg and returns an A2A client of it and its stop.
-	start := func() (*App, *a2aclient.Client, func()) {
+	start := func() (*app.App, *a2aclient.Client, func()) {
 		t.Helper()
-		a, err := New(t.Context(), cfg, &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitTools(t, a, "doubao", true)
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = a.Serve(ctx, ln) }()
-		card, err := agentcard.DefaultResolver.Resolve(t.Context(), "http://"+ln.Addr().String())
+		h := harness.StartInProcess(t, cfg, &app.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, vendors.Doubao)
+		card, err := agentcard.DefaultResolver.Resolve(t.Context(), h.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +52,7 @@ jobs: {max_attempts: 1000}
 		if err != nil {
 			t.Fatal(err)
 		}
-		return a, client, func() { cancel(); <-done; a.Close() }
+		return h.App, client, h.Stop
 	}
 
 	setMode(vendors.ModeHTTP500)

@@ -17,8 +17,17 @@ import (
 	"github.com/toolhub/toolhub/servers"
 )
 
-// exampleVendor serves one example vendor over streamable HTTP on loopback.
+// exampleVendor serves one example vendor over streamable HTTP on loopback
+// and returns its MCP endpoint.
 func exampleVendor(t *testing.T, name string) string {
+	t.Helper()
+	_, base := serveExample(t, name)
+	return base + "/mcp"
+}
+
+// serveExample serves one example vendor over streamable HTTP on loopback
+// and returns it and its base URL (http://127.0.0.1:port).
+func serveExample(t *testing.T, name string) (*vendors.Vendor, string) {
 	t.Helper()
 	v, err := vendors.New(name, nil)
 	if err != nil {
@@ -35,7 +44,7 @@ func exampleVendor(t *testing.T, name string) string {
 	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	t.Cleanup(func() { v.Close(); srv.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return v, "http://" + ln.Addr().String()
 }
 
 func parse(t *testing.T, yaml string) *config.Config {

@@ -28,16 +28,7 @@ import (
 // its event id), through the outbound guard, which refuses a metadata
 // address on both.
 func TestJobResultPushedByWebhookAndA2A(t *testing.T) {
-	v, err := vendors.New("doubao", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := vendors.Handler(vendors.HTTP, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vsrv := httptest.NewServer(h)
-	t.Cleanup(func() { v.Close(); vsrv.Close() })
+	v, vendorURL := serveExample(t, vendors.Doubao)
 	setMode := func(m vendors.Mode) {
 		k := v.Knobs()
 		k.Mode = m
@@ -78,12 +69,12 @@ func TestJobResultPushedByWebhookAndA2A(t *testing.T) {
 		}
 	}))
 	t.Cleanup(recv.Close)
-	vaddr, raddr := strings.TrimPrefix(vsrv.URL, "http://"), strings.TrimPrefix(recv.URL, "http://")
+	vaddr, raddr := strings.TrimPrefix(vendorURL, "http://"), strings.TrimPrefix(recv.URL, "http://")
 	cfg := parse(t, `
 data: `+t.TempDir()+`
 outbound: {loopback_only: true, allow: ["`+vaddr+`", "`+raddr+`"]}
 vendors:
-  - {id: doubao, mcp: {transport: http, url: "`+vsrv.URL+`/mcp"}, probe: {disabled: true}}
+  - {id: doubao, mcp: {transport: http, url: "`+vendorURL+`/mcp"}, probe: {disabled: true}}
 capabilities:
   - name: image.generate
     input_schema: {type: object, required: [prompt], properties: {prompt: {type: string}}}

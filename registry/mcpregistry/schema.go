@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,15 +59,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Issues))
-	for i, is := range e.Issues {
-		p := is.Pointer
-		if p == "" {
-			p = "/"
-		}
-		parts[i] = p + ": " + is.Message
-	}
-	return "server.json: " + strings.Join(parts, "; ")
+	return "server.json: " + (&registry.SchemaError{Issues: e.Issues}).Error()
 }
 
 func invalid(pointer, format string, args ...any) *ValidationError {

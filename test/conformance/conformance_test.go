@@ -24,8 +24,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/internal/app"
-	"github.com/toolhub/toolhub/internal/config"
-	"github.com/toolhub/toolhub/servers"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // vendorID is the conformance server's id in toolhub.
@@ -212,7 +211,7 @@ func waitHealthy(t *testing.T, url string, exited <-chan struct{}) bool {
 // vendor, speaking protocol upstream ("" for toolhub's default).
 func startHub(t *testing.T, vendor target, protocol string) target {
 	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+	h := harness.StartInProcess(t, harness.ParseConfig(t, fmt.Sprintf(`
 addr: 127.0.0.1:0
 data: %s
 outbound: {allow: ["127.0.0.1"]}
@@ -223,35 +222,9 @@ vendors:
   - id: %s
     mcp: {transport: http, url: %q}
     timeout: 20s
-`, t.TempDir(), vendorID, vendor.url)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, &app.Options{MCPProtocol: protocol})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; a.Close() })
-
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st := a.Manager.Status(vendorID)
-		if st.State == servers.StateReady && st.Tools > 0 {
-			return target{url: "http://" + ln.Addr().String() + "/mcp/vendors/" + vendorID, protocol: st.Protocol, outDir: keptDir(t)}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vendor %s not ready: %+v", vendorID, st)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not timing
-	}
+`, t.TempDir(), vendorID, vendor.url)), &app.Options{MCPProtocol: protocol})
+	st := h.AwaitVendor(t, vendorID, 0)
+	return target{url: h.URL + "/mcp/vendors/" + vendorID, protocol: st.Protocol, outDir: keptDir(t)}
 }
 
 // runSuite runs the suite's server scenarios (all of them, or one) against

@@ -1,12 +1,16 @@
 // Package harness starts what the end-to-end tests run against: the
 // example vendors on a loopback port, and real toolhub processes (the
 // binary drilltest.Run builds) with a config file, killed when the test
-// ends, their log's tail reported when it failed.
+// ends, their log's tail reported when it failed; or a toolhub inside the
+// test process (StartInProcess), for the tests that also look into it.
 //
 //	addr, vs := harness.ServeVendors(t, harness.OwnGates(gates), vendors.WeatherA, vendors.Doubao)
 //	cfg := harness.WriteConfig(t, config, "{{addr}}", addr)
 //	h := harness.StartHub(t, bin, harness.Hub{Config: cfg, Ready: []string{"weather-a"}})
 //	status, body, err := harness.CallTool(h.URL(), "weather-a__get_weather", args)
+//
+//	in := harness.StartInProcess(t, harness.ParseConfig(t, config, "{{addr}}", addr), nil, "weather-a")
+//	st := in.Manager.Status("weather-a") // in.URL serves the HTTP surface
 package harness
 
 import (

@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,10 +20,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhub/toolhub/internal/app"
-	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/registry"
-	"github.com/toolhub/toolhub/servers"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // peers returns the folder with the installed npm peers.
@@ -50,55 +46,19 @@ func peers(t *testing.T) string {
 	return dir
 }
 
-type hubUnderTest struct {
-	app *app.App
-	url string
-}
-
-func startHub(t *testing.T, peerDir string) *hubUnderTest {
+// startHub runs toolhub in process with server-everything as a stdio
+// vendor, and extra config (YAML lines at the top level), and waits until
+// the vendor is ready.
+func startHub(t *testing.T, peerDir string, extra ...string) *harness.InProcess {
 	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
+	return harness.StartInProcess(t, harness.ParseConfig(t, `
 addr: 127.0.0.1:0
-data: %s
+data: {{data}}
 vendors:
   - id: everything
-    mcp: {transport: stdio, command: %s}
+    mcp: {transport: stdio, command: {{command}}}
     timeout: 20s
-`, t.TempDir(), filepath.Join(peerDir, "node_modules", ".bin", "mcp-server-everything"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; a.Close() })
-	h := &hubUnderTest{app: a, url: "http://" + ln.Addr().String()}
-	h.waitReady(t, "everything", 0)
-	return h
-}
-
-// waitReady waits until the vendor is ready with more than minRestarts restarts.
-func (h *hubUnderTest) waitReady(t *testing.T, vendor string, minRestarts int) servers.VendorStatus {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st := h.app.Manager.Status(vendor)
-		if st.State == servers.StateReady && st.Tools > 0 && st.Restarts >= minRestarts {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("vendor %s not ready: %+v", vendor, st)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, not timing
-	}
+`+strings.Join(extra, "\n"), "{{data}}", t.TempDir(), "{{command}}", filepath.Join(peerDir, "node_modules", ".bin", "mcp-server-everything")), nil, "everything")
 }
 
 type event struct {
@@ -125,10 +85,28 @@ type callSpec struct {
 // waits for notifications/tools/list_changed.
 func runTSClient(t *testing.T, peerDir, url string, calls []callSpec, onReady func()) []event {
 	t.Helper()
-	spec, _ := json.Marshal(map[string]any{"url": url, "calls": calls, "waitListChanged": onReady != nil})
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	var events []event
+	runTSLines(t, peerDir, map[string]any{"url": url, "calls": calls, "waitListChanged": onReady != nil}, 2*time.Minute, func(b []byte) {
+		var e event
+		_ = json.Unmarshal(b, &e) // runTSLines has read it as JSON
+		if e.Event == "ready" && onReady != nil {
+			onReady()
+		}
+		events = append(events, e)
+	})
+	return events
+}
+
+// runTSLines runs the scripted TypeScript SDK client with spec for at most
+// timeout and hands each line it prints, a JSON object, to line; a line
+// that is not JSON, a {"event": "fatal"} line or a failed exit fails the
+// test.
+func runTSLines(t *testing.T, peerDir string, spec any, timeout time.Duration, line func([]byte)) {
+	t.Helper()
+	b, _ := json.Marshal(spec)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(spec))
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(b))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -137,26 +115,24 @@ func runTSClient(t *testing.T, peerDir, url string, calls []callSpec, onReady fu
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var events []event
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var e event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+		var head struct {
+			Event   string `json:"event"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
 			t.Fatalf("client printed %q", sc.Text())
 		}
-		if e.Event == "fatal" {
-			t.Fatalf("TypeScript client: %s", e.Message)
+		if head.Event == "fatal" {
+			t.Fatalf("TypeScript client: %s", head.Message)
 		}
-		if e.Event == "ready" && onReady != nil {
-			onReady()
-		}
-		events = append(events, e)
+		line(sc.Bytes())
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("TypeScript client: %v", err)
 	}
-	return events
 }
 
 type toolResult struct {
@@ -191,7 +167,7 @@ func callResult(t *testing.T, events []event, name string) (toolResult, *rpcErr)
 func TestTypeScriptClientThroughHub(t *testing.T) {
 	dir := peers(t)
 	h := startHub(t, dir)
-	events := runTSClient(t, dir, h.url+"/mcp", []callSpec{
+	events := runTSClient(t, dir, h.URL+"/mcp", []callSpec{
 		{Name: "everything__echo", Arguments: map[string]any{"message": "hello hub"}},
 		{Name: "everything__get-tiny-image"},
 		{Name: "everything__gzip-file-as-resource", Arguments: map[string]any{"data": "data:text/plain;base64,aGVsbG8=", "outputType": "resource"}},
@@ -261,17 +237,17 @@ func TestTypeScriptClientThroughHub(t *testing.T) {
 func TestTypeScriptClientOnVendorPathAndListChanged(t *testing.T) {
 	dir := peers(t)
 	h := startHub(t, dir)
-	events := runTSClient(t, dir, h.url+"/mcp/vendors/everything", []callSpec{
+	events := runTSClient(t, dir, h.URL+"/mcp/vendors/everything", []callSpec{
 		{Name: "echo", Arguments: map[string]any{"message": "direct name"}},
 	}, func() {
 		// A vendor's tools change while the client is connected.
 		defs := []registry.ToolDef{}
-		for _, tl := range h.app.Catalog.VendorTools("everything") {
+		for _, tl := range h.Catalog.VendorTools("everything") {
 			if tl.Def.Name != "get-sum" {
 				defs = append(defs, tl.Def)
 			}
 		}
-		h.app.Catalog.SetVendorTools("everything", defs)
+		h.Catalog.SetVendorTools("everything", defs)
 	})
 	echo, rerr := callResult(t, events, "echo")
 	if rerr != nil || echo.IsError || !strings.Contains(echo.Content[0].Text, "direct name") {
@@ -296,7 +272,7 @@ func TestGoSDKClient(t *testing.T) {
 	h := startHub(t, dir)
 	ctx := t.Context()
 	c := gomcp.NewClient(&gomcp.Implementation{Name: "go-sdk-interop", Version: "1.0.0"}, nil)
-	s, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: h.url + "/mcp"}, nil)
+	s, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: h.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,18 +302,18 @@ func TestGoSDKClient(t *testing.T) {
 func TestKilledStdioVendorIsRestarted(t *testing.T) {
 	dir := peers(t)
 	h := startHub(t, dir)
-	st := h.app.Manager.Status("everything")
+	st := h.Manager.Status("everything")
 	if st.PID == 0 {
 		t.Fatalf("no pid in status %+v", st)
 	}
 	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	after := h.waitReady(t, "everything", st.Restarts+1)
+	after := h.AwaitVendor(t, "everything", st.Restarts+1)
 	if after.PID == st.PID {
 		t.Fatalf("same pid after restart: %+v", after)
 	}
-	res, err := h.app.Gateway.Call(t.Context(), callOf("everything__echo", map[string]any{"message": "back"}))
+	res, err := h.Gateway.Call(t.Context(), callOf("everything__echo", map[string]any{"message": "back"}))
 	if err != nil || res.IsError {
 		t.Fatalf("call after restart: %v %+v", err, res)
 	}

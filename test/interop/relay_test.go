@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,9 +14,8 @@ import (
 
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub/fallback"
-	"github.com/toolhub/toolhub/internal/app"
-	"github.com/toolhub/toolhub/internal/config"
 	"github.com/toolhub/toolhub/registry"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // stepEvent is one {"event":"step"|"sampling"|"elicitation"} line of the
@@ -37,34 +34,12 @@ type stepEvent struct {
 // runTSSpec runs the TypeScript SDK client with spec and returns its events.
 func runTSSpec(t *testing.T, peerDir string, spec map[string]any) []stepEvent {
 	t.Helper()
-	b, _ := json.Marshal(spec)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(peerDir, "mcp-client.mjs"), string(b))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var events []stepEvent
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	runTSLines(t, peerDir, spec, 3*time.Minute, func(b []byte) {
 		var e stepEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("client printed %q", sc.Text())
-		}
-		if e.Event == "fatal" {
-			t.Fatalf("TypeScript client: %s", e.Message)
-		}
+		_ = json.Unmarshal(b, &e) // runTSLines has read it as JSON
 		events = append(events, e)
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("TypeScript client: %v", err)
-	}
+	})
 	return events
 }
 
@@ -101,7 +76,7 @@ func TestTypeScriptClientRelayPerVendor(t *testing.T) {
 	// A client that did not declare sampling gets the vendor's request
 	// refused with a clear error, not a hang.
 	events := runTSSpec(t, dir, map[string]any{
-		"url":   h.url + "/mcp/vendors/everything",
+		"url":   h.URL + "/mcp/vendors/everything",
 		"steps": []map[string]any{{"op": "call", "name": "trigger-sampling-request", "arguments": map[string]any{"prompt": "say hi"}}},
 	})
 	e := step(t, events, "call", "trigger-sampling-request")
@@ -128,7 +103,7 @@ func TestTypeScriptClientRelayAggregated(t *testing.T) {
 
 // testRelay drives the TypeScript client through an endpoint; name maps
 // server-everything's own names to the endpoint's.
-func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string) string) {
+func testRelay(t *testing.T, h *harness.InProcess, dir, path string, name func(string) string) {
 	t.Helper()
 	// logging/setLevel is relayed on a vendor's own endpoint (on /mcp it
 	// would name no vendor).
@@ -138,7 +113,7 @@ func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string
 		setLevel = []map[string]any{{"op": "setLevel", "level": "debug"}}
 	}
 	events := runTSSpec(t, dir, map[string]any{
-		"url":          h.url + path,
+		"url":          h.URL + path,
 		"capabilities": true,
 		"elicitAnswer": map[string]any{"name": "Ada", "check": true, "integer": 7},
 		"steps": append(setLevel, []map[string]any{
@@ -169,19 +144,19 @@ func testRelay(t *testing.T, h *hubUnderTest, dir, path string, name func(string
 	// The cancelled call ended at toolhub too: nothing stays in flight on
 	// the vendor's connection (the operation would run two minutes).
 	deadline := time.Now().Add(60 * time.Second)
-	for h.app.Manager.Status("everything").InFlight != 0 {
+	for h.Manager.Status("everything").InFlight != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the cancelled call is still in flight at the vendor: %+v", h.app.Manager.Status("everything"))
+			t.Fatalf("the cancelled call is still in flight at the vendor: %+v", h.Manager.Status("everything"))
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, not timing
 	}
 
 	// resources/read and prompts/get are metered like tool calls.
-	if err := h.app.Meter.Flush(t.Context()); err != nil {
+	if err := h.Meter.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	err := h.app.Ledger.Query(t.Context(), billing.Filter{Vendor: "everything", To: time.Now().Add(time.Hour)}, func(e billing.Event) error {
+	err := h.Ledger.Query(t.Context(), billing.Filter{Vendor: "everything", To: time.Now().Add(time.Hour)}, func(e billing.Event) error {
 		seen[e.Tool] = true
 		return nil
 	})
@@ -264,7 +239,7 @@ func TestA2AJSClientSkillsAndPlainText(t *testing.T) {
 	h := startHub(t, dir)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "a2a-client.mjs", h.url, "everything__echo", `{"message":"hi"}`, "everything__trigger-long-running-operation")
+	cmd := exec.CommandContext(ctx, "node", "a2a-client.mjs", h.URL, "everything__echo", `{"message":"hi"}`, "everything__trigger-long-running-operation")
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -308,39 +283,6 @@ func TestA2AJSClientSkillsAndPlainText(t *testing.T) {
 	}
 }
 
-// startHubWith is startHub with more config (YAML lines at the top level).
-func startHubWith(t *testing.T, peerDir, extra string) *hubUnderTest {
-	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
-addr: 127.0.0.1:0
-data: %s
-vendors:
-  - id: everything
-    mcp: {transport: stdio, command: %s}
-    timeout: 20s
-%s
-`, t.TempDir(), filepath.Join(peerDir, "node_modules", ".bin", "mcp-server-everything"), extra)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; a.Close() })
-	h := &hubUnderTest{app: a, url: "http://" + ln.Addr().String()}
-	h.waitReady(t, "everything", 0)
-	return h
-}
-
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -369,7 +311,7 @@ func TestRESTResourcesAndPromptsTenantFiltered(t *testing.T) {
 			ScopedURI         string `json:"scoped_uri"`
 		} `json:"resources"`
 	}
-	getJSON(t, h.url+"/v1/resources", &res)
+	getJSON(t, h.URL+"/v1/resources", &res)
 	var kinds = map[string]int{}
 	for _, r := range res.Resources {
 		kinds[r.Kind]++
@@ -386,7 +328,7 @@ func TestRESTResourcesAndPromptsTenantFiltered(t *testing.T) {
 			ScopedName   string `json:"scoped_name"`
 		} `json:"prompts"`
 	}
-	getJSON(t, h.url+"/v1/prompts", &ps)
+	getJSON(t, h.URL+"/v1/prompts", &ps)
 	found := false
 	for _, p := range ps.Prompts {
 		found = found || p.ScopedName == "everything__args-prompt" && p.Name == "args-prompt"
@@ -396,16 +338,16 @@ func TestRESTResourcesAndPromptsTenantFiltered(t *testing.T) {
 	}
 
 	// A tenant that sees none of the vendor's tools.
-	h2 := startHubWith(t, dir, `tenants: [{id: default, tools: ["other__*"]}]`)
-	getJSON(t, h2.url+"/v1/resources", &res)
-	getJSON(t, h2.url+"/v1/prompts", &ps)
+	h2 := startHub(t, dir, `tenants: [{id: default, tools: ["other__*"]}]`)
+	getJSON(t, h2.URL+"/v1/resources", &res)
+	getJSON(t, h2.URL+"/v1/prompts", &ps)
 	if len(res.Resources) != 0 || len(ps.Prompts) != 0 {
 		t.Errorf("a tenant without the vendor sees %d resources and %d prompts", len(res.Resources), len(ps.Prompts))
 	}
 	// /mcp/vendors/everything refuses such a tenant outright; on /mcp the
 	// vendor's names do not resolve for it.
 	events := runTSSpec(t, dir, map[string]any{
-		"url": h2.url + "/mcp",
+		"url": h2.URL + "/mcp",
 		"steps": []map[string]any{
 			{"op": "readResource", "uri": "toolhub://everything/demo://resource/dynamic/text/1"},
 			{"op": "getPrompt", "name": "everything__simple-prompt"},
@@ -425,7 +367,7 @@ func TestRESTResourcesAndPromptsTenantFiltered(t *testing.T) {
 // review queue (needs_review) as before.
 func TestHighRiskHandOffOverElicitation(t *testing.T) {
 	dir := peers(t)
-	h := startHubWith(t, dir, `
+	h := startHub(t, dir, `
 capabilities:
   - name: text.echo
     description: Echoes a message (high-risk, for the test).
@@ -436,12 +378,12 @@ capabilities:
 fallback:
   capabilities: {text.echo: {high_risk: true}}
 `)
-	if err := h.app.Modes.Pin("text.echo", fallback.Degraded); err != nil {
+	if err := h.Modes.Pin("text.echo", fallback.Degraded); err != nil {
 		t.Fatal(err)
 	}
 	name := registry.CapabilityCatalogName("text.echo")
 	events := runTSSpec(t, dir, map[string]any{
-		"url": h.url + "/mcp", "capabilities": true, "elicitAnswer": map[string]any{"confirm": true},
+		"url": h.URL + "/mcp", "capabilities": true, "elicitAnswer": map[string]any{"confirm": true},
 		"steps": []map[string]any{{"op": "call", "name": name, "arguments": map[string]any{"message": "risky hello"}}},
 	})
 	if e := step(t, events, "call", name); e.Error != nil || !strings.Contains(string(e.Result), "risky hello") || strings.Contains(string(e.Result), "needs_review") {
@@ -452,7 +394,7 @@ fallback:
 	}
 
 	events = runTSSpec(t, dir, map[string]any{
-		"url":   h.url + "/mcp",
+		"url":   h.URL + "/mcp",
 		"steps": []map[string]any{{"op": "call", "name": name, "arguments": map[string]any{"message": "risky hello"}}},
 	})
 	if e := step(t, events, "call", name); e.Error != nil || !strings.Contains(string(e.Result), "needs_review") {

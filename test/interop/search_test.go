@@ -1,18 +1,13 @@
 package interop
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"net"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	gomcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/toolhub/toolhub/internal/app"
-	"github.com/toolhub/toolhub/internal/config"
+	"github.com/toolhub/toolhub/test/harness"
 )
 
 // searchResult is search_tools' answer.
@@ -27,36 +22,9 @@ type searchResult struct {
 
 // startSearchHub serves the everything server with the catalog deferred
 // behind search_tools and everything__get-sum listed always.
-func startSearchHub(t *testing.T, peerDir string) *hubUnderTest {
+func startSearchHub(t *testing.T, peerDir string) *harness.InProcess {
 	t.Helper()
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`
-addr: 127.0.0.1:0
-data: %s
-catalog: {search_tool: true, always: ["everything__get-sum"]}
-vendors:
-  - id: everything
-    mcp: {transport: stdio, command: %s}
-    timeout: 20s
-`, t.TempDir(), filepath.Join(peerDir, "node_modules", ".bin", "mcp-server-everything"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; a.Close() })
-	h := &hubUnderTest{app: a, url: "http://" + ln.Addr().String()}
-	h.waitReady(t, "everything", 0)
-	return h
+	return startHub(t, peerDir, `catalog: {search_tool: true, always: ["everything__get-sum"]}`)
 }
 
 // TestSearchToolWithTheTypeScriptClient: with catalog.search_tool on, the
@@ -66,7 +34,7 @@ vendors:
 func TestSearchToolWithTheTypeScriptClient(t *testing.T) {
 	dir := peers(t)
 	h := startSearchHub(t, dir)
-	events := runTSClient(t, dir, h.url+"/mcp", []callSpec{
+	events := runTSClient(t, dir, h.URL+"/mcp", []callSpec{
 		{Name: "search_tools", Arguments: map[string]any{"query": "echo back a message", "top_k": 3}},
 		{Name: "everything__echo", Arguments: map[string]any{"message": "found by search"}},
 		{Name: "search_tools", Arguments: map[string]any{"query": "  "}},
@@ -127,7 +95,7 @@ func TestSearchToolWithGoSDK(t *testing.T) {
 	h := startSearchHub(t, peers(t))
 	ctx := t.Context()
 	c := gomcp.NewClient(&gomcp.Implementation{Name: "go-sdk-search", Version: "1.0.0"}, nil)
-	s, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: h.url + "/mcp"}, nil)
+	s, err := c.Connect(ctx, &gomcp.StreamableClientTransport{Endpoint: h.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
 // The owner of a task is the tenant toolhub's a2a.Server puts in the
@@ -81,6 +82,15 @@ func DecodeTask(b []byte) (*sdk.Task, error) {
 		return nil, fmt.Errorf("a2a: task store: decode task: %w", err)
 	}
 	return &t, nil
+}
+
+// Stored is the stored task a store kept as [Row.JSON] b at version v.
+func Stored(b []byte, v int64) (*taskstore.StoredTask, error) {
+	t, err := DecodeTask(b)
+	if err != nil {
+		return nil, err
+	}
+	return &taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(v)}, nil
 }
 
 // ListPage checks a ListTasks request and returns its page size and

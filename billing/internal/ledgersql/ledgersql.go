@@ -264,22 +264,6 @@ func (d Dialect) SelectColumns(table, cols string, f billing.Filter) (string, []
 
 // Rollup is the query for Ledger.Rollup; scan its rows with ScanRow.
 func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
-	period := "0"
-	switch q.Period() {
-	case billing.ByHour:
-		period = "(time_us / 3600000000) * 3600000000"
-	case billing.ByDay:
-		period = "(time_us / 86400000000) * 86400000000"
-	case billing.ByMonth:
-		period = "month_us"
-	}
-	dim := func(g, col string) string {
-		if q.Has(g) {
-			return col
-		}
-		return "''"
-	}
-	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
 	w, args := d.Where(q.Filter)
 	// A merged row is a call event and an attempt event: it counts as
 	// both, unless the filter keeps only one kind, when it counts as
@@ -292,7 +276,7 @@ func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 		att, vendor = "1 = 0", "NOT "+merged
 	}
 	units := "kind <> 'attempt' AND " + tenant
-	sel := strings.Join(dims, ", ") + `,
+	return groupedSelect(table, w, rollupDims(q, "(time_us / 3600000000) * 3600000000", "(time_us / 86400000000) * 86400000000"), `
 	CAST(SUM(CASE WHEN ` + call + ` THEN 1 ELSE 0 END) AS BIGINT),
 	CAST(SUM(CASE WHEN ` + call + ` AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
 	CAST(SUM(CASE WHEN ` + call + ` AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
@@ -303,14 +287,42 @@ func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 	CAST(SUM(CASE WHEN ` + units + ` THEN tokens ELSE 0 END) AS BIGINT),
 	CAST(SUM(CASE WHEN ` + units + ` THEN seconds ELSE 0 END) AS BIGINT),
 	CAST(SUM(CASE WHEN ` + tenant + ` THEN tenant_cost ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + vendor + ` THEN vendor_cost ELSE 0 END) AS BIGINT)`
+	CAST(SUM(CASE WHEN ` + vendor + ` THEN vendor_cost ELSE 0 END) AS BIGINT)`), args
+}
+
+// rollupDims are the columns a rollup groups by, in ScanRow's order
+// (tenant, vendor, tool, period, currency): a dimension q does not group
+// by is the empty string and no period is 0. hour and day are the
+// expressions of a row's hour and day.
+func rollupDims(q billing.RollupQuery, hour, day string) []string {
+	period := "0"
+	switch q.Period() {
+	case billing.ByHour:
+		period = hour
+	case billing.ByDay:
+		period = day
+	case billing.ByMonth:
+		period = "month_us"
+	}
+	dim := func(g, col string) string {
+		if q.Has(g) {
+			return col
+		}
+		return "''"
+	}
+	return []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
+}
+
+// groupedSelect selects dims and sums from table with where, grouped by
+// the dims that are columns.
+func groupedSelect(table, where string, dims []string, sums string) string {
 	var group []string
-	for i := range dims {
-		if dims[i] != "''" && dims[i] != "0" {
-			group = append(group, dims[i])
+	for _, d := range dims {
+		if d != "''" && d != "0" {
+			group = append(group, d)
 		}
 	}
-	return "SELECT " + sel + " FROM " + table + w + " GROUP BY " + strings.Join(group, ", "), args
+	return "SELECT " + strings.Join(dims, ", ") + ", " + sums + " FROM " + table + where + " GROUP BY " + strings.Join(group, ", ")
 }
 
 // ScanRow reads one row of a Rollup query.

@@ -138,22 +138,6 @@ func UsesRollups(q billing.Filter) bool {
 // RollupFromHours is the query for Ledger.Rollup on the hourly table; scan
 // its rows with ScanRow.
 func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, []any) {
-	period := "0"
-	switch q.Period() {
-	case billing.ByHour:
-		period = "hour_us"
-	case billing.ByDay:
-		period = "(hour_us / 86400000000) * 86400000000"
-	case billing.ByMonth:
-		period = "month_us"
-	}
-	dim := func(g, col string) string {
-		if q.Has(g) {
-			return col
-		}
-		return "''"
-	}
-	dims := []string{dim(billing.ByTenant, "tenant"), dim(billing.ByVendor, "vendor"), dim(billing.ByTool, "tool"), period, "currency"}
 	f := q.Filter
 	f.Kind = "" // the hourly table has no kind (UsesRollups)
 	where, args := d.where("hour_us", f)
@@ -161,11 +145,5 @@ func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, [
 	for _, c := range []string{"calls", "rejected", "failed", "cached", "attempts", "paid", "images", "tokens", "seconds", "tenant_cost", "vendor_cost"} {
 		sums = append(sums, "CAST(SUM("+c+") AS BIGINT)")
 	}
-	var group []string
-	for _, d := range dims {
-		if d != "''" && d != "0" {
-			group = append(group, d)
-		}
-	}
-	return "SELECT " + strings.Join(dims, ", ") + ", " + strings.Join(sums, ", ") + " FROM " + table + where + " GROUP BY " + strings.Join(group, ", "), args
+	return groupedSelect(table, where, rollupDims(q, "hour_us", "(hour_us / 86400000000) * 86400000000"), strings.Join(sums, ", ")), args
 }

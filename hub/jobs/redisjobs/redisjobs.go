@@ -306,14 +306,10 @@ func (s *Store) argv(rest ...any) []any {
 }
 
 func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
-	if j.Status != jobs.Queued && j.Status != jobs.NeedsReview {
-		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
-	}
 	now := s.now()
-	if j.Created.IsZero() {
-		j.Created = now
+	if err := jobrow.Added(j, now); err != nil {
+		return err
 	}
-	j.Updated = now
 	err := redisAdd.Run(ctx, s.rdb, nil, s.argv(j.ID, j.Tenant, j.Tool, jobrow.NullJSON(j.Arguments), jobrow.NullJSON(j.Meta), j.Priority,
 		string(j.Status), j.Attempts, jobrow.MS(j.NextAt), j.LastError, jobrow.MS(j.Created), jobrow.MS(now))...).Err()
 	if err != nil {

@@ -173,14 +173,10 @@ func (s *Store) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 func (s *Store) Add(ctx context.Context, j *jobs.Job) error {
-	if j.Status != jobs.Queued && j.Status != jobs.NeedsReview {
-		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
-	}
 	now := s.now()
-	if j.Created.IsZero() {
-		j.Created = now
+	if err := jobrow.Added(j, now); err != nil {
+		return err
 	}
-	j.Updated = now
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		_, err := s.in(ctx, tx, sqlAdd).ExecContext(ctx,
 			j.ID, j.Tenant, j.Tool, jobrow.NullJSON(j.Arguments), jobrow.NullJSON(j.Meta), j.Priority, string(j.Status), j.Attempts,

@@ -5,7 +5,10 @@ package jobrow
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/toolhub/toolhub/hub/jobs"
 )
 
 // MS is t in Unix milliseconds; 0 for the zero time.
@@ -38,4 +41,17 @@ func RawOrNil(s string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// Added checks that a job being added is queued or waits for review, and
+// stamps it as added at now: Created (unless set) and Updated.
+func Added(j *jobs.Job, now time.Time) error {
+	if j.Status != jobs.Queued && j.Status != jobs.NeedsReview {
+		return fmt.Errorf("jobs: add %s: status %q: want queued or needs_review", j.ID, j.Status)
+	}
+	if j.Created.IsZero() {
+		j.Created = now
+	}
+	j.Updated = now
+	return nil
 }

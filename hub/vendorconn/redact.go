@@ -1,4 +1,4 @@
-package servers
+package vendorconn
 
 import (
 	"net/url"
@@ -9,22 +9,23 @@ import (
 	"github.com/toolhub/toolhub/registry"
 )
 
-// minSecretLen is the shortest expanded value the redactor hides: shorter
+// MinSecretLen is the shortest expanded value a [Redactor] hides: shorter
 // values ("1", "us") would blank out ordinary words.
-const minSecretLen = 4
+const MinSecretLen = 4
 
-// redactor hides the values taken from the environment (through
-// Options.LookupEnv) wherever the manager shows text: status, logs, error
-// messages. The spec says "${TOKEN}"; its value must never appear.
-type redactor struct {
+// Redactor hides the values a vendor's spec took from the environment
+// (its ${VAR}s) wherever toolhub shows text: status, logs, error
+// messages. The spec says "${TOKEN}"; its value must never appear. The
+// zero Redactor hides nothing yet; a nil one hides nothing.
+type Redactor struct {
 	mu      sync.RWMutex
 	secrets []string // longest first
 	rep     *strings.Replacer
 }
 
-// add remembers a secret value, with its URL-escaped forms.
-func (r *redactor) add(v string) {
-	if r == nil || len(v) < minSecretLen {
+// Add remembers a secret value, with its URL-escaped forms.
+func (r *Redactor) Add(v string) {
+	if r == nil || len(v) < MinSecretLen {
 		return
 	}
 	r.mu.Lock()
@@ -42,7 +43,8 @@ func (r *redactor) add(v string) {
 	r.rep = strings.NewReplacer(pairs...)
 }
 
-func (r *redactor) redact(s string) string {
+// Redact returns s with every secret replaced by "[redacted]".
+func (r *Redactor) Redact(s string) string {
 	if r == nil {
 		return s
 	}
@@ -55,9 +57,10 @@ func (r *redactor) redact(s string) string {
 	return rep.Replace(s)
 }
 
-// expand expands ${VAR} references in s through lookup, remembering every
-// value it substitutes as a secret. A nil lookup knows no variables.
-func (r *redactor) expand(s string, lookup func(string) (string, bool)) (string, error) {
+// Expand expands ${VAR} references in s through lookup, remembering every
+// value it substitutes as a secret. A nil lookup knows no variables; the
+// error names the variable, never a value.
+func (r *Redactor) Expand(s string, lookup func(string) (string, bool)) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
@@ -67,7 +70,7 @@ func (r *redactor) expand(s string, lookup func(string) (string, bool)) (string,
 		}
 		v, ok := lookup(name)
 		if ok {
-			r.add(v)
+			r.Add(v)
 		}
 		return v, ok
 	})
