@@ -277,17 +277,17 @@ func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 	}
 	units := "kind <> 'attempt' AND " + tenant
 	return groupedSelect(table, w, rollupDims(q, "(time_us / 3600000000) * 3600000000", "(time_us / 86400000000) * 86400000000"), `
-	CAST(SUM(CASE WHEN ` + call + ` THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + call + ` AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + call + ` AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + call + ` AND outcome IN ('cached', 'stale') THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + att + ` THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + att + ` AND outcome = 'ok' THEN 1 ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + units + ` THEN images ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + units + ` THEN tokens ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + units + ` THEN seconds ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + tenant + ` THEN tenant_cost ELSE 0 END) AS BIGINT),
-	CAST(SUM(CASE WHEN ` + vendor + ` THEN vendor_cost ELSE 0 END) AS BIGINT)`), args
+	CAST(SUM(CASE WHEN `+call+` THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+call+` AND outcome = 'rejected' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+call+` AND outcome IN ('error', 'timeout') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+call+` AND outcome IN ('cached', 'stale') THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+att+` THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+att+` AND outcome = 'ok' THEN 1 ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+units+` THEN images ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+units+` THEN tokens ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+units+` THEN seconds ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+tenant+` THEN tenant_cost ELSE 0 END) AS BIGINT),
+	CAST(SUM(CASE WHEN `+vendor+` THEN vendor_cost ELSE 0 END) AS BIGINT)`), args
 }
 
 // rollupDims are the columns a rollup groups by, in ScanRow's order
