@@ -588,6 +588,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	var pl places
 	used := map[int]bool{}
+	weak := []int(nil) // the tokens of a place read from a plain word after "for" or "of" ("for shorts")
 	set := func(dst *string, val string, idx ...int) {
 		if *dst == "" && val != "" {
 			*dst = val
@@ -619,9 +620,22 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				if lw == "of" && (i == 0 || !strings.EqualFold(toks[i-1].text, "weather") && !strings.EqualFold(toks[i-1].text, "north") && !strings.EqualFold(toks[i-1].text, "south")) {
 					continue
 				}
-				if v, idx := englishPlace(toks, i+1, ix); v != "" {
-					set(&pl.place, v, idx...)
+				v, idx := englishPlace(toks, i+1, ix)
+				if v == "" {
+					continue
 				}
+				if weak != nil && (lw != "for" && lw != "of" || isCapitalised(v)) {
+					// "warm enough for shorts in Miami": the name after
+					// "in" is the place, not the plain word after "for".
+					for _, j := range weak {
+						delete(used, j)
+					}
+					pl.place, weak = "", nil
+				}
+				if pl.place == "" && (lw == "for" || lw == "of") && !isCapitalised(v) {
+					weak = idx
+				}
+				set(&pl.place, v, idx...)
 			}
 		case tHanRaw:
 			prev, next := "", ""
