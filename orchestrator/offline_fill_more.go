@@ -42,6 +42,7 @@ func (f *filler) numbers() {
 		p := f.oe.params[pk.p]
 		if !usedNum[pk.n] && f.set(p, numberFor(p, f.c.toks[nums[pk.n]].val)) {
 			usedNum[pk.n] = true
+			f.usedTok[nums[pk.n]] = true
 		}
 		picks = append(picks[:b], picks[b+1:]...)
 	}
@@ -53,6 +54,7 @@ func (f *filler) numbers() {
 			for ni, n := range nums {
 				if !usedNum[ni] && f.set(p, numberFor(p, f.c.toks[n].val)) {
 					usedNum[ni] = true
+					f.usedTok[n] = true
 					break
 				}
 			}
