@@ -178,10 +178,15 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) || allKeyValues(c) {
 		return true
 	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	if oe.route && (c.places.origin != "" && c.places.dest == "" && c.places.place == "" && prev.places.origin == "" ||
+		c.places.dest != "" && c.places.origin == "" && c.places.place == "" && prev.places.dest == "") {
+		// "导航到机场，从酒店出发": the part gives the route its other end.
+		return true
+	}
 	if c.places.any() != "" {
 		return false
 	}
-	oe := ix.entries[prev.ranked[prev.best].entry]
 	for _, t := range c.toks {
 		if t.kind == tQuote && (t.key != "" || prev.before == ":" || prev.after == ":" || prev.after == "：") {
 			return true
