@@ -365,6 +365,7 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 			}
 		}
 		if c.best >= 0 {
+			c.best = ix.preferSpecific(c, c.best, vis)
 			c.best = ix.preferLeadVerb(c, c.best, vis)
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
 		}
@@ -396,6 +397,31 @@ func (ix *offlineIndex) preferLeadVerb(c *clause, best int, vis []bool) int {
 		}
 	}
 	return best
+}
+
+// preferSpecific ranks the entries that fit again without the generic
+// words (genericKey): "look up the weather in Quito" is about the weather,
+// not about a tool that searches.
+func (ix *offlineIndex) preferSpecific(c *clause, best int, vis []bool) int {
+	adjusted := func(m match) float64 {
+		s := m.score
+		for k := range m.keys {
+			if genericKey(k) {
+				for _, p := range ix.entries[m.entry].post(ix, k) {
+					s -= p.w
+				}
+			}
+		}
+		return s
+	}
+	top := adjusted(c.ranked[best])
+	out := best
+	for j, m := range c.ranked {
+		if j != best && m.fits() && vis[m.entry] && adjusted(m) > top {
+			out, top = j, adjusted(m)
+		}
+	}
+	return out
 }
 
 // takesText says whether the entry requires a free text (a prompt).

@@ -185,7 +185,9 @@ func (f *filler) rest() string {
 		if f.matched[i] || f.usedTok[i] || f.c.placeToks[i] && f.given(t.text) || t.kind == tNum || t.kind == tPunct || t.kind == tQuote {
 			continue
 		}
-		if t.stop {
+		if t.stop && !(t.kind == tHan && i > 0 && f.c.toks[i-1].kind == tHanRaw && f.c.toks[i-1].end == t.start && !markers[t.text] && runeLen(t.text) == 1 && len(words) > 0) {
+			// (A function character right after an unknown word ends
+			// it: 人工智 能.)
 			if len(words) > 0 {
 				inner = append(inner, t.text)
 			}
