@@ -440,11 +440,15 @@ func (oe *offEntry) takesText() bool {
 	return false
 }
 
-// post returns the postings of key k for the entry.
+// post returns the postings of key k for the entry, each weighing what
+// it adds to a match's score (its weight times the key's rarity).
 func (oe *offEntry) post(ix *offlineIndex, k string) []posting {
 	var out []posting
-	for _, p := range ix.post[k] {
+	ps, _ := ix.post.Get(k)
+	idf := ix.idf(len(ps))
+	for _, p := range ps {
 		if ix.entries[p.entry] == oe {
+			p.w *= idf
 			out = append(out, p)
 		}
 	}
@@ -807,7 +811,7 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 	j := i
 	for j > 0 && i-j < 4 {
 		t := toks[j-1]
-		if t.kind != tWord || !isCapitalised(t.text) || t.stop || t.conj || concepts[t.norm] != "" || ix.post[key(t.norm)] != nil {
+		if t.kind != tWord || !isCapitalised(t.text) || t.stop || t.conj || concepts[t.norm] != "" || ix.post.Has(key(t.norm)) {
 			break
 		}
 		j--
