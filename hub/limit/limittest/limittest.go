@@ -38,6 +38,7 @@ func Run(t *testing.T, newLimiter NewLimiter) {
 // testBurst: burst admitted then refused.
 func testBurst(t *testing.T, newLimiter NewLimiter) {
 	l, _ := newLimiter(t)
+	start := time.Now()
 	var got []limit.Decision
 	for range 6 {
 		got = append(got, allow(t, l, "k", rule, 1))
@@ -50,7 +51,7 @@ func testBurst(t *testing.T, newLimiter NewLimiter) {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
 	// One token takes 100ms at 10/s.
-	retryAfterIn(t, got[5], 80*time.Millisecond, 100*time.Millisecond)
+	retryAfterSince(t, got[5], 100*time.Millisecond, start)
 	if err := got[5].Err(); !errors.Is(err, limit.ErrRateLimited) {
 		t.Errorf("Err() = %v, want ErrRateLimited", err)
 	}
@@ -78,9 +79,10 @@ func testRefill(t *testing.T, newLimiter NewLimiter) {
 func testRetryAfter(t *testing.T, newLimiter NewLimiter) {
 	l, advance := newLimiter(t)
 	r := limit.Rule{Rate: 2, Burst: 3}
+	start := time.Now()
 	admitted(t, l, "k", r)
 	d := allow(t, l, "k", r, 2)
-	retryAfterIn(t, d, 900*time.Millisecond, time.Second) // 2 tokens at 2/s
+	retryAfterSince(t, d, time.Second, start) // 2 tokens at 2/s
 	advance(d.RetryAfter)
 	if d := allow(t, l, "k", r, 2); !d.Allowed {
 		t.Errorf("after RetryAfter %v: refused %+v", d.RetryAfter, d)
@@ -106,6 +108,7 @@ func testKeys(t *testing.T, newLimiter NewLimiter) {
 func testN(t *testing.T, newLimiter NewLimiter) {
 	l, _ := newLimiter(t)
 	r := limit.Rule{Rate: 10, Burst: 10}
+	start := time.Now()
 	var got []limit.Decision
 	for _, n := range []int{4, 4, 4, 2, 1} {
 		got = append(got, allow(t, l, "k", r, n))
@@ -117,19 +120,20 @@ func testN(t *testing.T, newLimiter NewLimiter) {
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Duration) bool { return true })); diff != "" {
 		t.Errorf("decisions (-want +got):\n%s", diff)
 	}
-	retryAfterIn(t, got[2], 180*time.Millisecond, 200*time.Millisecond) // 2 tokens missing
-	retryAfterIn(t, got[4], 80*time.Millisecond, 100*time.Millisecond)
+	retryAfterSince(t, got[2], 200*time.Millisecond, start) // 2 tokens missing
+	retryAfterSince(t, got[4], 100*time.Millisecond, start)
 }
 
 // testReserve: reserve.
 func testReserve(t *testing.T, newLimiter NewLimiter) {
 	l, _ := newLimiter(t)
 	r := limit.Rule{Rate: 10, Burst: 10, Reserve: 3}
+	start := time.Now()
 	n, d := admitted(t, l, "k", r)
 	if n != 7 || d.Remaining != 3 {
 		t.Errorf("reserve 3: admitted %d leaving %d, want 7 leaving 3", n, d.Remaining)
 	}
-	retryAfterIn(t, d, 80*time.Millisecond, 100*time.Millisecond)
+	retryAfterSince(t, d, 100*time.Millisecond, start)
 	r.Reserve = 0
 	if n, _ := admitted(t, l, "k", r); n != 3 {
 		t.Errorf("reserve 0 on the same bucket: admitted %d, want 3", n)
@@ -208,6 +212,15 @@ func admitted(t *testing.T, l limit.Limiter, key string, r limit.Rule) (int, lim
 			t.Fatalf("key %q: more than %d admitted", key, 10*r.Burst)
 		}
 	}
+}
+
+// retryAfterSince checks that d's RetryAfter is at most full, the wait
+// for the missing tokens, and short of it by no more than the time that
+// has passed since start (the tokens that time refilled; the Redis
+// limiters read the real clock).
+func retryAfterSince(t *testing.T, d limit.Decision, full time.Duration, start time.Time) {
+	t.Helper()
+	retryAfterIn(t, d, full-time.Since(start), full)
 }
 
 // retryAfterIn checks that d's RetryAfter is in (lo, hi].
