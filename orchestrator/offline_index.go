@@ -223,18 +223,32 @@ func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Ent
 func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting, map[string]posting) {
 	m := map[string]posting{}
 	bm := map[string]posting{}
+	inField := map[string]bool{} // keys already put from the current field
 	put := func(into map[string]posting, k string, w float64, field float64) {
 		old := into[k]
-		into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+		into[k] = posting{entry: i, w: fieldSum(old.w, w, inField[k]), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+		inField[k] = true
+	}
+	// A word the lexicon maps to a concept is also indexed as itself, so
+	// the word as typed counts for more than its concept (literalKey).
+	putLiteral := func(term string, w float64) {
+		if k := key(term); k != term {
+			lk := literalKey(term)
+			m[lk] = posting{entry: i, w: fieldSum(m[lk].w, w, inField[lk])}
+			inField[lk] = true
+		}
 	}
 	for _, f := range fields {
+		clear(inField)
 		if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
 			put(m, key(rest), f.w, f.w)
+			putLiteral(rest, f.w)
 			continue
 		}
 		for _, w := range splitWords(f.text) {
 			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
 				put(m, key(s), f.w, f.w)
+				putLiteral(s, f.w)
 				if f.w >= wDesc && len(s) >= 4 {
 					ix.vocab[s] = key(s)
 				}
@@ -244,6 +258,7 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 			for _, t := range tokenize(run, ix.dict) {
 				if t.kind == tHan && !t.stop {
 					put(m, key(t.norm), f.w, f.w)
+					putLiteral(t.norm, f.w)
 				}
 			}
 			if f.w >= wDesc || f.w == wTitle {
@@ -678,15 +693,22 @@ func editDistance(a, b string, limit int) int {
 
 // rank scores every entry against a clause's tokens, best first.
 func (ix *offlineIndex) rank(toks []token) []match {
+	return ix.rankWeighing(toks, nil)
+}
+
+// rankWeighing is rank with the words of the tokens in places (the
+// places a clause names) weighing placeShare of the others.
+func (ix *offlineIndex) rankWeighing(toks []token, places map[int]bool) []match {
 	keys := ix.queryKeys(toks)
 	byEntry := map[int]*match{}
+	share := 1.0
 	hit := func(k string, p posting) {
 		m := byEntry[p.entry]
 		if m == nil {
 			m = &match{entry: p.entry, keys: map[string]bool{}}
 			byEntry[p.entry] = m
 		}
-		m.score += p.w
+		m.score += share * p.w
 		m.strong = m.strong || p.strong
 		m.named = m.named || p.named
 		if p.strong && !p.named {
@@ -694,11 +716,17 @@ func (ix *offlineIndex) rank(toks []token) []match {
 		}
 		m.keys[k] = true
 	}
-	for k := range keys {
+	for k, ti := range keys {
+		share = 1
+		if places[ti] {
+			share = placeShare
+		}
 		for _, p := range ix.post[k] {
 			hit(k, p)
 		}
 	}
+	share = 1
+	ix.literalHits(toks, places, byEntry)
 	if len(ix.bigrams) > 0 {
 		seen := map[string]bool{}
 		for _, t := range toks {
