@@ -238,11 +238,20 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 			inField[lk] = true
 		}
 	}
+	putPairs := func(into map[string]posting, run string, field float64) {
+		rs := []rune(run)
+		for j := 0; j+1 < len(rs); j++ {
+			put(into, string(rs[j:j+2]), wBigram*field/wDesc, field)
+		}
+	}
 	for _, f := range fields {
 		clear(inField)
 		if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
 			put(m, key(rest), f.w, f.w)
 			putLiteral(rest, f.w)
+			if isAllHan(rest) { // and its character pairs: 取消订单 is found by "取消酒店订单"
+				putPairs(bm, rest, f.w)
+			}
 			continue
 		}
 		for _, w := range splitWords(f.text) {
@@ -262,10 +271,7 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 				}
 			}
 			if f.w >= wDesc || f.w == wTitle {
-				rs := []rune(run)
-				for j := 0; j+1 < len(rs); j++ {
-					put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
-				}
+				putPairs(bm, run, f.w)
 			}
 		}
 	}
@@ -740,9 +746,11 @@ func (ix *offlineIndex) rankWeighing(toks []token, places map[int]bool) []match 
 					continue
 				}
 				seen[bg] = true
+				share = pairShare(t, rs)
 				for _, p := range ix.bigrams[bg] {
 					hit("", p)
 				}
+				share = 1
 			}
 		}
 	}

@@ -58,3 +58,18 @@ func (ix *offlineIndex) literalHits(toks []token, places map[int]bool, byEntry m
 		}
 	}
 }
+
+// wholePair is how much more a character pair weighs when it is the
+// whole of a Chinese word the dictionary does not know (取消, 晚点): the
+// pair is then that word, found in a description, and weighs as a word of
+// the description does (wDesc against wBigram).
+const wholePair = wDesc / wBigram
+
+// pairShare is the weight of the character pairs of token t (its runes
+// rs) against a pair's own.
+func pairShare(t token, rs []rune) float64 {
+	if t.kind == tHanRaw && len(rs) == 2 {
+		return wholePair
+	}
+	return 1
+}
