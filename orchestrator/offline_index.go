@@ -238,6 +238,11 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 			inField[lk] = true
 		}
 	}
+	putSoft := func(into map[string]posting, term string, w float64) {
+		lk := literalKey(term)
+		into[lk] = posting{entry: i, w: fieldSum(into[lk].w, w, inField[lk])}
+		inField[lk] = true
+	}
 	putPairs := func(into map[string]posting, run string, field float64) {
 		rs := []rune(run)
 		for j := 0; j+1 < len(rs); j++ {
@@ -255,6 +260,9 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 			continue
 		}
 		for _, w := range splitWords(f.text) {
+			if s := stem(w); softStop[s] && f.w >= wDesc {
+				putSoft(m, s, f.w)
+			}
 			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
 				put(m, key(s), f.w, f.w)
 				putLiteral(s, f.w)
@@ -268,6 +276,9 @@ func (ix *offlineIndex) postings(i int, fields []fieldText) (map[string]posting,
 				if t.kind == tHan && !t.stop {
 					put(m, key(t.norm), f.w, f.w)
 					putLiteral(t.norm, f.w)
+				}
+				if t.kind == tHan && t.stop && softStop[t.norm] && f.w >= wDesc {
+					putSoft(m, t.norm, f.w)
 				}
 			}
 			if f.w >= wDesc || f.w == wTitle {
@@ -733,6 +744,7 @@ func (ix *offlineIndex) rankWeighing(toks []token, places map[int]bool) []match 
 	}
 	share = 1
 	ix.literalHits(toks, places, byEntry)
+	ix.softHits(toks, places, byEntry)
 	if len(ix.bigrams) > 0 {
 		seen := map[string]bool{}
 		for _, t := range toks {

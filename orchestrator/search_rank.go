@@ -73,3 +73,42 @@ func pairShare(t token, rs []rune) float64 {
 	}
 	return 1
 }
+
+// softStop are stop words that still say something of the tool a goal
+// wants ("plan a trip", "what to see", "tomorrow", 明天, 附近): the
+// planner does not choose a tool by them, but they are indexed under
+// their literal key and weigh softShare, so they order the entries the
+// other words found and, alone, find some (never evidence enough for the
+// planner: a soft hit is neither strong nor named).
+var softStop = map[string]bool{}
+
+// softShare is the weight of a soft stop word against a word's.
+const softShare = 0.3
+
+func init() {
+	for _, w := range []string{"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "check", "see", "look", "show",
+		"today", "tomorrow", "tonight", "yesterday", "weekend", "week", "day", "night", "nearby", "near", "around", "run", "know",
+		"今天", "明天", "昨天", "今晚", "现在", "附近", "周边", "旅行", "行程", "计划", "推荐", "打车", "旅游", "好玩", "多少钱", "安排", "住", "玩", "飞", "坐"} {
+		softStop[stem(w)] = true
+	}
+}
+
+// softHits adds the soft stop words of the query (not of its places) to
+// the matches of byEntry, making a match for an entry they alone find.
+func (ix *offlineIndex) softHits(toks []token, places map[int]bool, byEntry map[int]*match) {
+	seen := map[string]bool{}
+	for i, t := range toks {
+		if places[i] || !t.stop || t.kind != tWord && t.kind != tHan || !softStop[t.norm] || seen[t.norm] {
+			continue
+		}
+		seen[t.norm] = true
+		for _, p := range ix.post[literalKey(t.norm)] {
+			m := byEntry[p.entry]
+			if m == nil {
+				m = &match{entry: p.entry, keys: map[string]bool{}}
+				byEntry[p.entry] = m
+			}
+			m.score += softShare * p.w
+		}
+	}
+}
