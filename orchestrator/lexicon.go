@@ -75,10 +75,11 @@ var conceptGroups = [][]string{
 	{"background", "cutout", "cut out", "抠图", "抠", "去背景", "背景"},
 	{"trending", "viral", "热搜", "热门"},
 	{"remind", "reminder", "提醒", "闹钟"},
-	{"symptom", "symptoms", "headache", "fever", "sick", "症状", "头疼", "头痛", "发烧"},
+	{"symptom", "symptoms", "headache", "fever", "症状", "头疼", "头痛", "发烧"},
 	{"lyrics", "歌词"},
 	{"subtitle", "subtitles", "caption", "captions", "字幕"},
 	{"amenities", "facilities", "pool", "gym", "健身房", "泳池", "设施"},
+	{"check in", "checkin", "check-in", "boarding pass", "值机", "登机牌"},
 	{"traffic", "congestion", "jam", "traffic jam", "堵车", "拥堵", "路况", "堵"},
 }
 

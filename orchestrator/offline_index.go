@@ -622,6 +622,11 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 					}
 				}
 				add(k, i)
+				if _, known := ix.post[k]; !known {
+					for _, part := range splitParts(t.text) { // "PM2.5" as the catalog reads it: "pm2"
+						add(key(part), i)
+					}
+				}
 			}
 			// Phrases start at any word, stop words included ("how do i get").
 			words := []string{t.norm}

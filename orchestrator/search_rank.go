@@ -74,6 +74,20 @@ func pairShare(t token, rs []rune) float64 {
 	return 1
 }
 
+// splitParts are the words of an unknown query word as the catalog's texts
+// are read (splitWords), when it has more than one: "PM2.5" → "pm2".
+func splitParts(text string) []string {
+	var out []string
+	if ws := splitWords(text); len(ws) > 1 {
+		for _, w := range ws {
+			if s := stem(w); len(w) > 1 && !plannerStop[s] {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 // softStop are stop words that still say something of the tool a goal
 // wants ("plan a trip", "what to see", "tomorrow", 明天, 附近): the
 // planner does not choose a tool by them, but they are indexed under
