@@ -765,7 +765,9 @@ func (ix *offlineIndex) rankWeighing(toks []token, places map[int]bool) []match 
 				seen[bg] = true
 				share = pairShare(t, rs)
 				for _, p := range ix.bigrams[bg] {
-					hit("", p)
+					if !wordHit(t, byEntry[p.entry]) {
+						hit("", p)
+					}
 				}
 				share = 1
 			}

@@ -126,3 +126,10 @@ func (ix *offlineIndex) softHits(toks []token, places map[int]bool, byEntry map[
 		}
 	}
 }
+
+// wordHit says whether m (nil for none) was hit by the key of t, a
+// dictionary word: its character pairs then say again what the word
+// said, and do not count twice.
+func wordHit(t token, m *match) bool {
+	return m != nil && t.kind == tHan && m.keys[key(t.norm)]
+}
