@@ -616,7 +616,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
 				k := key(t.norm)
-				if _, known := ix.post[k]; !known && (i == 0 || !isCapitalised(t.text)) {
+				if _, known := ix.post[k]; !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] {
 					if fk := ix.typo(t.norm); fk != "" {
 						k = fk
 					}
@@ -631,6 +631,9 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 			// Phrases start at any word, stop words included ("how do i get").
 			words := []string{t.norm}
 			for j := i + 1; j < len(toks) && len(words) < ix.maxWords && toks[j].kind == tWord; j++ {
+				if len(words) == 1 && objectPronouns[toks[j].norm] && j+1 < len(toks) {
+					continue // "check me in", "look it up": the phrase is "check in"
+				}
 				words = append(words, toks[j].norm)
 				if p := strings.Join(words, " "); ix.phrases[p] {
 					add(key(p), i)

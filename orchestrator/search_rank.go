@@ -133,3 +133,18 @@ func (ix *offlineIndex) softHits(toks []token, places map[int]bool, byEntry map[
 func wordHit(t token, m *match) bool {
 	return m != nil && t.kind == tHan && m.keys[key(t.norm)]
 }
+
+// objectPronouns may stand inside a phrasal verb: "check me in" is the
+// phrase "check in".
+var objectPronouns = map[string]bool{"me": true, "us": true, "it": true, "him": true, "her": true, "them": true}
+
+// calendarWords are months and days, never typos of a catalog word
+// ("march" is not "match").
+var calendarWords = map[string]bool{}
+
+func init() {
+	for _, w := range []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+		"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} {
+		calendarWords[stem(w)] = true
+	}
+}
