@@ -716,14 +716,10 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// rank scores every entry against a clause's tokens, best first.
-func (ix *offlineIndex) rank(toks []token) []match {
-	return ix.rankWeighing(toks, nil)
-}
-
-// rankWeighing is rank with the words of the tokens in places (the
-// places a clause names) weighing placeShare of the others.
-func (ix *offlineIndex) rankWeighing(toks []token, places map[int]bool) []match {
+// rank scores every entry against a clause's tokens, best first, the
+// words of the tokens in places (the places the clause names) weighing
+// placeShare of the others.
+func (ix *offlineIndex) rank(toks []token, places map[int]bool) []match {
 	keys := ix.queryKeys(toks)
 	byEntry := map[int]*match{}
 	share := 1.0
