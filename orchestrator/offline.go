@@ -373,7 +373,7 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 // typos and Chinese words against the index, then its typed values
 // (boostValues) and, naming an origin and a destination, routes.
 func (ix *offlineIndex) rankClause(c *clause) {
-	c.ranked = ix.rank(c.toks)
+	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
 	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
 		ix.boostRoutes(c)
