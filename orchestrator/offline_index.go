@@ -880,6 +880,10 @@ func (ix *offlineIndex) rank(toks []token, places map[int]bool) []match {
 		ps, _ := ix.post.Get(k)
 		hits += len(ps)
 	}
+	soft := ix.softLists(toks, places)
+	for _, ps := range soft {
+		hits += len(ps)
+	}
 	hits = min(hits, ix.live())
 	r := &ranking{names: make([]string, 0, len(keys)+1), out: make([]match, 0, hits), masks: make([]uint64, 0, hits), at: make(map[int]int32, hits)}
 	for k, ti := range keys {
@@ -898,7 +902,7 @@ func (ix *offlineIndex) rank(toks []token, places map[int]bool) []match {
 		}
 	}
 	ix.literalHits(toks, places, r)
-	ix.softHits(toks, places, r)
+	ix.softHits(soft, r)
 	if ix.bigrams.Len() > 0 {
 		seen := map[string]bool{}
 		bit := -1

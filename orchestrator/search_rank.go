@@ -117,9 +117,10 @@ func init() {
 	}
 }
 
-// softHits adds the soft stop words of the query (not of its places) to
-// the matches of r, making a match for an entry they alone find.
-func (ix *offlineIndex) softHits(toks []token, places map[int]bool, r *ranking) {
+// softLists are the postings of the soft stop words of the query (not of
+// its places), each word once.
+func (ix *offlineIndex) softLists(toks []token, places map[int]bool) [][]posting {
+	var lists [][]posting
 	var seen map[string]bool
 	for i, t := range toks {
 		if places[i] || !t.stop || t.kind != tWord && t.kind != tHan || !softStop[t.norm] || seen[t.norm] {
@@ -129,10 +130,17 @@ func (ix *offlineIndex) softHits(toks []token, places map[int]bool, r *ranking) 
 			seen = map[string]bool{}
 		}
 		seen[t.norm] = true
-		ps, _ := ix.post.Get(literalKey(t.norm))
-		if len(ps) == 0 {
-			continue
+		if ps, _ := ix.post.Get(literalKey(t.norm)); len(ps) > 0 {
+			lists = append(lists, ps)
 		}
+	}
+	return lists
+}
+
+// softHits adds the postings of the soft stop words (softLists) to the
+// matches of r, making a match for an entry they alone find.
+func (ix *offlineIndex) softHits(lists [][]posting, r *ranking) {
+	for _, ps := range lists {
 		idf := ix.idf(len(ps))
 		for _, p := range ps {
 			j := r.match(p.entry)
