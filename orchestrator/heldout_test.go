@@ -173,10 +173,11 @@ func TestHeldOut(t *testing.T) {
 	for _, set := range []struct{ name, file string }{
 		{"held-out default", "testdata/heldout_default.yaml"},
 		{"held-out catalog2", "testdata/heldout_catalog2.yaml"},
+		{"held-out classes", "testdata/heldout_classes.yaml"},
 		{"tuning", "testdata/tuning.yaml"},
 	} {
 		cases := loadCases(t, set.file)
-		if strings.HasPrefix(set.name, "held-out") && len(cases) < 100 {
+		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
 			t.Fatalf("%s: %d goals, want at least 100", set.file, len(cases))
 		}
 		scores := scoreSet(t, set.name, cases, planners)
@@ -184,11 +185,16 @@ func TestHeldOut(t *testing.T) {
 		if !strings.HasPrefix(set.name, "held-out") {
 			continue
 		}
+		floorTools, floorArgs := heldOutFloorTools, heldOutFloorArgs
+		if set.name == "held-out classes" {
+			// The classes set is held to issue 33's targets.
+			floorTools, floorArgs = 90, 85
+		}
 		for k, s := range scores {
 			// A floor under today's figures (issue 33's targets are 90% and
 			// 85%): the held-out sets guard against regressions.
-			if 100*s.tools < heldOutFloorTools*s.goals || 100*s.args < heldOutFloorArgs*s.goals {
-				t.Errorf("%s %s: %s, want at least %d%% right tools and %d%% right arguments", set.name, k, s, heldOutFloorTools, heldOutFloorArgs)
+			if 100*s.tools < floorTools*s.goals || 100*s.args < floorArgs*s.goals {
+				t.Errorf("%s %s: %s, want at least %d%% right tools and %d%% right arguments", set.name, k, s, floorTools, floorArgs)
 			}
 		}
 	}

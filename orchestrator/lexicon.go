@@ -11,12 +11,16 @@ package orchestrator
 // lexicon is built.
 var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
-		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风"},
+		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater",
+		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
 	{"route", "direction", "directions", "navigate", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
 		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
 		"street food", "places to eat", "place to eat", "vegetarian", "vegan", "takeaway",
-		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃"},
+		"pasta", "steakhouse", "tapas", "noodle", "pho", "bagel", "bakery", "pub", "trattoria", "pizzeria", "sushi bar", "food truck", "hot pot", "falafel", "shawarma",
+		"paella", "dumpling", "udon", "burrito", "oyster", "lobster", "crab", "wings", "fried chicken", "brisket", "dessert", "gelato", "hawker", "eatery", "eateries", "grill",
+		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃",
+		"菜馆", "饭馆", "小馆", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品"},
 	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
 	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
@@ -42,13 +46,15 @@ var conceptGroups = [][]string{
 	{"annotated", "annotation", "annotations", "标注", "注释"},
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
-	{"translate", "translation", "翻译"},
+	{"translate", "translation", "翻译", "怎么说", "用英语说", "用日语说"},
 	{"flight", "flights", "fly", "airline", "plane", "机票", "航班", "飞机"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
 	{"air quality", "pollution", "smog", "aqi", "pollutant", "空气质量", "雾霾", "污染", "浓度", "污染物"},
-	{"hotel", "accommodation", "lodging", "酒店", "宾馆", "住宿"},
+	// 民宿 (a homestay) is no word of the hotel group: it is what a
+	// vacation rental tool says, and tool search finds those by it.
+	{"hotel", "accommodation", "lodging", "place to stay", "somewhere to stay", "酒店", "宾馆", "住宿", "住的地方", "住处", "旅馆"},
 	{"joke", "笑话"},
 	{"stock", "share price", "股票", "股价"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
@@ -102,7 +108,7 @@ var stopwordList = []string{
 // ("北京", "西湖") can be read as a place.
 var hanFunctionWords = []string{
 	"我", "你", "他", "她", "我们", "你们", "帮我", "给我", "请", "请问", "麻烦", "帮忙", "一下", "一遍", "一只", "一张", "一幅", "一个", "一份", "一次", "一家",
-	"的", "了", "吗", "呢", "吧", "啊", "呀", "么", "是", "在", "有", "和", "跟", "与", "及", "以及", "并", "并且", "还有", "然后", "再", "顺便", "同时", "另外", "接着", "之后", "如果", "要是", "的话", "那么",
+	"的", "了", "吗", "呢", "吧", "啊", "呀", "么", "是", "在", "有", "和", "跟", "与", "及", "哪家", "哪个", "哪些", "哪里有", "有没有", "来", "好", "订", "以及", "并", "并且", "还有", "然后", "再", "顺便", "同时", "另外", "接着", "之后", "如果", "要是", "的话", "那么",
 	"怎么样", "多久", "多远", "多长时间", "要多久", "要多长时间", "如何", "怎样", "什么", "多少", "几", "哪里", "哪儿", "吗？", "是不是", "会不会", "等于", "是多少",
 	"今天", "明天", "后天", "昨天", "今晚", "明早", "现在", "周末", "早上", "上午", "中午", "下午", "晚上",
 	"查", "查一下", "查查", "看看", "看一下", "告诉", "告诉我", "想", "想要", "要", "需要", "能", "可以", "会", "推荐", "找一下", "安排", "计划", "旅行", "行程",
@@ -110,14 +116,14 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "几点了", "多少钱", "怎么办", "边上", "一带", "市中心",
+	"咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).
 var (
 	englishConjunctions = map[string]bool{"and": true, "then": true, "also": true, "afterwards": true, "if": true, "but": true, "unless": true}
 	englishConjPhrases  = [][]string{{"and", "then"}, {"as", "well", "as"}, {"after", "that"}, {"and", "also"}}
-	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "就": true, "假如": true, "要是": true, "和": true, "跟": true, "并": true, "与": true}
+	hanConjunctions     = map[string]bool{"然后": true, "再": true, "顺便": true, "还有": true, "并且": true, "同时": true, "以及": true, "另外": true, "接着": true, "之后": true, "如果": true, "就": true, "假如": true, "要是": true, "和": true, "及": true, "跟": true, "并": true, "与": true}
 )
 
 // englishThere are words that refer back to a place named earlier; they are

@@ -100,10 +100,15 @@ type clause struct {
 	start, end int
 	ranked     []match
 	best       int // index into ranked of the chosen visible entry, or -1
-	places     places
-	placeToks  map[int]bool // tokens read as places
-	values     clauseValues
-	names      tokenNames
+	// scored is best as the scores choose it (and a capability over its
+	// vendor tool), before the generic words are set aside
+	// (preferSpecific) and the clause's first word may name another entry
+	// (preferLeadVerb): tool search takes it first.
+	scored    int
+	places    places
+	placeToks map[int]bool // tokens read as places
+	values    clauseValues
+	names     tokenNames
 	// before and after are the separators around the clause, lower-case
 	// ("and", "，", "if"; "" at the ends of the goal).
 	before, after string
@@ -164,6 +169,7 @@ func (b *planBuilder) build(clauses []clause) {
 	// before it, or else the first one named after it (later[i+1]: the
 	// first named after clause i).
 	var ctx places
+	var dates []value // the dates named last: a clause without its own takes them ("后天从深圳飞曼谷，顺便看看曼谷的酒店")
 	later := make([]string, len(clauses)+1)
 	for i := len(clauses) - 1; i >= 0; i-- {
 		if later[i] = clauses[i].places.any(); later[i] == "" {
@@ -178,6 +184,9 @@ func (b *planBuilder) build(clauses []clause) {
 			b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
 				Message: "the offline planner does not check conditions: the steps after it run whatever it says (configure an LLM to plan conditions)"})
 		case c.best >= 0:
+			if len(c.values.dates) == 0 {
+				c.values.dates = dates
+			}
 			b.step(c, text, ctx, later[i+1])
 			if c.cond {
 				b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
@@ -187,6 +196,9 @@ func (b *planBuilder) build(clauses []clause) {
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
 				b.unplanned = append(b.unplanned, u)
 			}
+		}
+		if len(c.values.dates) > 0 {
+			dates = c.values.dates
 		}
 		if c.places.any() != "" {
 			ctx = c.places
@@ -364,10 +376,101 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 			}
 		}
 		if c.best >= 0 {
+			first := c.best
+			c.best = ix.preferSpecific(c, c.best, vis)
+			c.best = ix.preferLeadVerb(c, c.best, vis)
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
+			c.scored = c.best
+			if first != c.best {
+				c.scored = ix.preferCapability(c.ranked, first, vis)
+			}
+		} else {
+			c.scored = -1
 		}
 	}
 }
+
+// preferLeadVerb picks the entry the clause's first word names when that
+// entry takes a required free text: what follows the verb is its text, not
+// another tool's words ("画一张熊猫吃竹子的海报", "draw a cat eating sushi").
+func (ix *offlineIndex) preferLeadVerb(c *clause, best int, vis []bool) int {
+	first := ""
+	for _, t := range c.toks {
+		if k := tokKey(t); k != "" && !t.stop {
+			first = k
+			break
+		}
+	}
+	if first == "" || c.ranked[best].keys[first] {
+		return best
+	}
+	for j, m := range c.ranked {
+		if !m.keys[first] || !m.fits() || !vis[m.entry] || !ix.entries[m.entry].takesText() {
+			continue
+		}
+		for _, p := range ix.entries[m.entry].post(ix, first) {
+			if p.named {
+				return j
+			}
+		}
+	}
+	return best
+}
+
+// preferSpecific ranks the entries that fit again without the generic
+// words (genericKey): "look up the weather in Quito" is about the weather,
+// not about a tool that searches.
+func (ix *offlineIndex) preferSpecific(c *clause, best int, vis []bool) int {
+	adjusted := func(m match) float64 {
+		s := m.score
+		for k := range m.keys {
+			if genericKey(k) {
+				for _, p := range ix.entries[m.entry].post(ix, k) {
+					s -= p.w
+				}
+			}
+		}
+		return s
+	}
+	top := adjusted(c.ranked[best])
+	out := best
+	for j, m := range c.ranked {
+		if j != best && m.fits() && vis[m.entry] && adjusted(m) > top {
+			out, top = j, adjusted(m)
+		}
+	}
+	return out
+}
+
+// takesText says whether the entry requires a free text (a prompt).
+func (oe *offEntry) takesText() bool {
+	for _, p := range oe.params {
+		if p.role == roleText && oe.required[p.name] {
+			return true
+		}
+	}
+	return false
+}
+
+// post returns the postings of key k for the entry, weighed by the key's
+// rarity (idf) as rank weighs them.
+func (oe *offEntry) post(ix *offlineIndex, k string) []posting {
+	ps, _ := ix.post.Get(k)
+	var out []posting
+	for _, p := range ps {
+		if ix.entries[p.entry] == oe {
+			p.w *= ix.idf(len(ps))
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// genericKeys are words that name what many tools do ("search", 找): a
+// vendor tool is not preferred over the capability that reaches it for
+// naming them (search_restaurants over places.restaurants for 找餐厅).
+// (A function: the lexicon's keys are made by init functions.)
+func genericKey(k string) bool { return k == key("search") }
 
 // rankClause ranks the catalog for one read clause: its words, phrases,
 // typos and Chinese words against the index, then its typed values
@@ -449,12 +552,25 @@ func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) i
 	if b.e.Capability != nil {
 		return best
 	}
+	covers := func(m match) bool {
+		// The capability fits and matches every word the vendor tool
+		// does but the generic ones.
+		if !m.fits() {
+			return false
+		}
+		for k := range ranked[best].keys {
+			if !m.keys[k] && !genericKey(k) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, c := range b.chainedBy {
 		if !vis[c] {
 			continue
 		}
 		for j, m := range ranked {
-			if m.entry == c && m.score >= 0.75*ranked[best].score {
+			if m.entry == c && (m.score >= 0.75*ranked[best].score || covers(m)) {
 				return j
 			}
 		}
@@ -594,6 +710,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	var pl places
 	used := map[int]bool{}
+	weak := []int(nil) // the tokens of a place read from a plain word after "for" or "of" ("for shorts")
 	set := func(dst *string, val string, idx ...int) {
 		if *dst == "" && val != "" {
 			*dst = val
@@ -620,13 +737,40 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			case "to", "towards":
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.dest, v, idx...)
+					if o, oidx := nameBefore(toks, i, ix); pl.origin == "" && o != "" && !used[oidx[0]] {
+						// "directions Vienna to Prague", "fly Paris to Rome".
+						set(&pl.origin, o, oidx...)
+					}
 				}
 			case "in", "at", "near", "around", "for", "of":
 				if lw == "of" && (i == 0 || !strings.EqualFold(toks[i-1].text, "weather") && !strings.EqualFold(toks[i-1].text, "north") && !strings.EqualFold(toks[i-1].text, "south")) {
 					continue
 				}
-				if v, idx := englishPlace(toks, i+1, ix); v != "" {
-					set(&pl.place, v, idx...)
+				v, idx := englishPlace(toks, i+1, ix)
+				if v == "" {
+					continue
+				}
+				if weak != nil && (lw != "for" && lw != "of" || isCapitalised(v)) {
+					// "warm enough for shorts in Miami": the name after
+					// "in" is the place, not the plain word after "for".
+					for _, j := range weak {
+						delete(used, j)
+					}
+					pl.place, weak = "", nil
+				}
+				if pl.place == "" && (lw == "for" || lw == "of") && !isCapitalised(v) {
+					weak = idx
+				}
+				set(&pl.place, v, idx...)
+			}
+		case tHan:
+			// 从酒店出发, 到机场: a word after 从 or 到 that names no tool
+			// of the catalog is a place.
+			if i > 0 && !t.stop && !ix.strongKey(key(t.norm)) && (toks[i-1].text == "从" || hanToWords[toks[i-1].text]) && !used[i] {
+				if toks[i-1].text == "从" {
+					set(&pl.origin, t.text, i)
+				} else {
+					set(&pl.dest, t.text, i)
 				}
 			}
 		case tHanRaw:
@@ -669,6 +813,30 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		}
 	}
 	return pl, used
+}
+
+// nameBefore reads a capitalised name (up to four words) that ends right
+// before toks[i], "Vienna" of "Vienna to Prague": no function word and no
+// word of the lexicon or the catalog ("Fly to Rome", "Walk to the park").
+func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
+	j := i
+	for j > 0 && i-j < 4 {
+		t := toks[j-1]
+		if t.kind != tWord || !isCapitalised(t.text) || t.stop || t.conj || concepts[t.norm] != "" || ix.post.Has(key(t.norm)) {
+			break
+		}
+		j--
+	}
+	if j == i {
+		return "", nil
+	}
+	var words []string
+	var idx []int
+	for k := j; k < i; k++ {
+		words = append(words, toks[k].text)
+		idx = append(idx, k)
+	}
+	return strings.Join(words, " "), idx
 }
 
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).

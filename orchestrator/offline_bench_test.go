@@ -159,7 +159,7 @@ func BenchmarkOfflinePlanLatency(b *testing.B) {
 	cat, kw := catalog100(b)
 	p := offlinePlanner(b, cat, kw)
 	var goals []string
-	for _, f := range []string{"testdata/heldout_default.yaml", "testdata/heldout_catalog2.yaml"} {
+	for _, f := range []string{"testdata/heldout_default.yaml", "testdata/heldout_catalog2.yaml", "testdata/heldout_classes.yaml"} {
 		for _, c := range loadCases(b, f) {
 			goals = append(goals, c.Goal)
 		}

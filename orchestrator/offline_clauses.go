@@ -144,26 +144,53 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 		out = append(out, c)
 	}
 	out = ix.joinForward(goal, out, now)
-	for i := range out {
-		c := &out[i]
-		if c.best >= 0 || c.cond {
-			continue
-		}
-		if c.places.any() == "" {
-			c.places.place, c.placeToks = loneName(c)
-		}
-		if !onlyValues(c, ix) {
-			continue
-		}
-		for _, j := range []int{i - 1, i + 1} {
-			if j < 0 || j >= len(out) || out[j].best < 0 || !andLike[c.before] && j < i || !andLike[c.after] && j > i {
+	// A list of places takes the tool of the clause it is listed with,
+	// before or after it ("weather in Lyon, Nice and Marseille",
+	// 北京、上海和广州的天气): forward, then backward.
+	for pass := 0; pass < 2; pass++ {
+		for k := range out {
+			i := k
+			if pass == 1 {
+				i = len(out) - 1 - k
+			}
+			c := &out[i]
+			if c.best >= 0 || c.cond {
 				continue
 			}
-			c.ranked, c.best = out[j].ranked, out[j].best
-			break
+			if c.places.any() == "" {
+				c.places.place, c.placeToks = loneName(c)
+			}
+			if !onlyValues(c, ix) {
+				continue
+			}
+			for _, j := range []int{i - 1, i + 1} {
+				if j < 0 || j >= len(out) || out[j].best < 0 || !listSep(c.before, c) && j < i || !listSep(c.after, c) && j > i {
+					continue
+				}
+				c.ranked, c.best, c.scored = out[j].ranked, out[j].best, out[j].scored
+				break
+			}
 		}
 	}
 	return out
+}
+
+// listSep says whether a separator lists values around c: "and", 和, 、,
+// and a comma after or before a part that is only a name ("Nice", not
+// "下个月去米兰").
+func listSep(s string, c *clause) bool {
+	if andLike[s] {
+		return true
+	}
+	if s != "," && s != "，" {
+		return false
+	}
+	for i := range c.toks {
+		if !c.placeToks[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // joinForward joins a part without a tool that gives a date or a time to
@@ -205,10 +232,15 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) || allKeyValues(c) {
 		return true
 	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	if oe.route && (c.places.origin != "" && c.places.dest == "" && c.places.place == "" && prev.places.origin == "" ||
+		c.places.dest != "" && c.places.origin == "" && c.places.place == "" && prev.places.dest == "") {
+		// "导航到机场，从酒店出发": the part gives the route its other end.
+		return true
+	}
 	if c.places.any() != "" {
 		return false
 	}
-	oe := ix.entries[prev.ranked[prev.best].entry]
 	for _, t := range c.toks {
 		if t.kind == tQuote && (t.key != "" || prev.before == ":" || prev.after == ":" || prev.after == "：") {
 			return true

@@ -190,7 +190,7 @@ type groupValue struct {
 }
 
 var (
-	toWords   = map[string]bool{"to": true, "into": true, "in": true, "as": true, "成": true, "为": true, "换成": true, "合": true, "等于": true, "是": true, "是多少": true, "多少": true, "兑换": true, "换": true, "对": true}
+	toWords   = map[string]bool{"to": true, "into": true, "in": true, "as": true, "成": true, "为": true, "换成": true, "合": true, "等于": true, "是": true, "是多少": true, "多少": true, "兑换": true, "换": true, "对": true, "兑": true}
 	fromWords = map[string]bool{"from": true, "从": true, "由": true}
 )
 
@@ -258,11 +258,20 @@ func (f *filler) grouped() {
 }
 
 // assign gives vals to ps: targets and sources first, the rest in order.
+// A value named again ("美元兑日元，换500美元") fills one parameter only.
 func (f *filler) assign(ps []param, vals []groupValue) {
 	done := make([]bool, len(vals))
+	given := func(v any) bool {
+		for _, p := range ps {
+			if a, ok := f.args[p.name]; ok && a == v {
+				return true
+			}
+		}
+		return false
+	}
 	for pass := 0; pass < 2; pass++ {
 		for vi, v := range vals {
-			if done[vi] {
+			if done[vi] || pass == 1 && given(v.v) {
 				continue
 			}
 			d := direction(f.c.toks, v.tok)

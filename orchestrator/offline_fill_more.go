@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"math"
+	"regexp"
 	"strings"
 )
 
@@ -42,6 +43,7 @@ func (f *filler) numbers() {
 		p := f.oe.params[pk.p]
 		if !usedNum[pk.n] && f.set(p, numberFor(p, f.c.toks[nums[pk.n]].val)) {
 			usedNum[pk.n] = true
+			f.usedTok[nums[pk.n]] = true
 		}
 		picks = append(picks[:b], picks[b+1:]...)
 	}
@@ -53,6 +55,7 @@ func (f *filler) numbers() {
 			for ni, n := range nums {
 				if !usedNum[ni] && f.set(p, numberFor(p, f.c.toks[n].val)) {
 					usedNum[ni] = true
+					f.usedTok[n] = true
 					break
 				}
 			}
@@ -177,25 +180,31 @@ var titleNames = map[string]bool{"title": true, "subject": true, "summary": true
 // given to other arguments and the function words at its ends: the title
 // of "add dentist appointment on March 14 at 10:00".
 func (f *filler) rest() string {
-	var words []string
+	var words, inner []string // inner: function words after the first word, kept when a word follows (人工智 能)
 	for i, t := range f.c.toks {
 		if f.matched[i] || f.usedTok[i] || f.c.placeToks[i] && f.given(t.text) || t.kind == tNum || t.kind == tPunct || t.kind == tQuote {
 			continue
 		}
-		if t.stop && (len(words) == 0 || t.kind != tWord) {
+		if t.stop && !(t.kind == tHan && i > 0 && f.c.toks[i-1].kind == tHanRaw && f.c.toks[i-1].end == t.start && !markers[t.text] && runeLen(t.text) == 1 && len(words) > 0) {
+			// (A function character right after an unknown word ends
+			// it: 人工智 能.)
+			if len(words) > 0 {
+				inner = append(inner, t.text)
+			}
 			continue
 		}
-		words = append(words, t.text)
-	}
-	for len(words) > 0 && plannerStop[strings.ToLower(words[len(words)-1])] {
-		words = words[:len(words)-1]
+		words = append(append(words, inner...), t.text)
+		inner = nil
 	}
 	sep := " "
 	if len(words) > 0 && hanRuns(words[0]) != nil {
 		sep = ""
 	}
-	return strings.Join(words, sep)
+	return aboutLeadRe.ReplaceAllString(strings.Join(words, sep), "")
 }
+
+// aboutLeadRe is a leading "about" of a title or a topic (关于人工智能).
+var aboutLeadRe = regexp.MustCompile(`^(?:关于|有关|(?i:about|regarding)\s+)`)
 
 // accepts says whether v fits the parameter's schema as far as the
 // planner reads it: its type, enum and pattern (the tool's validator has

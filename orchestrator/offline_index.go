@@ -893,7 +893,7 @@ func (ix *offlineIndex) rank(toks []token, places map[int]bool) []match {
 		}
 		r.names = append(r.names, k)
 		share := 1.0
-		if places[ti] {
+		if places[ti] || toks[ti].dish() {
 			share = placeShare
 		}
 		idf := ix.idf(len(ps))

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	_ "embed"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,6 +122,9 @@ func isHan(r rune) bool { return unicode.Is(unicode.Han, r) }
 type hanDict struct {
 	words  map[string]hanWord
 	maxLen int // in runes
+	// sounds are the words by their sound (soundKey), for typos; a
+	// dictionary made from another also reads the base one's (baseDict).
+	sounds map[string]string
 }
 
 type hanWord struct {
@@ -139,6 +143,9 @@ func (d *hanDict) add(w string, hw hanWord) {
 		hw.place = hw.place || old.place
 	}
 	d.words[w] = hw
+	if !hw.function && !hw.place {
+		d.addSound(w)
+	}
 	if n := utf8.RuneCountInString(w); n > d.maxLen {
 		d.maxLen = n
 	}
@@ -148,7 +155,7 @@ func (d *hanDict) add(w string, hw hanWord) {
 // place name; other single-character function words ("上", "家") may start
 // one ("上海") and are read as part of an unknown run when followed by one.
 var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true, "往": true, "至": true, "把": true, "将": true, "给": true,
-	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true, "飞": true, "住": true, "坐": true, "乘": true, "搭": true, "骑": true}
+	"对": true, "和": true, "跟": true, "与": true, "的": true, "了": true, "吗": true, "呢": true, "吧": true, "啊": true, "呀": true, "么": true, "是": true, "要": true, "请": true, "我": true, "你": true, "飞": true, "住": true, "坐": true, "乘": true, "搭": true, "骑": true, "订": true}
 
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
 
@@ -411,15 +418,36 @@ func lastRune(s string) rune {
 // dictionary does not know gather into tHanRaw tokens.
 func segmentHan(goal string, from, to int, dict *hanDict) []token {
 	var out []token
-	raw := -1 // start of the pending unknown run
+	raw := -1      // start of the pending unknown run
+	placeEnd := -1 // end of the last place name in it
 	flush := func(end int) {
-		if raw >= 0 {
-			out = append(out, token{kind: tHanRaw, text: goal[raw:end], norm: goal[raw:end], start: raw, end: end})
-			raw = -1
+		if raw < 0 {
+			return
 		}
+		switch d := dishAt(goal, raw, placeEnd, end); {
+		case d < 0:
+			out = append(out, token{kind: tHanRaw, text: goal[raw:end], norm: goal[raw:end], start: raw, end: end})
+		case d > raw:
+			// 北京烤鸭: the place, then the dish.
+			out = append(out, token{kind: tHanRaw, text: goal[raw:d], norm: goal[raw:d], start: raw, end: d})
+			fallthrough
+		default:
+			// 羊肉泡馍, 担担面: a dish, not a place.
+			out = append(out, token{kind: tHan, text: goal[d:end], norm: dishWord, start: d, end: end})
+		}
+		raw, placeEnd = -1, -1
 	}
 	i := from
 	for i < to {
+		afterNumber := i > 0 && (unicode.IsDigit(lastRune(goal[:i])) || len(out) > 0 && out[len(out)-1].kind == tNum && out[len(out)-1].end == i)
+		if n := numberSuffix(goal[i:to], dict); afterNumber && n > 0 {
+			// A measure word or a date or time after a number is no part
+			// of the name after it: 5号上海, 8点北京, 三家长沙, 两晚.
+			flush(i)
+			out = append(out, token{kind: tHan, text: goal[i : i+n], norm: goal[i : i+n], start: i, end: i + n, stop: true})
+			i += n
+			continue
+		}
 		if w, n := dict.longest(goal[i:to]); n > 0 {
 			hw := dict.words[w]
 			if hw.place {
@@ -429,12 +457,12 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 					raw = i
 				}
 				i += n
+				placeEnd = i
 				continue
 			}
 			// A single-character function word followed by an unknown
 			// character starts a name ("上海"), unless it is a marker.
 			// After a number it is a measure word ("5家").
-			afterNumber := i > 0 && (unicode.IsDigit(lastRune(goal[:i])) || len(out) > 0 && out[len(out)-1].kind == tNum && out[len(out)-1].end == i)
 			if hw.function && utf8.RuneCountInString(w) == 1 && !markers[w] && !afterNumber && i+n < to {
 				if _, m := dict.longest(goal[i+n : to]); m == 0 && !isNumeral(goal[i+n:to]) {
 					if raw < 0 {
@@ -472,6 +500,59 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 	return out
 }
 
+// numberSuffixes are the measure words and the date and time words that
+// follow a number (5号, 8点, 三家, 两晚, 十条): after a number they are read
+// on their own, never as the start of a name.
+var numberSuffixes = map[rune]bool{'号': true, '日': true, '点': true, '時': true, '时': true, '月': true, '年': true, '晚': true, '夜': true,
+	'家': true, '条': true, '张': true, '个': true, '位': true, '份': true, '间': true, '人': true, '天': true, '周': true, '本': true, '首': true,
+	'只': true, '幅': true, '次': true, '遍': true, '分': true, '岁': true, '层': true}
+
+// numberSuffix returns the length in bytes of a number's suffix at the
+// start of s ("号", "点半", "分钟"), or 0 when s starts with a place name
+// (5天津) or a longer dictionary word (3公里, 5块钱 are read as they are).
+func numberSuffix(s string, dict *hanDict) int {
+	r, n := utf8.DecodeRuneInString(s)
+	if !numberSuffixes[r] {
+		return 0
+	}
+	if w, m := dict.longest(s); m > n {
+		if dict.words[w].place || !dict.words[w].function {
+			return 0
+		}
+		return m
+	}
+	if r == '点' || r == '时' {
+		if r2, n2 := utf8.DecodeRuneInString(s[n:]); r2 == '半' || r2 == '钟' {
+			n += n2
+		}
+	}
+	return n
+}
+
+// dishWord is the lexicon's word a dish is read as (its concept: food).
+const dishWord = "美食"
+
+// dishHeads are the characters a dish's name ends with: 烤鸭, 担担面,
+// 羊肉泡馍, 湘菜.
+const dishHeads = "面粉饭菜鸭鸡鱼肉虾蟹馍饺粥锅串饼"
+
+// dishAt says where a dish starts in the unknown run goal[raw:end] whose
+// last place name ends at placeEnd (-1: none): the end of that place name,
+// raw for a run that is all dish, or -1 when the run is no dish.
+func dishAt(goal string, raw, placeEnd, end int) int {
+	if !strings.ContainsRune(dishHeads, lastRune(goal[raw:end])) {
+		return -1
+	}
+	start := raw
+	if placeEnd > raw {
+		start = placeEnd
+	}
+	if runeLen(goal[start:end]) < 2 {
+		return -1
+	}
+	return start
+}
+
 // longest returns the longest dictionary word at the start of s and its
 // length in bytes.
 func (d *hanDict) longest(s string) (string, int) {
@@ -500,33 +581,107 @@ func (d *hanDict) longest(s string) (string, int) {
 	return "", 0
 }
 
-// homophones are characters typed for one another by pinyin input
-// methods: a word with one of them is read as the dictionary word.
-var homophones = map[rune][]rune{'汽': {'气'}, '器': {'气'}, '再': {'在'}, '在': {'再'}, '作': {'做'}, '做': {'作'}, '象': {'像'}, '像': {'象'},
-	'哪': {'那'}, '那': {'哪'}, '帐': {'账'}, '座': {'坐'}, '坐': {'座'}, '已': {'以'}, '以': {'已'}, '侯': {'候'}, '候': {'侯'}, '岩': {'盐'}}
+// pinyinText is the sound (pinyin without tones) of the common Chinese
+// characters (pinyin.txt).
+//
+//go:embed pinyin.txt
+var pinyinText string
+
+// sounds maps a character to its syllable's number in pinyinText. It is
+// read before any init function runs: those add the lexicon's words to
+// the dictionary, under their sounds.
+var sounds = readSounds(pinyinText)
+
+func readSounds(text string) map[rune]uint16 {
+	out := map[rune]uint16{}
+	n := uint16(0)
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		_, chars, _ := strings.Cut(line, "\t")
+		n++
+		for _, r := range chars {
+			out[r] = n
+		}
+	}
+	return out
+}
+
+// soundKey is how a word of two or three characters sounds ("" when a
+// character's sound is not known).
+func soundKey(rs []rune) string {
+	var b strings.Builder
+	for _, r := range rs {
+		s, ok := sounds[r]
+		if !ok {
+			return ""
+		}
+		b.WriteByte(byte(s >> 8))
+		b.WriteByte(byte(s))
+	}
+	return b.String()
+}
+
+// addSound records a word of the dictionary under its sound; a sound two
+// words share names neither.
+func (d *hanDict) addSound(w string) {
+	rs := []rune(w)
+	if len(rs) < 2 || len(rs) > 3 {
+		return
+	}
+	k := soundKey(rs)
+	if k == "" {
+		return
+	}
+	if d.sounds == nil {
+		d.sounds = map[string]string{}
+	}
+	if old, ok := d.sounds[k]; ok && old != w {
+		d.sounds[k] = ""
+		return
+	}
+	d.sounds[k] = w
+}
 
 // homophone returns the dictionary word (of two or three characters, not
-// a place or a function word) at the start of s with one character
-// replaced by a homophone, and its length in bytes in s.
+// a place or a function word) that sounds like the start of s and shares a
+// character with it: a word typed with a character of the same sound, as
+// pinyin input methods produce (天起 → 天气, 参厅 → 餐厅, 汇律 → 汇率); and its
+// length in bytes in s.
 func (d *hanDict) homophone(s string) (string, int) {
 	if d == nil {
 		return "", 0
 	}
 	var rs []rune
 	for _, r := range s {
+		if !isHan(r) {
+			break
+		}
 		if rs = append(rs, r); len(rs) == 3 {
 			break
 		}
 	}
 	for n := len(rs); n >= 2; n-- {
-		for k := 0; k < n; k++ {
-			for _, alt := range homophones[rs[k]] {
-				w := []rune(string(rs[:n]))
-				w[k] = alt
-				if hw, ok := d.words[string(w)]; ok && !hw.place && !hw.function {
-					return string(w), len(string(rs[:n]))
+		k := soundKey(rs[:n])
+		if k == "" {
+			continue
+		}
+		for _, dd := range []*hanDict{d, baseDict} {
+			w, ok := dd.sounds[k]
+			if !ok || w == "" {
+				continue
+			}
+			same := 0
+			for i, r := range []rune(w) {
+				if r == rs[i] {
+					same++
 				}
 			}
+			if hw, ok := d.words[w]; ok && !hw.place && !hw.function && same > 0 && same < n {
+				return w, len(string(rs[:n]))
+			}
+			break
 		}
 	}
 	return "", 0

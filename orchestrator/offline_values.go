@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,7 @@ var (
 	relDayRe  = regexp.MustCompile(`(?i)\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b|\btmrw\b|\btonight\b|\btoday\b|大后天|后天|明天|明晚|明早|明日|今天|今晚|今日`)
 	inDaysRe  = regexp.MustCompile(`(?i)\bin\s+(\d+)\s+days?\b|(\d+|[一二三四五六七八九十两]+)天(?:后|以后|之后)`)
 	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	zhDayRe   = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]`)
 	zhWdayRe  = regexp.MustCompile(`(下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
 	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
 	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
@@ -116,6 +118,24 @@ func findDates(text string, now time.Time) []found {
 			add(t, m[0], m[1])
 		}
 	}
+	for _, m := range when((digits || hanNum) && strings.ContainsAny(text, "日号"), zhDayRe).FindAllStringSubmatchIndex(text, -1) {
+		// A day of the month alone (20日, 5号): this month's, or next
+		// month's when it has passed; not a number's (3号线, 5号楼).
+		if r := lastRune(text[:m[0]]); unicode.IsDigit(r) || r == '月' || r == '第' || strings.ContainsRune(dayNotAfter, firstRuneOf(text[m[1]:])) {
+			continue
+		}
+		d := numeral(text[m[2]:m[3]])
+		t, ok := mkDate(today.Year(), int(today.Month()), d, today)
+		if ok && t.Before(today) {
+			t, ok = mkDate(today.Year(), int(today.Month())+1, d, today)
+			if int(today.Month()) == 12 {
+				t, ok = mkDate(today.Year()+1, 1, d, today)
+			}
+		}
+		if ok {
+			add(t, m[0], m[1])
+		}
+	}
 	for _, re := range []*regexp.Regexp{enDateRe, enDate2Re} {
 		for _, m := range when(digits, re).FindAllStringSubmatchIndex(text, -1) {
 			mon, day := text[m[2]:m[3]], text[m[4]:m[5]]
@@ -146,6 +166,10 @@ func findDates(text string, now time.Time) []found {
 	out = append(out, findWeekdays(text, today, taken)...)
 	return out
 }
+
+// dayNotAfter are characters after which 5号 numbers a thing, not a day:
+// 3号线, 5号楼, 2号门.
+const dayNotAfter = "线楼门房馆院车站口厅位桌床机"
 
 func relativeDays(w string) int {
 	switch {

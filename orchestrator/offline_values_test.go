@@ -33,6 +33,9 @@ func TestFindDates(t *testing.T) {
 		{"大后天", []string{"2027-03-13"}},
 		{"2027-02-30", nil}, // no such day
 		{"3 guests for 2 nights", nil},
+		{"20日广州的酒店", []string{"2027-03-20"}}, // a day alone: this month's
+		{"5号上海下雨吗", []string{"2027-04-05"}},  // passed: next month's
+		{"坐3号线", nil},                        // a line's number, not a day
 	} {
 		var got []string
 		for _, f := range findDates(tt.text, wed) {
@@ -134,6 +137,11 @@ func TestSegmentPlaces(t *testing.T) {
 		{"芝加哥开会", "芝加哥"},
 		{"从日本大阪坐地铁", "日本大阪"},
 		{"青岛天汽咋样", "青岛"},
+		{"5号上海下雨吗", "上海"}, // a date after a number is no part of the place
+		{"明天8点北京天气", "北京"},
+		{"推荐三家长沙的湘菜馆", "长沙"}, // nor a measure word
+		{"北京烤鸭哪家好", "北京"},    // a dish after the place is no place
+		{"厦门今天的天起怎么样", "厦门"}, // 天起 sounds like 天气
 	} {
 		got := ""
 		for _, tok := range tokenize(tt.text, baseDict) {
@@ -171,6 +179,19 @@ func TestEnumSynonyms(t *testing.T) {
 	for phrase, want := range map[string]any{"kilometer": "km", "mile": "mi", "celsius": "c", "pm2.5": "pm25", "km": "km"} {
 		if got := syn[normPhrase(phrase)]; got != want {
 			t.Errorf("synonym %q = %v, want %v", phrase, got, want)
+		}
+	}
+}
+
+func TestHomophones(t *testing.T) {
+	for _, tt := range []struct{ typed, want string }{
+		{"天起", "天气"}, {"参厅", "餐厅"}, {"路先", "路线"}, {"天汽", "天气"},
+		{"天气", ""}, // the word itself is no typo
+		{"熊猫", ""}, // no word sounds like it
+	} {
+		got, _ := baseDict.homophone(tt.typed)
+		if got != tt.want {
+			t.Errorf("homophone(%q) = %q, want %q", tt.typed, got, tt.want)
 		}
 	}
 }

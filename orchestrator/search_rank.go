@@ -173,3 +173,8 @@ func init() {
 		calendarWords[stem(w)] = true
 	}
 }
+
+// dish says whether t is a dish the lexicon does not know, read as food
+// by its last character (可乐鸡翅, 羊肉泡馍): it weighs as a place's words do,
+// for the dish may be what the user cooks, not where they eat.
+func (t token) dish() bool { return t.kind == tHan && t.norm == dishWord && t.text != dishWord }

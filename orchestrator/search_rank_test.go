@@ -57,3 +57,36 @@ func TestSearchRanksClasses(t *testing.T) {
 		}
 	}
 }
+
+// Tool search takes first the entry the scores choose, not the one the
+// planner prefers for a clause's first word ("make" → generate_image) or
+// without its generic words; a dish read by its last character (可乐鸡翅)
+// weighs as a place does, so "its recipe" is the recipe tool; 民宿 is a
+// vacation rental, not a hotel.
+func TestSearchRanksPlannerPreferences(t *testing.T) {
+	none := `{}`
+	prompt := `{"prompt":{"type":"string","description":"what to draw"}}`
+	tools := []schemaTool{
+		{"a-image", def("upscale_image", "Upscale a photo to a higher resolution.", none)},
+		{"a-image", def("generate_image", "Generate an image from a text prompt.", prompt, "prompt")},
+		{"b-food", def("recipe_steps", "菜谱：一道菜的做法", none)},
+		{"b-food", def("restaurant_guide", "附近的餐厅和美食", none)},
+		{"c-stay", def("hotel_rooms", "酒店客房", none)},
+		{"c-stay", def("vacation_rentals", "短租民宿和公寓", none)},
+	}
+	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
+	for _, c := range []struct{ query, want string }{
+		{"make this photo higher resolution", "a-image__upscale_image"},
+		{"可乐鸡翅的做法", "b-food__recipe_steps"},
+		{"在大理找一家民宿住一周", "c-stay__vacation_rentals"},
+	} {
+		hits := p.Search("default", c.query, 3)
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Entry.Name)
+		}
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: hits %v, want %s first", c.query, got, c.want)
+		}
+	}
+}
