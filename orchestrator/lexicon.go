@@ -52,7 +52,9 @@ var conceptGroups = [][]string{
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
 	{"air quality", "pollution", "smog", "aqi", "pollutant", "空气质量", "雾霾", "污染", "浓度", "污染物"},
-	{"hotel", "accommodation", "lodging", "place to stay", "somewhere to stay", "酒店", "宾馆", "住宿", "住的地方", "住处", "民宿", "旅馆"},
+	// 民宿 (a homestay) is no word of the hotel group: it is what a
+	// vacation rental tool says, and tool search finds those by it.
+	{"hotel", "accommodation", "lodging", "place to stay", "somewhere to stay", "酒店", "宾馆", "住宿", "住的地方", "住处", "旅馆"},
 	{"joke", "笑话"},
 	{"stock", "share price", "股票", "股价"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
@@ -65,6 +67,26 @@ var conceptGroups = [][]string{
 	{"transit", "train", "bus", "subway", "metro", "public transport", "公交", "地铁", "火车", "坐车"},
 	{"metric", "celsius", "公制", "摄氏"},
 	{"imperial", "fahrenheit", "英制", "华氏"},
+	// what catalogs of consumer tools say in other words than their users
+	{"cancel", "cancellation", "call off", "取消", "退订"},
+	{"book", "reserve", "reservation", "booking", "预订", "预定", "订"},
+	{"delay", "delayed", "late", "on time", "晚点", "延误", "准点"},
+	{"distance", "how far", "km", "kilometer", "kilometre", "kilometers", "kilometres", "miles", "距离", "公里"},
+	{"coordinates", "latitude", "longitude", "lat", "lng", "lat long", "geocode", "geocoding", "经纬度", "坐标"},
+	{"bitcoin", "btc", "crypto", "cryptocurrency", "ethereum", "eth", "比特币", "加密货币", "虚拟币"},
+	{"recipe", "cook", "cooking", "how to make", "how do i make", "how to cook", "做法", "菜谱", "食谱", "怎么做"},
+	{"win", "won", "winner", "score", "scores", "赢", "输", "比分"},
+	{"resolution", "res", "hd", "upscale", "enlarge", "sharpen", "sharper", "高清", "放大", "清晰"},
+	{"taxi", "cab", "uber", "ride", "打车", "打个车", "叫车", "出租车", "网约车"},
+	{"background", "cutout", "cut out", "抠图", "抠", "去背景", "背景"},
+	{"trending", "viral", "热搜", "热门"},
+	{"remind", "reminder", "提醒", "闹钟"},
+	{"symptom", "symptoms", "headache", "fever", "症状", "头疼", "头痛", "发烧"},
+	{"lyrics", "歌词"},
+	{"subtitle", "subtitles", "caption", "captions", "字幕"},
+	{"amenities", "facilities", "pool", "gym", "健身房", "泳池", "设施"},
+	{"check in", "checkin", "check-in", "boarding pass", "值机", "登机牌"},
+	{"traffic", "congestion", "jam", "traffic jam", "堵车", "拥堵", "路况", "堵"},
 }
 
 // stopwords carry no meaning for choosing a tool.

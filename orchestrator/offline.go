@@ -100,10 +100,15 @@ type clause struct {
 	start, end int
 	ranked     []match
 	best       int // index into ranked of the chosen visible entry, or -1
-	places     places
-	placeToks  map[int]bool // tokens read as places
-	values     clauseValues
-	names      tokenNames
+	// scored is best as the scores choose it (and a capability over its
+	// vendor tool), before the generic words are set aside
+	// (preferSpecific) and the clause's first word may name another entry
+	// (preferLeadVerb): tool search takes it first.
+	scored    int
+	places    places
+	placeToks map[int]bool // tokens read as places
+	values    clauseValues
+	names     tokenNames
 	// before and after are the separators around the clause, lower-case
 	// ("and", "，", "if"; "" at the ends of the goal).
 	before, after string
@@ -371,9 +376,16 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 			}
 		}
 		if c.best >= 0 {
+			first := c.best
 			c.best = ix.preferSpecific(c, c.best, vis)
 			c.best = ix.preferLeadVerb(c, c.best, vis)
 			c.best = ix.preferCapability(c.ranked, c.best, vis)
+			c.scored = c.best
+			if first != c.best {
+				c.scored = ix.preferCapability(c.ranked, first, vis)
+			}
+		} else {
+			c.scored = -1
 		}
 	}
 }
@@ -440,15 +452,14 @@ func (oe *offEntry) takesText() bool {
 	return false
 }
 
-// post returns the postings of key k for the entry, each weighing what
-// it adds to a match's score (its weight times the key's rarity).
+// post returns the postings of key k for the entry, weighed by the key's
+// rarity (idf) as rank weighs them.
 func (oe *offEntry) post(ix *offlineIndex, k string) []posting {
-	var out []posting
 	ps, _ := ix.post.Get(k)
-	idf := ix.idf(len(ps))
+	var out []posting
 	for _, p := range ps {
 		if ix.entries[p.entry] == oe {
-			p.w *= idf
+			p.w *= ix.idf(len(ps))
 			out = append(out, p)
 		}
 	}
@@ -465,7 +476,7 @@ func genericKey(k string) bool { return k == key("search") }
 // typos and Chinese words against the index, then its typed values
 // (boostValues) and, naming an origin and a destination, routes.
 func (ix *offlineIndex) rankClause(c *clause) {
-	c.ranked = ix.rank(c.toks)
+	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
 	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
 		ix.boostRoutes(c)

@@ -167,7 +167,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 				if j < 0 || j >= len(out) || out[j].best < 0 || !listSep(c.before, c) && j < i || !listSep(c.after, c) && j > i {
 					continue
 				}
-				c.ranked, c.best = out[j].ranked, out[j].best
+				c.ranked, c.best, c.scored = out[j].ranked, out[j].best, out[j].scored
 				break
 			}
 		}

@@ -353,18 +353,49 @@ func (ix *offlineIndex) entryFields(e registry.Entry, keywords func(registry.Ent
 func (ix *offlineIndex) postings(i int, oe *offEntry, fields []fieldText) (map[string]posting, map[string]posting) {
 	m := map[string]posting{}
 	bm := map[string]posting{}
+	inField := map[string]bool{} // keys already put from the current field
 	put := func(into map[string]posting, k string, w float64, field float64) {
 		old := into[k]
-		into[k] = posting{entry: i, w: max(w, old.w), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+		into[k] = posting{entry: i, w: fieldSum(old.w, w, inField[k]), strong: old.strong || field >= wDesc, named: old.named || field >= wTitle}
+		inField[k] = true
+	}
+	// A word the lexicon maps to a concept is also indexed as itself, so
+	// the word as typed counts for more than its concept (literalKey).
+	putLiteral := func(term string, w float64) {
+		if k := key(term); k != term {
+			lk := literalKey(term)
+			m[lk] = posting{entry: i, w: fieldSum(m[lk].w, w, inField[lk])}
+			inField[lk] = true
+		}
+	}
+	putSoft := func(into map[string]posting, term string, w float64) {
+		lk := literalKey(term)
+		into[lk] = posting{entry: i, w: fieldSum(into[lk].w, w, inField[lk])}
+		inField[lk] = true
+	}
+	putPairs := func(into map[string]posting, run string, field float64) {
+		rs := []rune(run)
+		for j := 0; j+1 < len(rs); j++ {
+			put(into, string(rs[j:j+2]), wBigram*field/wDesc, field)
+		}
 	}
 	for _, f := range fields {
+		clear(inField)
 		if rest, ok := strings.CutPrefix(f.text, "\x00"); ok { // a keyword phrase or Chinese keyword, whole
 			put(m, key(rest), f.w, f.w)
+			putLiteral(rest, f.w)
+			if isAllHan(rest) { // and its character pairs: 取消订单 is found by "取消酒店订单"
+				putPairs(bm, rest, f.w)
+			}
 			continue
 		}
 		for _, w := range splitWords(f.text) {
+			if s := stem(w); softStop[s] && f.w >= wDesc {
+				putSoft(m, s, f.w)
+			}
 			if s := stem(w); len(w) > 1 && !plannerStop[w] && !plannerStop[s] {
 				put(m, key(s), f.w, f.w)
+				putLiteral(s, f.w)
 				if f.w >= wDesc && len(s) >= 4 && !slices.Contains(oe.vocab, s) {
 					oe.vocab = append(oe.vocab, s)
 				}
@@ -374,13 +405,14 @@ func (ix *offlineIndex) postings(i int, oe *offEntry, fields []fieldText) (map[s
 			for _, t := range tokenize(run, ix.dict) {
 				if t.kind == tHan && !t.stop {
 					put(m, key(t.norm), f.w, f.w)
+					putLiteral(t.norm, f.w)
+				}
+				if t.kind == tHan && t.stop && softStop[t.norm] && f.w >= wDesc {
+					putSoft(m, t.norm, f.w)
 				}
 			}
 			if f.w >= wDesc || f.w == wTitle {
-				rs := []rune(run)
-				for j := 0; j+1 < len(rs); j++ {
-					put(bm, string(rs[j:j+2]), wBigram*f.w/wDesc, f.w)
-				}
+				putPairs(bm, run, f.w)
 			}
 		}
 	}
@@ -728,16 +760,24 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
 				k := key(t.norm)
-				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) {
+				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] {
 					if fk := ix.typo(t.norm); fk != "" {
 						k = fk
 					}
 				}
 				add(k, i)
+				if !ix.post.Has(k) {
+					for _, part := range splitParts(t.text) { // "PM2.5" as the catalog reads it: "pm2"
+						add(key(part), i)
+					}
+				}
 			}
 			// Phrases start at any word, stop words included ("how do i get").
 			words := []string{t.norm}
 			for j := i + 1; j < len(toks) && len(words) < ix.maxWords && toks[j].kind == tWord; j++ {
+				if len(words) == 1 && objectPronouns[toks[j].norm] && j+1 < len(toks) {
+					continue // "check me in", "look it up": the phrase is "check in"
+				}
 				words = append(words, toks[j].norm)
 				if p := strings.Join(words, " "); ix.hasPhrase(p) {
 					add(key(p), i)
@@ -828,56 +868,41 @@ func editDistance(a, b string, limit int) int {
 	return prev[len(b)]
 }
 
-// rank scores every entry against a clause's tokens, best first: only
-// the entries that share a key with the clause are visited, and matches
-// that were hit by the same keys share one (read-only) keys map.
-func (ix *offlineIndex) rank(toks []token) []match {
+// rank scores every entry against a clause's tokens, best first, the
+// words of the tokens in places (the places the clause names) weighing
+// placeShare of the others. Only the entries that share a key (or a soft
+// stop word) with the clause are visited, and matches that were hit by the
+// same keys share one (read-only) keys map.
+func (ix *offlineIndex) rank(toks []token, places map[int]bool) []match {
 	keys := ix.queryKeys(toks)
-	names := make([]string, 0, len(keys)+1) // bit i of a match's mask: names[i] hit it
-	hits := 0                               // postings to visit, to size the tables once
+	hits := 0 // postings to visit, to size the tables once
 	for k := range keys {
 		ps, _ := ix.post.Get(k)
 		hits += len(ps)
 	}
-	hits = min(hits, ix.live())
-	out := make([]match, 0, hits)
-	masks := make([]uint64, 0, hits)
-	at := make(map[int]int32, hits)
-	hit := func(bit int, p posting, idf float64) {
-		j, ok := at[p.entry]
-		if !ok {
-			j = int32(len(out))
-			at[p.entry] = j
-			out = append(out, match{entry: p.entry})
-			masks = append(masks, 0)
-		}
-		m := &out[j]
-		m.score += p.w * idf
-		m.strong = m.strong || p.strong
-		m.named = m.named || p.named
-		if p.strong && !p.named {
-			m.desc++
-		}
-		if bit < 64 {
-			masks[j] |= 1 << bit
-		} else {
-			if m.keys == nil {
-				m.keys = map[string]bool{}
-			}
-			m.keys[names[bit]] = true
-		}
+	soft := ix.softLists(toks, places)
+	for _, ps := range soft {
+		hits += len(ps)
 	}
-	for k := range keys {
+	hits = min(hits, ix.live())
+	r := &ranking{names: make([]string, 0, len(keys)+1), out: make([]match, 0, hits), masks: make([]uint64, 0, hits), at: make(map[int]int32, hits)}
+	for k, ti := range keys {
 		ps, _ := ix.post.Get(k)
 		if len(ps) == 0 {
 			continue
 		}
-		names = append(names, k)
+		r.names = append(r.names, k)
+		share := 1.0
+		if places[ti] || toks[ti].dish() {
+			share = placeShare
+		}
 		idf := ix.idf(len(ps))
 		for _, p := range ps {
-			hit(len(names)-1, p, idf)
+			r.hit(len(r.names)-1, p, share, idf)
 		}
 	}
+	ix.literalHits(toks, places, r)
+	ix.softHits(soft, r)
 	if ix.bigrams.Len() > 0 {
 		seen := map[string]bool{}
 		bit := -1
@@ -886,6 +911,7 @@ func (ix *offlineIndex) rank(toks []token) []match {
 				continue
 			}
 			rs := []rune(t.text)
+			word := wordBit(t, r.names)
 			for j := 0; j+1 < len(rs); j++ {
 				bg := string(rs[j : j+2])
 				if seen[bg] {
@@ -897,19 +923,84 @@ func (ix *offlineIndex) rank(toks []token) []match {
 					continue
 				}
 				if bit < 0 {
-					names = append(names, "") // character pairs of Chinese text
-					bit = len(names) - 1
+					r.names = append(r.names, "") // character pairs of Chinese text
+					bit = len(r.names) - 1
 				}
-				idf := ix.idf(len(ps))
+				share, idf := pairShare(t, rs), ix.idf(len(ps))
 				for _, p := range ps {
-					hit(bit, p, idf)
+					if !r.has(p.entry, word) {
+						r.hit(bit, p, share, idf)
+					}
 				}
 			}
 		}
 	}
+	out := r.matches()
+	ix.sortMatches(out)
+	return out
+}
+
+// ranking is the matches of one rank, as they are found.
+type ranking struct {
+	names []string      // bit i of a match's mask: names[i] hit it
+	out   []match       // the matches, in the order they were found
+	masks []uint64      // the keys (bits) that hit each match of out
+	at    map[int]int32 // entry → its match in out
+}
+
+// match returns the index in out of entry's match, making it.
+func (r *ranking) match(entry int) int32 {
+	j, ok := r.at[entry]
+	if !ok {
+		j = int32(len(r.out))
+		r.at[entry] = j
+		r.out = append(r.out, match{entry: entry})
+		r.masks = append(r.masks, 0)
+	}
+	return j
+}
+
+// hit adds posting p of the key names[bit] (whose idf is idf), weighing
+// share, to its entry's match.
+func (r *ranking) hit(bit int, p posting, share, idf float64) {
+	j := r.match(p.entry)
+	m := &r.out[j]
+	m.score += share * (p.w * idf)
+	m.strong = m.strong || p.strong
+	m.named = m.named || p.named
+	if p.strong && !p.named {
+		m.desc++
+	}
+	if bit < 64 {
+		r.masks[j] |= 1 << bit
+	} else {
+		if m.keys == nil {
+			m.keys = map[string]bool{}
+		}
+		m.keys[r.names[bit]] = true
+	}
+}
+
+// has says whether entry's match was hit by the key names[bit] (never for
+// a bit < 0).
+func (r *ranking) has(entry, bit int) bool {
+	j, ok := r.at[entry]
+	switch {
+	case !ok || bit < 0:
+		return false
+	case bit < 64:
+		return r.masks[j]&(1<<bit) != 0
+	}
+	return r.out[j].keys[r.names[bit]]
+}
+
+// matches gives each match its keys, those with the same keys sharing one
+// read-only map.
+func (r *ranking) matches() []match {
+	out, names := r.out, r.names
 	shared := map[uint64]map[string]bool{}
 	for j := range out {
-		mask := masks[j]
+		mask := r.masks[j]
 		if out[j].keys != nil { // more keys than a mask holds
 			for b := 0; b < 64; b++ {
 				if mask&(1<<b) != 0 {
@@ -930,7 +1021,6 @@ func (ix *offlineIndex) rank(toks []token) []match {
 		}
 		out[j].keys = km
 	}
-	ix.sortMatches(out)
 	return out
 }
 

@@ -55,8 +55,8 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	}
 	var all []cand
 	for ci, c := range clauses {
-		if c.best >= 0 {
-			take(c.ranked[c.best], ci)
+		if c.scored >= 0 {
+			take(c.ranked[c.scored], ci)
 		}
 		for _, m := range c.ranked {
 			all = append(all, cand{m, ci})
