@@ -329,24 +329,7 @@ func (l *faultsLab) close() {
 // start starts instance i on its config and data folder, and waits until
 // it listens and weather-a is ready on it.
 func (l *faultsLab) start(ctx context.Context, i int) (*Process, error) {
-	o := l.o
-	po := ProcessOptions{Binary: o.Binary, Config: l.cfgs[i], Data: filepath.Join(l.dir, fmt.Sprintf("data-%d", i)), Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
-	if o.Logs != nil {
-		po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
-	}
-	h, err := StartProcess(po)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := h.WaitListening(ctx, 30*time.Second); err != nil {
-		h.Kill()
-		return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
-	}
-	if _, err := waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA) }); err != nil {
-		h.Kill()
-		return nil, fmt.Errorf("instance %d: weather-a not ready: %w\n%s", i, err, h.Tail(20))
-	}
-	return h, nil
+	return startHub(ctx, l.o.Binary, l.o.Env, l.o.Logs, i, l.cfgs[i], filepath.Join(l.dir, fmt.Sprintf("data-%d", i)), vendorWeatherA)
 }
 
 // redisHung is the phase of Redis hung (SIGSTOP) for Hold: every

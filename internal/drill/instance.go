@@ -204,7 +204,7 @@ func InstanceKill(ctx context.Context, opts *InstanceOptions) (InstanceReport, e
 	hubs := make([]*Process, o.Instances)
 	defer killAll(hubs)
 	start := func(i int) (*Process, error) {
-		return startHub(ctx, o, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)))
+		return startHub(ctx, o.Binary, o.Env, o.Logs, i, cfgs[i], filepath.Join(dir, fmt.Sprintf("data-%d", i)), vendorWeatherA, vendorDoubao)
 	}
 	if err := startInstances(hubs, start); err != nil {
 		return rep, err
@@ -613,12 +613,12 @@ func getJSON(ctx context.Context, url string, v any) error {
 	return json.NewDecoder(resp.Body).Decode(v)
 }
 
-// startHub starts instance i and waits until it listens and its vendors
-// are ready.
-func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (*Process, error) {
-	po := ProcessOptions{Binary: o.Binary, Config: cfg, Data: data, Env: o.Env, Name: fmt.Sprintf("instance %d", i)}
-	if o.Logs != nil {
-		po.Line = func(line string) { fmt.Fprintf(o.Logs, "instance %d: %s\n", i, line) }
+// startHub starts instance i of binary with cfg and data, its log lines
+// to logs (if set), and waits until it listens and vendors are ready.
+func startHub(ctx context.Context, binary string, env []string, logs io.Writer, i int, cfg, data string, vendors ...string) (*Process, error) {
+	po := ProcessOptions{Binary: binary, Config: cfg, Data: data, Env: env, Name: fmt.Sprintf("instance %d", i)}
+	if logs != nil {
+		po.Line = func(line string) { fmt.Fprintf(logs, "instance %d: %s\n", i, line) }
 	}
 	h, err := StartProcess(po)
 	if err != nil {
@@ -628,10 +628,9 @@ func startHub(ctx context.Context, o InstanceOptions, i int, cfg, data string) (
 		h.Kill()
 		return nil, fmt.Errorf("%w\n%s", err, h.Tail(20))
 	}
-	_, err = waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendorWeatherA, vendorDoubao) })
-	if err != nil {
+	if _, err := waitFor(ctx, 30*time.Second, func() bool { return h.VendorsReady(ctx, vendors...) }); err != nil {
 		h.Kill()
-		return nil, fmt.Errorf("instance %d: vendors not ready: %w\n%s", i, err, h.Tail(20))
+		return nil, fmt.Errorf("instance %d: vendors %v not ready: %w\n%s", i, vendors, err, h.Tail(20))
 	}
 	return h, nil
 }
