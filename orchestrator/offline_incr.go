@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/toolhub/toolhub/internal/x/cowmap"
 	"github.com/toolhub/toolhub/registry"
@@ -263,7 +264,7 @@ func (ix *offlineIndex) takeWords(oe *offEntry, lost map[string]bool) bool {
 // binary search among the tools.
 func (ix *offlineIndex) reorder(removed map[int]bool, added []int) {
 	name := func(slot int) string { return ix.entries[slot].e.Name }
-	slices.SortFunc(added, func(a, b int) int { return cmpStr(name(a), name(b)) })
+	slices.SortFunc(added, func(a, b int) int { return strings.Compare(name(a), name(b)) })
 	kept := make([]int, 0, len(ix.order))
 	for _, slot := range ix.order {
 		if !removed[slot] {
@@ -277,7 +278,7 @@ func (ix *offlineIndex) reorder(removed map[int]bool, added []int) {
 	order := make([]int, 0, len(kept)+len(added))
 	from := 0
 	for _, slot := range added {
-		at, _ := slices.BinarySearchFunc(kept[caps:], name(slot), func(s int, n string) int { return cmpStr(name(s), n) })
+		at, _ := slices.BinarySearchFunc(kept[caps:], name(slot), func(s int, n string) int { return strings.Compare(name(s), n) })
 		order = append(order, kept[from:caps+at]...)
 		order = append(order, slot)
 		from = caps + at
@@ -288,14 +289,4 @@ func (ix *offlineIndex) reorder(removed map[int]bool, added []int) {
 	for i, slot := range order {
 		ix.pos[slot] = int32(i)
 	}
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -174,7 +175,7 @@ func (c *Catalog) Tools() []*Tool {
 		out = append(out, ts...)
 		return true
 	})
-	slices.SortFunc(out, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
+	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.Catalog, b.Catalog) })
 	return out
 }
 
@@ -241,7 +242,7 @@ func (c *Catalog) setVendorTools(vendor string, defs []ToolDef) []error {
 		size += DefBytes(d)
 		tools = append(tools, t)
 	}
-	slices.SortFunc(tools, func(a, b *Tool) int { return cmpString(a.Catalog, b.Catalog) })
+	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Catalog, b.Catalog) })
 	was, _ := old.byVendor.Get(vendor)
 	if sameTools(was, tools) {
 		c.mu.Unlock()
@@ -298,7 +299,7 @@ func (c *Catalog) SetCapabilities(caps []Capability) []error {
 		next.byName.Set(cp.CatalogName(), e)
 		next.caps = append(next.caps, &cp)
 	}
-	slices.SortFunc(next.caps, func(a, b *Capability) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(next.caps, func(a, b *Capability) int { return strings.Compare(a.Name, b.Name) })
 	c.publish(next, "")
 	return errs
 }
@@ -361,14 +362,4 @@ func sameDef(a, b ToolDef) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -81,7 +82,7 @@ func (s *MemoryStore) ListVendors(_ context.Context) ([]VendorRecord, error) {
 		r.Vendor = r.Vendor.Clone()
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b VendorRecord) int { return cmpString(a.Vendor.ID, b.Vendor.ID) })
+	slices.SortFunc(out, func(a, b VendorRecord) int { return strings.Compare(a.Vendor.ID, b.Vendor.ID) })
 	return out, nil
 }
 
@@ -125,7 +126,7 @@ func (s *MemoryStore) ListTenants(_ context.Context) ([]Tenant, error) {
 		t.Tools = slices.Clone(t.Tools)
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b Tenant) int { return cmpString(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -156,7 +157,7 @@ func (s *MemoryStore) ListCapabilities(_ context.Context) ([]Capability, error) 
 	for _, c := range s.caps {
 		out = append(out, cloneCapability(c))
 	}
-	slices.SortFunc(out, func(a, b Capability) int { return cmpString(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Capability) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
