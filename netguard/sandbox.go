@@ -22,9 +22,12 @@ var ErrOffLoopback = errors.New("netguard: sandbox: off-loopback traffic refused
 // shows as a recorded off-loopback dial instead of traffic leaving the
 // machine. Set it as [Options.Sandbox]; config `outbound.loopback_only`.
 type Sandbox struct {
-	// OnRefuse, when set, is told of each refused dial or DNS query.
+	// OnRefuse, when set, is told of each refused dial or DNS query, one
+	// at a time and in the order of [Sandbox.Refused] (a lookup asks for
+	// A and AAAA records at once).
 	OnRefuse func(addr string)
 
+	tell    sync.Mutex // held while a refusal is recorded and told
 	mu      sync.Mutex
 	dials   []string
 	refused []string
@@ -46,6 +49,8 @@ func (s *Sandbox) Refused() []string {
 }
 
 func (s *Sandbox) refuse(addr string) error {
+	s.tell.Lock()
+	defer s.tell.Unlock()
 	s.mu.Lock()
 	s.refused = append(s.refused, addr)
 	s.mu.Unlock()
