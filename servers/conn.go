@@ -431,7 +431,8 @@ func isConnFailure(e *hub.Error) bool {
 	return true
 }
 
-// call runs one tools/call on the connection.
+// call runs one tools/call on the connection: over the fast path when the
+// tool takes it, else through mcp-go's client.
 func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	if call.Method != "" {
 		return c.relayCall(ctx, call)
@@ -444,15 +445,7 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 	if peer != nil {
 		defer c.relay.leave(c.relay.enter(peer))
 	}
-
-	req := mcp.CallToolRequest{}
-	req.Params.Name = call.Tool.Def.Name
-	if call.Arguments != nil {
-		req.Params.Arguments = call.Arguments
-	} else {
-		req.Params.Arguments = map[string]any{}
-	}
-	req.Params.Meta = traceMeta(ctx, vendorMeta(call.Meta))
+	req := callRequest(ctx, call)
 	if m := req.Params.Meta; m != nil && m.ProgressToken != nil && peer != nil {
 		// The vendor's progress goes back to this caller: give the vendor
 		// a token unique on the connection and map it back.
@@ -460,85 +453,28 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		defer c.relay.untrack(tok)
 		m.ProgressToken = tok
 	}
-
-	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
-	var (
-		out *hub.Result
-		err error
-		in  *hub.InputResponses // a multi round trip's retry (mrtr.go)
-	)
 	var ft *fastTool
 	if c.fast != nil {
 		if ft = c.fast.tool(req.Params.Name, call.Tool.Def.InputSchema); !c.fast.takes(ft) {
 			ft = nil
 		}
 	}
-	if call.Input != nil {
-		switch {
-		case !mcp.IsModernProtocol(c.protocol):
-			return nil, &hub.Error{Code: hub.CodeInvalidArguments, Vendor: c.v.id,
-				Message: fmt.Sprintf("tool %q: inputResponses answer a 2026-07-28 multi round trip, and toolhub speaks %s to vendor %q: it asked for no input", call.Tool.Def.Name, c.protocol, c.v.id)}
-		case ft == nil:
-			return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: c.v.id,
-				Message: fmt.Sprintf("tool %q: toolhub relays the answers of a multi round trip to vendor %q only over streamable HTTP, without a log level set and x-mcp-header parameters", call.Tool.Def.Name, c.v.id)}
-		}
-		if in, err = inputResponses(c.v.id, call.Tool.Def.Name, call.Input); err != nil {
-			return nil, err
-		}
+	in, err := c.inputAnswers(call, ft)
+	if err != nil {
+		return nil, err
 	}
-	slow := true
+	rec := &record{maxBytes: c.v.m.opts.MaxResponseBytes}
+	var out *hub.Result
 	if ft != nil {
-		var raw []byte
-		raw, err = c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta, in)
-		slow = false
-		switch {
-		case err == nil && c.fast.modern && needsInput(raw):
-			// A multi round trip: the vendor's input requests go to the
-			// MCP client of the call, which calls again with its answers.
-			if peer == nil {
-				err = &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id,
-					Message: fmt.Sprintf("vendor %q: tool %q asked for input (sampling, elicitation or roots), which only an MCP client can give", c.v.id, call.Tool.Def.Name)}
-			} else {
-				out, err = inputRequired(c.v.id, call.Tool.Def.Name, raw)
-			}
-			if err != nil {
-				return nil, err
-			}
-			c.observe(nil)
-			return out, nil
-		case err == nil:
-			out, err = decodeResult(raw)
+		var done bool
+		if out, done, err = c.fastCall(ctx, rec, call, ft, &req, in, peer != nil); done {
+			return out, err
 		}
-	}
-	if slow {
-		// The tap keeps the result's bytes as they came (a stdio line's
-		// result, an SSE or HTTP response's): they become Raw.
-		rec.wantRaw = true
-		var res *mcp.CallToolResult
-		res, err = c.client.CallTool(withRecord(ctx, rec), req)
-		if err == nil && res != nil {
-			// mcp-go decodes structuredContent with encoding/json into any
-			// (and keeps the bytes in RawStructuredContent): the same value a
-			// decode of the raw bytes would give, so it is used as is.
-			out = &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta)}
-			if raw := rec.snapshot().raw; len(raw) > 0 {
-				out.Raw = ownMeta(raw, res.Meta)
-			}
-		}
+	} else {
+		out, err = c.slowCall(ctx, rec, &req)
 	}
 	if err != nil {
-		e := classify(ctx, c.v.id, err, rec, c.v.red)
-		if errors.Is(err, transport.ErrSessionTerminated) {
-			c.markLost(e)
-		}
-		c.observe(e)
-		if e.Code == hub.CodeUpstream {
-			if d := rec.snapshot().rpcErr; d != nil && (d.Code == mcp.INVALID_PARAMS || d.Code == mcp.METHOD_NOT_FOUND) {
-				// Perhaps the tool is gone: check the list.
-				c.v.kick(c.v.resync)
-			}
-		}
-		return nil, e
+		return nil, c.failed(ctx, err, rec)
 	}
 	c.observe(nil)
 	if out == nil {
@@ -548,6 +484,98 @@ func (c *conn) call(ctx context.Context, call *hub.Call) (*hub.Result, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// callRequest is the tools/call request of a call, with the caller's
+// _meta the vendor may see and the trace's.
+func callRequest(ctx context.Context, call *hub.Call) mcp.CallToolRequest {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = call.Tool.Def.Name
+	if call.Arguments != nil {
+		req.Params.Arguments = call.Arguments
+	} else {
+		req.Params.Arguments = map[string]any{}
+	}
+	req.Params.Meta = traceMeta(ctx, vendorMeta(call.Meta))
+	return req
+}
+
+// inputAnswers checks and decodes the answers a call carries to a
+// multi round trip (mrtr.go): nil when it carries none.
+func (c *conn) inputAnswers(call *hub.Call, ft *fastTool) (*hub.InputResponses, error) {
+	if call.Input == nil {
+		return nil, nil
+	}
+	switch {
+	case !mcp.IsModernProtocol(c.protocol):
+		return nil, &hub.Error{Code: hub.CodeInvalidArguments, Vendor: c.v.id,
+			Message: fmt.Sprintf("tool %q: inputResponses answer a 2026-07-28 multi round trip, and toolhub speaks %s to vendor %q: it asked for no input", call.Tool.Def.Name, c.protocol, c.v.id)}
+	case ft == nil:
+		return nil, &hub.Error{Code: hub.CodeUnavailable, Vendor: c.v.id,
+			Message: fmt.Sprintf("tool %q: toolhub relays the answers of a multi round trip to vendor %q only over streamable HTTP, without a log level set and x-mcp-header parameters", call.Tool.Def.Name, c.v.id)}
+	}
+	return inputResponses(c.v.id, call.Tool.Def.Name, call.Input)
+}
+
+// fastCall sends the call over the fast path. done says the call is over
+// with what it returns (a multi round trip's input requests, or its
+// error): otherwise out and err go through call's checks.
+func (c *conn) fastCall(ctx context.Context, rec *record, call *hub.Call, ft *fastTool, req *mcp.CallToolRequest, in *hub.InputResponses, hasPeer bool) (out *hub.Result, done bool, err error) {
+	raw, err := c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta, in)
+	switch {
+	case err == nil && c.fast.modern && needsInput(raw):
+		// A multi round trip: the vendor's input requests go to the
+		// MCP client of the call, which calls again with its answers.
+		if !hasPeer {
+			return nil, true, &hub.Error{Code: hub.CodeUpstream, Vendor: c.v.id,
+				Message: fmt.Sprintf("vendor %q: tool %q asked for input (sampling, elicitation or roots), which only an MCP client can give", c.v.id, call.Tool.Def.Name)}
+		}
+		if out, err = inputRequired(c.v.id, call.Tool.Def.Name, raw); err != nil {
+			return nil, true, err
+		}
+		c.observe(nil)
+		return out, true, nil
+	case err == nil:
+		out, err = decodeResult(raw)
+	}
+	return out, false, err
+}
+
+// slowCall sends the call through mcp-go's client. The tap keeps the
+// result's bytes as they came (a stdio line's result, an SSE or HTTP
+// response's): they become Raw.
+func (c *conn) slowCall(ctx context.Context, rec *record, req *mcp.CallToolRequest) (*hub.Result, error) {
+	rec.wantRaw = true
+	res, err := c.client.CallTool(withRecord(ctx, rec), *req)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	// mcp-go decodes structuredContent with encoding/json into any (and
+	// keeps the bytes in RawStructuredContent): the same value a decode of
+	// the raw bytes would give, so it is used as is.
+	out := &hub.Result{Content: res.Content, Structured: res.StructuredContent, IsError: res.IsError, Final: markedFinal(res.IsError, res.Meta)}
+	if raw := rec.snapshot().raw; len(raw) > 0 {
+		out.Raw = ownMeta(raw, res.Meta)
+	}
+	return out, nil
+}
+
+// failed is the error a failed call returns, classified; a lost session
+// marks the connection lost, and a vendor that no longer knows the tool
+// (invalid params, method not found) has its list checked.
+func (c *conn) failed(ctx context.Context, err error, rec *record) error {
+	e := classify(ctx, c.v.id, err, rec, c.v.red)
+	if errors.Is(err, transport.ErrSessionTerminated) {
+		c.markLost(e)
+	}
+	c.observe(e)
+	if e.Code == hub.CodeUpstream {
+		if d := rec.snapshot().rpcErr; d != nil && (d.Code == mcp.INVALID_PARAMS || d.Code == mcp.METHOD_NOT_FOUND) {
+			// Perhaps the tool is gone: check the list.
+			c.v.kick(c.v.resync)
+		}
+	}
+	return e
 }
 
 // gate counts in-flight calls and lets a retiring connection wait for them.
