@@ -90,7 +90,8 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	// (runtime.Callers) on every call for a source line no decision log
 	// handler shows.
 	rec := slog.NewRecord(time.Now(), level, "call", 0)
-	rec.AddAttrs(l.attrs(ctx)...)
+	var buf [22]slog.Attr // the most a line has, on the stack: AddAttrs copies them
+	rec.AddAttrs(l.attrs(ctx, buf[:0])...)
 	_ = g.log.Handler().Handle(ctx, rec)
 }
 
@@ -110,11 +111,10 @@ type callLine struct {
 	scrub      *strings.Replacer // argument values out of error texts; nil: none
 }
 
-// attrs are the line's fields, in the order [Governor.OuterMiddleware]
-// documents.
-func (l *callLine) attrs(ctx context.Context) []slog.Attr {
+// attrs appends the line's fields to attrs, in the order
+// [Governor.OuterMiddleware] documents.
+func (l *callLine) attrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	c := l.c
-	attrs := make([]slog.Attr, 0, 18)
 	attrs = append(attrs,
 		slog.String("call_id", c.ID),
 		slog.String("tenant", c.Tenant),
