@@ -79,7 +79,31 @@ func taskJSON(t *testing.T, task *sdk.Task) string {
 func testTasks(t *testing.T, open Opener) {
 	store, _ := open(t, stepClock())
 	a, b := taskrow.WithTenant(t.Context(), "a"), taskrow.WithTenant(t.Context(), "b")
+	createAndUpdate(t, store, a)
+	seedTasks(t, store, a, b)
+	l := lister{t, store}
+	l.check("a, all", a, &sdk.ListTasksRequest{}, []string{"t5", "t4", "t3", "t2", "t1"})
+	l.check("a, pages of 2", a, &sdk.ListTasksRequest{PageSize: 2}, []string{"t5", "t4", "t3", "t2", "t1"})
+	l.check("b", b, &sdk.ListTasksRequest{PageSize: 1}, []string{"u2", "u1"})
+	l.check("a, context c1", a, &sdk.ListTasksRequest{ContextID: "c1"}, []string{"t1"})
+	l.check("a, failed", a, &sdk.ListTasksRequest{Status: sdk.TaskStateFailed}, []string{"t4"})
+	later := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	l.check("a, status after 2027", a, &sdk.ListTasksRequest{StatusTimestampAfter: &later}, nil)
 
+	// An update moves a task to the front.
+	st, _ := store.Get(a, "t2")
+	st.Task.Status.State = sdk.TaskStateCanceled
+	if _, err := store.Update(a, &taskstore.UpdateRequest{Task: st.Task, Event: st.Task, PrevVersion: st.Version}); err != nil {
+		t.Fatal(err)
+	}
+	l.check("a, after updating t2", a, &sdk.ListTasksRequest{PageSize: 3}, []string{"t2", "t5", "t4", "t3", "t1"})
+
+	listedTasks(t, store, a)
+}
+
+// createAndUpdate: a create, a second create of the same id, and
+// optimistic concurrency on update; t1 ends at version 3, working.
+func createAndUpdate(t *testing.T, store a2a.TaskStore, a context.Context) {
 	// Create, and a second create of the same id.
 	t1 := NewTask("t1", "c1", sdk.TaskStateSubmitted)
 	v, err := store.Create(a, t1)
@@ -121,8 +145,11 @@ func testTasks(t *testing.T, open Opener) {
 		t.Errorf("after updates: %+v", g)
 	}
 
-	// Tenant a has t1..t5, b has u1..u2; t1 was updated last of a's
-	// before t2..t5 were created.
+}
+
+// seedTasks gives tenant a t1..t5 and b u1..u2; t1 was updated last of
+// a's before t2..t5 were created.
+func seedTasks(t *testing.T, store a2a.TaskStore, a, b context.Context) {
 	for _, id := range []string{"t2", "t3", "t4", "t5"} {
 		state := sdk.TaskStateCompleted
 		if id == "t4" {
@@ -137,57 +164,56 @@ func testTasks(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	ids := func(ctx context.Context, req *sdk.ListTasksRequest) ([]string, int) {
-		t.Helper()
-		var out []string
-		total := -1
-		for range 10 {
-			resp, err := store.List(ctx, req)
-			if err != nil {
-				t.Fatalf("List(%+v): %v", req, err)
-			}
-			if total >= 0 && resp.TotalSize != total {
-				t.Errorf("TotalSize changed between pages: %d, %d", total, resp.TotalSize)
-			}
-			total = resp.TotalSize
-			for _, tk := range resp.Tasks {
-				out = append(out, string(tk.ID))
-			}
-			if resp.NextPageToken == "" {
-				return out, total
-			}
-			req.PageToken = resp.NextPageToken
-		}
-		t.Fatal("List pages do not end")
-		return nil, 0
-	}
-	check := func(name string, ctx context.Context, req *sdk.ListTasksRequest, want []string) {
-		t.Helper()
-		got, total := ids(ctx, req)
-		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s (-want +got):\n%s", name, d)
-		}
-		if total != len(want) {
-			t.Errorf("%s: TotalSize %d, want %d", name, total, len(want))
-		}
-	}
-	check("a, all", a, &sdk.ListTasksRequest{}, []string{"t5", "t4", "t3", "t2", "t1"})
-	check("a, pages of 2", a, &sdk.ListTasksRequest{PageSize: 2}, []string{"t5", "t4", "t3", "t2", "t1"})
-	check("b", b, &sdk.ListTasksRequest{PageSize: 1}, []string{"u2", "u1"})
-	check("a, context c1", a, &sdk.ListTasksRequest{ContextID: "c1"}, []string{"t1"})
-	check("a, failed", a, &sdk.ListTasksRequest{Status: sdk.TaskStateFailed}, []string{"t4"})
-	later := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
-	check("a, status after 2027", a, &sdk.ListTasksRequest{StatusTimestampAfter: &later}, nil)
+}
 
-	// An update moves a task to the front.
-	st, _ := store.Get(a, "t2")
-	st.Task.Status.State = sdk.TaskStateCanceled
-	if _, err := store.Update(a, &taskstore.UpdateRequest{Task: st.Task, Event: st.Task, PrevVersion: st.Version}); err != nil {
-		t.Fatal(err)
-	}
-	check("a, after updating t2", a, &sdk.ListTasksRequest{PageSize: 3}, []string{"t2", "t5", "t4", "t3", "t1"})
+// lister lists a tenant's tasks page by page.
+type lister struct {
+	t     *testing.T
+	store a2a.TaskStore
+}
 
-	// Listed tasks: artifacts only when asked, history trimmed.
+// ids lists every page of req: the task ids in order and the total size
+// the pages agree on.
+func (l lister) ids(ctx context.Context, req *sdk.ListTasksRequest) ([]string, int) {
+	t, store := l.t, l.store
+	t.Helper()
+	var out []string
+	total := -1
+	for range 10 {
+		resp, err := store.List(ctx, req)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", req, err)
+		}
+		if total >= 0 && resp.TotalSize != total {
+			t.Errorf("TotalSize changed between pages: %d, %d", total, resp.TotalSize)
+		}
+		total = resp.TotalSize
+		for _, tk := range resp.Tasks {
+			out = append(out, string(tk.ID))
+		}
+		if resp.NextPageToken == "" {
+			return out, total
+		}
+		req.PageToken = resp.NextPageToken
+	}
+	t.Fatal("List pages do not end")
+	return nil, 0
+}
+
+func (l lister) check(name string, ctx context.Context, req *sdk.ListTasksRequest, want []string) {
+	l.t.Helper()
+	got, total := l.ids(ctx, req)
+	if d := cmp.Diff(want, got); d != "" {
+		l.t.Errorf("%s (-want +got):\n%s", name, d)
+	}
+	if total != len(want) {
+		l.t.Errorf("%s: TotalSize %d, want %d", name, total, len(want))
+	}
+}
+
+// listedTasks: a listed task has its artifacts only when asked, its
+// history trimmed; a page too large or a made-up token is refused.
+func listedTasks(t *testing.T, store a2a.TaskStore, a context.Context) {
 	zero := 0
 	resp, err := store.List(a, &sdk.ListTasksRequest{PageSize: 1, HistoryLength: &zero})
 	if err != nil || len(resp.Tasks) != 1 {
