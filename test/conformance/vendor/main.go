@@ -52,7 +52,17 @@ func main() {
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
 
+// registerTools adds the tools the conformance scenarios call.
 func registerTools(mcpServer *server.MCPServer) {
+	registerContentTools(mcpServer)
+	registerInputTools(mcpServer)
+	registerElicitationSchemaTools(mcpServer)
+	registerNotifyingTools(mcpServer)
+}
+
+// registerContentTools: tools that answer with each kind of content, and
+// a tool error.
+func registerContentTools(mcpServer *server.MCPServer) {
 	mcpServer.AddTool(mcp.NewTool("test_simple_text",
 		mcp.WithDescription("Returns a simple text response for conformance testing")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -91,6 +101,11 @@ func registerTools(mcpServer *server.MCPServer) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("This tool intentionally returns an error for testing"), nil
 		})
+}
+
+// registerInputTools: tools that ask the client for input (sampling and
+// elicitation), the 2026-07-28 way where the client speaks it.
+func registerInputTools(mcpServer *server.MCPServer) {
 	mcpServer.AddTool(mcp.NewTool("test_sampling",
 		mcp.WithDescription("Requests an LLM response from the client"),
 		mcp.WithString("prompt", mcp.Description("Prompt to send to the LLM"), mcp.Required())),
@@ -135,6 +150,11 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("User response: action=%s, content=%v", result.Action, result.Content)), nil
 		})
+}
+
+// registerElicitationSchemaTools: elicitations whose schemas have
+// defaults (SEP-1034) and enums (SEP-1330).
+func registerElicitationSchemaTools(mcpServer *server.MCPServer) {
 	mcpServer.AddTool(mcp.NewTool("test_elicitation_sep1034_defaults",
 		mcp.WithDescription("Requests elicitation with primitive defaults")),
 		func(_ context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -173,7 +193,11 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("Elicitation completed: action=%s, content=%v", result.Action, result.Content)), nil
 		})
+}
 
+// registerNotifyingTools: tools that send log messages and progress
+// while they run.
+func registerNotifyingTools(mcpServer *server.MCPServer) {
 	mcpServer.AddTool(mcp.NewTool("test_tool_with_logging",
 		mcp.WithDescription("Emits log messages during execution")),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
