@@ -42,31 +42,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, hub.CodeMethodNotAllowed, "use POST with a JSON body {\"goal\": \"…\"}")
 		return
 	}
-	limit := h.MaxBody
-	if limit <= 0 {
-		limit = 64 << 10
-	}
-	why := ""
-	if h.Planner != nil {
-		if err := h.Planner.init(); err != nil {
-			httperr.Write(w, r, err, "")
-			return
-		}
-		if g := int64(6*h.Planner.MaxGoalBytes + 4<<10); g < limit {
-			limit = g
-			why = fmt.Sprintf(" (a goal may have at most %d bytes, planner.max_goal_bytes; shorten it, or split it into several plans)", h.Planner.MaxGoalBytes)
-		}
-	}
-	var req Request
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, r, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes%s", limit, why))
-			return
-		}
-		writeError(w, r, hub.CodeInvalidRequest, "body must be JSON {\"goal\", \"mode\", \"max_steps\"}: "+err.Error())
+	req, ok := h.readRequest(w, r)
+	if !ok {
 		return
 	}
 	tenant := "default"
@@ -84,22 +61,60 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		out, err := h.Planner.run(r.Context(), tenant, req, nil)
-		status := http.StatusOK
-		if err != nil {
-			if out == nil {
-				httperr.Write(w, r, err, "")
-				return
-			}
-			status = httperr.Status(hub.Code(out.Error.Code))
-		}
-		public(r, out)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(out)
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		h.stream(w, r, tenant, req)
 		return
 	}
+	out, err := h.Planner.run(r.Context(), tenant, req, nil)
+	status := http.StatusOK
+	if err != nil {
+		if out == nil {
+			httperr.Write(w, r, err, "")
+			return
+		}
+		status = httperr.Status(hub.Code(out.Error.Code))
+	}
+	public(r, out)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// readRequest decodes the request's body, bounded by MaxBody and by what
+// the planner's longest goal can take; ok false: the error is answered.
+func (h *Handler) readRequest(w http.ResponseWriter, r *http.Request) (req Request, ok bool) {
+	limit := h.MaxBody
+	if limit <= 0 {
+		limit = 64 << 10
+	}
+	why := ""
+	if h.Planner != nil {
+		if err := h.Planner.init(); err != nil {
+			httperr.Write(w, r, err, "")
+			return req, false
+		}
+		if g := int64(6*h.Planner.MaxGoalBytes + 4<<10); g < limit {
+			limit = g
+			why = fmt.Sprintf(" (a goal may have at most %d bytes, planner.max_goal_bytes; shorten it, or split it into several plans)", h.Planner.MaxGoalBytes)
+		}
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, r, hub.CodeTooLarge, fmt.Sprintf("body over %d bytes%s", limit, why))
+			return req, false
+		}
+		writeError(w, r, hub.CodeInvalidRequest, "body must be JSON {\"goal\", \"mode\", \"max_steps\"}: "+err.Error())
+		return req, false
+	}
+	return req, true
+}
+
+// stream runs the plan with its progress as server-sent events and the
+// outcome as the last, with keep-alive comments while the run is quiet.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, tenant string, req Request) {
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
