@@ -143,3 +143,40 @@ var timeWords = map[string]bool{
 // hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.
 var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
 var hanUnits = map[rune]int{'十': 10, '百': 100, '千': 1000, '万': 10000}
+
+// cuisineWords are kinds of food a parameter named cuisine asks for:
+// cuisines by their people or place, and dishes (kindLists).
+var cuisineWords = []string{
+	"thai", "italian", "mexican", "indian", "french", "japanese", "chinese", "korean", "vietnamese", "greek", "turkish", "spanish",
+	"lebanese", "ethiopian", "peruvian", "brazilian", "argentinian", "georgian", "moroccan", "persian", "iranian", "israeli", "german",
+	"american", "british", "irish", "portuguese", "russian", "polish", "ukrainian", "hungarian", "austrian", "swiss", "belgian", "dutch",
+	"scandinavian", "nordic", "malaysian", "indonesian", "filipino", "singaporean", "taiwanese", "cantonese", "sichuan", "szechuan",
+	"hunan", "shanghainese", "nepalese", "nepali", "pakistani", "bangladeshi", "sri lankan", "afghan", "egyptian", "nigerian", "cuban",
+	"caribbean", "jamaican", "colombian", "venezuelan", "chilean", "cajun", "creole", "tex-mex", "hawaiian", "mediterranean",
+	"middle eastern", "asian", "latin", "african", "arabic", "uzbek", "armenian", "burmese", "cambodian", "laotian", "mongolian", "basque",
+	"vegetarian", "vegan", "halal", "kosher", "gluten-free", "seafood",
+	"sushi", "ramen", "pizza", "pasta", "tacos", "taco", "burrito", "burger", "burgers", "bbq", "barbecue", "steak", "steakhouse", "curry",
+	"kebab", "dumplings", "dumpling", "dim sum", "pho", "noodles", "noodle", "udon", "tapas", "paella", "falafel", "shawarma", "hot pot",
+	"hotpot", "fried chicken", "wings", "brisket", "oyster", "oysters", "lobster", "crab", "bagel", "bagels", "gelato", "dessert",
+	"desserts", "brunch", "street food", "fish and chips", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles",
+	"寿司", "拉面", "披萨", "火锅", "烧烤", "烤肉", "海鲜", "早茶", "小吃", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品", "日料",
+	"川菜", "粤菜", "湘菜", "鲁菜", "浙菜", "徽菜", "闽菜", "苏菜", "本帮菜", "东北菜", "西北菜", "西餐", "中餐", "韩餐", "泰餐", "法餐",
+	"意餐", "素食", "清真", "麻辣烫", "小龙虾", "螺蛳粉", "米线", "米粉", "煲仔饭", "点心", "汉堡", "炸鸡", "咖喱", "沙拉", "自助餐",
+}
+
+// cuisineHeads are nouns a kind of food stands before: "thai food",
+// "pho spots", "georgian restaurants".
+var cuisineHeads = []string{
+	"food", "foods", "cuisine", "restaurant", "restaurants", "place", "places", "spot", "spots", "joint", "joints", "bar", "bars",
+	"dishes", "dish", "kitchen", "eatery", "eateries", "house", "shop", "shops", "diner", "diners", "cafe", "cafes", "meal", "dinner", "lunch",
+}
+
+// kindAdjectives praise or size what follows and are no kind of it
+// ("good thai food", "cheap eats").
+var kindAdjectives = map[string]bool{
+	"good": true, "best": true, "great": true, "nice": true, "cheap": true, "decent": true, "local": true, "top": true, "authentic": true,
+	"rated": true, "tasty": true, "fancy": true, "popular": true, "famous": true, "new": true, "some": true, "any": true, "few": true,
+	"nearby": true, "close": true, "closest": true, "nearest": true, "late": true, "open": true, "quick": true, "affordable": true,
+	"romantic": true, "delicious": true, "yummy": true, "top-rated": true, "highly": true, "real": true, "proper": true, "cool": true,
+	"fun": true, "little": true, "small": true, "big": true, "busy": true, "quiet": true, "cozy": true, "family": true, "kid-friendly": true,
+}

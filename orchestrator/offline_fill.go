@@ -36,6 +36,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	f.grouped()
 	f.patterns()
 	f.enums()
+	f.kinds()
 	quotes := f.formatted()
 	f.places(ctx, later)
 	f.numbers()
