@@ -180,3 +180,14 @@ var kindAdjectives = map[string]bool{
 	"romantic": true, "delicious": true, "yummy": true, "top-rated": true, "highly": true, "real": true, "proper": true, "cool": true,
 	"fun": true, "little": true, "small": true, "big": true, "busy": true, "quiet": true, "cozy": true, "family": true, "kid-friendly": true,
 }
+
+// placeHeads are nouns that end the name of a place: "hoan kiem lake",
+// "union square", "gion district" are places typed in lower case.
+var placeHeads = map[string]bool{
+	"lake": true, "park": true, "square": true, "station": true, "street": true, "st": true, "road": true, "avenue": true, "ave": true,
+	"bridge": true, "tower": true, "market": true, "fountain": true, "museum": true, "temple": true, "airport": true, "beach": true,
+	"palace": true, "gate": true, "district": true, "quarter": true, "hill": true, "hills": true, "island": true, "river": true, "bay": true,
+	"plaza": true, "centre": true, "center": true, "mall": true, "university": true, "campus": true, "harbour": true, "harbor": true,
+	"pier": true, "castle": true, "cathedral": true, "church": true, "mosque": true, "stadium": true, "garden": true, "gardens": true,
+	"village": true, "town": true, "port": true, "valley": true, "mountain": true, "peak": true, "falls": true, "boulevard": true, "shrine": true, "monument": true, "zoo": true, "aquarium": true, "terminal": true,
+}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strings"
@@ -147,7 +148,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.T
 	}
 	ix.rankClauses(goal, clauses, vis, now)
 	clauses = ix.joinClauses(goal, clauses, now)
-	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]bool{}, taken: map[string]bool{IntegrateTool: true}}
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}
 	b.build(clauses)
 	return b.plan, b.unplanned
 }
@@ -160,7 +161,7 @@ type planBuilder struct {
 	plan      *Plan
 	unplanned []Unplanned
 	ids       []string
-	seen      map[string]bool
+	seen      map[string]int // a step's tool and arguments (but kinds) → its index in plan.Steps
 	taken     map[string]bool
 }
 
@@ -231,9 +232,28 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
 			Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
 	default:
-		sig := oe.e.Name + fmt.Sprint(args)
-		if !b.seen[sig] {
-			b.seen[sig] = true
+		// Steps that differ only in a kind ("pizza and pasta in Rome") are
+		// one step that asks for both kinds.
+		plain, kinds := maps.Clone(args), map[string]string{}
+		for _, p := range oe.params {
+			if v, ok := args[p.name].(string); ok && kindOf(p) != nil {
+				kinds[p.name] = v
+				delete(plain, p.name)
+			}
+		}
+		sig := oe.e.Name + fmt.Sprint(plain)
+		if at, ok := b.seen[sig]; ok {
+			prev := b.plan.Steps[at].Arguments
+			for name, v := range kinds {
+				switch old, _ := prev[name].(string); {
+				case old == "":
+					prev[name] = v
+				case !strings.Contains(old, v):
+					prev[name] = old + ", " + v
+				}
+			}
+		} else {
+			b.seen[sig] = len(b.plan.Steps)
 			id := stepID(oe.e.Name, b.taken)
 			b.plan.Steps = append(b.plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
 			b.ids = append(b.ids, id)
@@ -803,6 +823,17 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.place, t.text, i)
 				break
 			}
+			if n := gazetteerName(toks, i); n > 0 && !isCapitalised(t.text) && !ix.strongKey(key(t.norm)) {
+				// "tokyo weather", "hong kong weather tomorrow".
+				var words []string
+				var idx []int
+				for j := i; j < i+n; j++ {
+					words = append(words, toks[j].text)
+					idx = append(idx, j)
+				}
+				set(&pl.place, strings.Join(words, " "), idx...)
+				break
+			}
 			if t.kind == tWord && isCapitalised(t.text) && !t.stop && !ix.strongKey(key(t.norm)) && (i > 0 || len(toks) > 1) {
 				v, idx := englishPlace(toks, i, ix)
 				set(&pl.place, v, idx...)
@@ -917,8 +948,16 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		}
 		return strings.Join(words, " "), idx
 	}
+	if n := gazetteerSpan(toks, i); n > 0 {
+		// "new york", "cape town": a name of the gazetteer, as typed.
+		for j := i; j < i+n; j++ {
+			words = append(words, toks[j].text)
+			idx = append(idx, j)
+		}
+		return strings.Join(words, " "), idx
+	}
 	limit := 1
-	if the {
+	if the || placeHeadAt(toks, i) {
 		limit = 3
 	}
 	for j := i; j < len(toks) && len(words) < limit; j++ {
@@ -934,6 +973,26 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		idx = append(idx, j)
 	}
 	return strings.Join(words, " "), idx
+}
+
+// placeHeadAt says whether a plain word at toks[i] begins a name of up to
+// three words that ends in a noun of a place ("hoan kiem lake", "union
+// square"): no function word, time or word of the lexicon between.
+func placeHeadAt(toks []token, i int) bool {
+	for j := i + 1; j < len(toks) && j <= i+2; j++ {
+		t := toks[j]
+		lw := strings.ToLower(t.text)
+		if t.kind != tWord || t.stop || t.conj || timeWords[lw] {
+			return false
+		}
+		if placeHeads[lw] {
+			return true
+		}
+		if concepts[t.norm] != "" {
+			return false
+		}
+	}
+	return false
 }
 
 // filledWith says whether another argument already holds v (the rest of

@@ -59,6 +59,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:川菜 near:成都]`}},
 		{"posters are images", "example", "画一张中秋节的海报",
 			[]string{`image_generate map[prompt:中秋节的海报]`}},
+		{"lower-case names of the gazetteer", "example", "route from rio de janeiro to sao paulo",
+			[]string{`maps_route map[from:rio de janeiro to:sao paulo]`}},
+		{"lower-case names listed and leading", "example", "kuala lumpur weather, and lima and buenos aires",
+			[]string{`weather_current map[city:buenos aires]`, `weather_current map[city:kuala lumpur]`, `weather_current map[city:lima]`}},
+		{"lower-case name ending in a noun of a place", "example", "directions from shibuya station to ueno park",
+			[]string{`maps_route map[from:shibuya station to:ueno park]`}},
+		{"a place is never a typo of a catalog word", "example", "walk from gion district to kiyomizu temple",
+			[]string{`maps_route map[from:gion district mode:walking to:kiyomizu temple]`}},
+		{"two kinds, one search", "example", "sushi and ramen in Sapporo",
+			[]string{`places_restaurants map[cuisine:sushi, ramen near:Sapporo]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -15,6 +15,9 @@ func (c *clause) read(goal string, ix *offlineIndex, now time.Time) {
 		c.toks[i].stop = true
 	}
 	c.places, c.placeToks = readPlaces(c.toks, ix)
+	for i := range c.placeToks {
+		c.toks[i].place = true
+	}
 	c.names = namesOf(c.toks)
 }
 
@@ -303,8 +306,16 @@ func allKeyValues(c *clause) bool {
 func loneName(c *clause) (string, map[int]bool) {
 	var words []string
 	idx := map[int]bool{}
-	for i, t := range c.toks {
-		switch {
+	for i := 0; i < len(c.toks); i++ {
+		t := c.toks[i]
+		switch n := gazetteerName(c.toks, i); {
+		case n > 0:
+			// "hong kong", "rome": a name of the gazetteer as typed.
+			for j := i; j < i+n; j++ {
+				words = append(words, c.toks[j].text)
+				idx[j] = true
+			}
+			i += n - 1
 		case t.kind == tWord && isCapitalised(t.text) && !t.stop:
 			words = append(words, t.text)
 			idx[i] = true

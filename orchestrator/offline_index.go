@@ -760,7 +760,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
 				k := key(t.norm)
-				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] {
+				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] && !t.place {
 					if fk := ix.typo(t.norm); fk != "" {
 						k = fk
 					}
