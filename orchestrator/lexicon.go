@@ -191,3 +191,11 @@ var placeHeads = map[string]bool{
 	"pier": true, "castle": true, "cathedral": true, "church": true, "mosque": true, "stadium": true, "garden": true, "gardens": true,
 	"village": true, "town": true, "port": true, "valley": true, "mountain": true, "peak": true, "falls": true, "boulevard": true, "shrine": true, "monument": true, "zoo": true, "aquarium": true, "terminal": true,
 }
+
+// actionVerbs lead a clause that asks for a step of its own, even of the
+// tool of the clause before ("draw a cat, draw a dog"); English ones stemmed.
+var actionVerbs = map[string]bool{
+	"draw": true, "paint": true, "sketch": true, "generat": true, "generate": true, "creat": true, "create": true, "make": true, "render": true,
+	"design": true, "search": true, "convert": true, "translat": true, "translate": true, "track": true, "send": true, "book": true, "add": true,
+	"schedul": true, "schedule": true, "画": true, "生成": true, "查": true, "找": true, "搜": true, "换": true, "翻译": true, "发": true, "订": true, "加": true,
+}

@@ -69,6 +69,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:gion district mode:walking to:kiyomizu temple]`}},
 		{"two kinds, one search", "example", "sushi and ramen in Sapporo",
 			[]string{`places_restaurants map[cuisine:sushi, ramen near:Sapporo]`}},
+		{"a short part after a comma says more of the step", "example", "paint a harbour at dawn, oil painting style",
+			[]string{`image_generate map[prompt:a harbour at dawn, oil painting style]`}},
+		{"a short part after a comma gives a value", "kit", "上海空气质量怎么样，PM2.5多少",
+			[]string{`kit__air_quality map[city:上海 pollutant:pm25]`}},
+		{"a place after then asks again", "example", "weather in Quito, then in Lima",
+			[]string{`weather_current map[city:Lima]`, `weather_current map[city:Quito]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

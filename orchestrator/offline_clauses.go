@@ -133,7 +133,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && c.best < 0 && out[n-1].best >= 0 && ix.carriesArgs(&c, &out[n-1]) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && ix.carriesArgs(&c, &out[n-1]) || modifies(&c, &out[n-1], ix)) {
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
@@ -178,11 +178,38 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	return out
 }
 
+// modifies says whether c, after a comma, only says more of the step
+// before it: its tool is prev's, it names no place and no action, and it
+// is short (", watercolor style", ", pm2.5 specifically", "，PM10高不高").
+func modifies(c, prev *clause, ix *offlineIndex) bool {
+	if c.best < 0 || c.cond || c.before != "," && c.before != "，" || c.ranked[c.best].entry != prev.ranked[prev.best].entry {
+		return false
+	}
+	content := 0
+	for i, t := range c.toks {
+		if c.placeToks[i] && !c.values.used[i] && !patternCandidate(t, ix) {
+			return false
+		}
+		if t.stop || t.kind == tPunct {
+			continue
+		}
+		if content == 0 && actionVerbs[strings.ToLower(t.norm)] {
+			return false // "draw a cat, draw a dog": two steps
+		}
+		content++
+	}
+	return content <= 3
+}
+
+// thenLike lead on to a part that is only a place, which asks the tool of
+// the clause before again ("weather in Paris, then in London").
+var thenLike = map[string]bool{"then": true, "also": true, "and then": true, "然后": true, "再": true, "还有": true, "另外": true}
+
 // listSep says whether a separator lists values around c: "and", 和, 、,
 // and a comma after or before a part that is only a name ("Nice", not
 // "下个月去米兰").
 func listSep(s string, c *clause) bool {
-	if andLike[s] {
+	if andLike[s] || thenLike[s] {
 		return true
 	}
 	if s != "," && s != "，" {
