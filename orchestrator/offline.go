@@ -126,6 +126,9 @@ func (c *clause) condOnly() bool {
 // its own and so reuses the last one named.
 type places struct {
 	place, origin, dest string
+	// fromThere and toThere: the clause goes from or to the place named
+	// before ("drive to Mombasa from there", 从那里去机场), a route's other end.
+	fromThere, toThere bool
 }
 
 func (pl places) any() string {
@@ -498,7 +501,7 @@ func genericKey(k string) bool { return k == key("search") }
 func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
-	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
+	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) {
 		ix.boostRoutes(c)
 	}
 }
@@ -745,6 +748,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			lw := strings.ToLower(t.text)
 			switch lw {
 			case "from":
+				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
+					pl.fromThere = true
+				}
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.origin, v, idx...)
 					j := idx[len(idx)-1] + 1
@@ -755,6 +761,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 					}
 				}
 			case "to", "towards":
+				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
+					pl.toThere = true
+				}
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.dest, v, idx...)
 					if o, oidx := nameBefore(toks, i, ix); pl.origin == "" && o != "" && !used[oidx[0]] {
@@ -784,9 +793,18 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.place, v, idx...)
 			}
 		case tHan:
+			if i > 0 && backRef[t.text] {
+				// 从那里, 去那边: the place named before.
+				switch prev := toks[i-1].text; {
+				case prev == "从":
+					pl.fromThere = true
+				case leadsTo(prev):
+					pl.toThere = true
+				}
+			}
 			// 从酒店出发, 到机场: a word after 从 or 到 that names no tool
 			// of the catalog is a place.
-			if i > 0 && !t.stop && !ix.strongKey(key(t.norm)) && (toks[i-1].text == "从" || hanToWords[toks[i-1].text]) && !used[i] {
+			if i > 0 && !t.stop && !ix.strongKey(key(t.norm)) && (toks[i-1].text == "从" || leadsTo(toks[i-1].text)) && !used[i] {
 				if toks[i-1].text == "从" {
 					set(&pl.origin, t.text, i)
 				} else {
@@ -804,11 +822,16 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			// 从X…到Y, X到Y
 			if j := hanTo(toks, i+1); j > 0 && (prev == "从" || i == 0 || toks[i-1].stop) {
 				set(&pl.origin, t.text, i)
-				set(&pl.dest, toks[j].text, j)
+				if j+1 < len(toks) && toks[j].kind == tNum && toks[j+1].kind == tHanRaw && toks[j].end == toks[j+1].start {
+					// 去798艺术区: a name that starts with a number.
+					set(&pl.dest, toks[j].text+toks[j+1].text, j, j+1)
+				} else {
+					set(&pl.dest, toks[j].text, j)
+				}
 				continue
 			}
 			switch {
-			case hanToWords[prev]:
+			case leadsTo(prev):
 				set(&pl.dest, t.text, i)
 			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
 				set(&pl.place, t.text, i)
@@ -846,6 +869,10 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	return pl, used
 }
 
+// backRef are the words after "from", "to", 从 or 到 that mean the place
+// named before.
+var backRef = map[string]bool{"there": true, "here": true, "那里": true, "那儿": true, "那边": true, "这里": true, "这儿": true, "这边": true}
+
 // nameBefore reads a capitalised name (up to four words) that ends right
 // before toks[i], "Vienna" of "Vienna to Prague": no function word and no
 // word of the lexicon or the catalog ("Fly to Rome", "Walk to the park").
@@ -873,6 +900,15 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
 var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
 
+// leadsTo says whether a Chinese word leads on to a destination: one of
+// hanToWords, or a word of the lexicon ending in one (怎么去, 咋去, 怎么到).
+func leadsTo(w string) bool {
+	if hanToWords[w] {
+		return true
+	}
+	return runeLen(w) > 1 && (strings.HasSuffix(w, "去") || strings.HasSuffix(w, "到")) && concepts[w] != ""
+}
+
 // travelVerbs may come between the origin and 到: 从大阪坐地铁到京都.
 var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": true, "打车": true}
 
@@ -881,8 +917,8 @@ var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": 
 func hanTo(toks []token, i int) int {
 	for ; i < len(toks); i++ {
 		t := toks[i]
-		if t.kind == tHan && hanToWords[t.text] {
-			if i+1 < len(toks) && toks[i+1].kind == tHanRaw {
+		if t.kind == tHan && leadsTo(t.text) {
+			if i+1 < len(toks) && toks[i+1].kind == tHanRaw || i+2 < len(toks) && toks[i+1].kind == tNum && toks[i+2].kind == tHanRaw && toks[i+1].end == toks[i+2].start {
 				return i + 1
 			}
 			return 0

@@ -75,6 +75,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__air_quality map[city:上海 pollutant:pm25]`}},
 		{"a place after then asks again", "example", "weather in Quito, then in Lima",
 			[]string{`weather_current map[city:Lima]`, `weather_current map[city:Quito]`}},
+		{"from there is the place before", "example", "weather in Arusha, and how do i drive to Moshi from there",
+			[]string{`maps_route map[from:Arusha mode:driving to:Moshi]`, `weather_current map[city:Arusha]`}},
+		{"从那里 is the place before", "example", "先看看昆明的天气，再说说从那里怎么去大理",
+			[]string{`maps_route map[from:昆明 to:大理]`, `weather_current map[city:昆明]`}},
+		{"a route word ending in 去, a name starting with a number", "example", "骑车从西单咋去751园区",
+			[]string{`maps_route map[from:西单 to:751园区]`}},
+		{"colloquial verbs are no part of a place", "example", "帮我瞧瞧拉萨天气",
+			[]string{`weather_current map[city:拉萨]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
