@@ -697,7 +697,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 			content = true
 		}
 	}
-	if !content {
+	if !content || sceneSetting(c) {
 		return Unplanned{}, false
 	}
 	u := Unplanned{Clause: text, Reason: ReasonNoMatch}
@@ -726,6 +726,40 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 	}
 	return u, true
 }
+
+// sceneSetting says whether a clause only says where the user is or goes
+// ("I'm in Lisbon for work", "we're flying to Singapore"): it starts with
+// "I'm", "we are" and the like, names a place, and asks for nothing. Its
+// place is the later clauses' (planBuilder.build); it is no unplanned
+// request.
+func sceneSetting(c *clause) bool {
+	if c.places.any() == "" || len(c.toks) < 2 {
+		return false
+	}
+	lead := strings.ToLower(c.toks[0].text)
+	if next := strings.ToLower(c.toks[1].text); lead == "i" || lead == "we" {
+		if next != "am" && next != "are" && next != "will" && next != "'ll" {
+			return false
+		}
+	} else if !sceneLeads[lead] {
+		return false
+	}
+	for _, t := range c.toks {
+		if requestWords[strings.ToLower(t.text)] {
+			return false
+		}
+	}
+	return true
+}
+
+// sceneLeads start a clause that tells where the user is ("I'm in …").
+var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true}
+
+// requestWords ask for something: a clause with one sets no scene ("I'm
+// looking for a taxi to the airport").
+var requestWords = map[string]bool{"need": true, "want": true, "looking": true, "trying": true, "find": true, "get": true, "book": true,
+	"order": true, "call": true, "help": true, "like": true, "i'd": true, "wanna": true, "show": true, "tell": true, "check": true, "search": true,
+	"please": true, "pls": true, "can": true, "could": true, "?": true}
 
 // readPlaces finds the places a clause names: "from X to Y", "X到Y",
 // "in X", "X的", "X附近", "near the station", and words that refer back

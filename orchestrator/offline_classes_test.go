@@ -83,6 +83,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:西单 to:751园区]`}},
 		{"colloquial verbs are no part of a place", "example", "帮我瞧瞧拉萨天气",
 			[]string{`weather_current map[city:拉萨]`}},
+		{"two typos in a short word", "example", "wheater in Bergen",
+			[]string{`weather_current map[city:Bergen]`}},
+		{"a scene-setting clause gives its place", "example", "I'm in Porto for a conference, what's the weather and where can I eat",
+			[]string{`places_restaurants map[near:Porto]`, `weather_current map[city:Porto]`}},
+		{"a request is no scene", "example", "I'm looking for a taxi to the airport, and the weather in Rome",
+			[]string{`weather_current map[city:Rome]`, "no_match"}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
