@@ -116,7 +116,7 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
+	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).
@@ -199,3 +199,8 @@ var actionVerbs = map[string]bool{
 	"design": true, "search": true, "convert": true, "translat": true, "translate": true, "track": true, "send": true, "book": true, "add": true,
 	"schedul": true, "schedule": true, "画": true, "生成": true, "查": true, "找": true, "搜": true, "换": true, "翻译": true, "发": true, "订": true, "加": true,
 }
+
+// withVerbs are done with someone: after 和/跟/与 and a name they make the
+// conjunction mean "with" (和老王开会), not a new clause.
+var withVerbs = map[string]bool{"开会": true, "吃饭": true, "见面": true, "见": true, "聊": true, "谈": true, "通话": true, "打电话": true,
+	"视频": true, "约": true, "看房": true, "面试": true, "讨论": true, "碰头": true, "打球": true, "喝": true, "吃": true, "一起": true, "对接": true, "沟通": true}

@@ -331,6 +331,12 @@ func splitClauses(toks []token) []clause {
 	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if t.conj && (withPartner(toks, i) || andAHalf(toks, i)) {
+			// 和老王开会: 和 is "with", no clause ends.
+			t.conj, t.stop = false, true
+			cur = append(cur, t)
+			continue
+		}
 		if t.conj || t.kind == tPunct {
 			cut(t.text)
 			continue
@@ -668,6 +674,38 @@ func conjPhrase(toks []token, i int) int {
 		}
 	}
 	return 0
+}
+
+// andAHalf says whether toks[i] is the "and" of "an hour and a half".
+func andAHalf(toks []token, i int) bool {
+	return strings.EqualFold(toks[i].text, "and") && i+2 < len(toks) && strings.EqualFold(toks[i+1].text, "a") && strings.EqualFold(toks[i+2].text, "half")
+}
+
+// withPartner says whether the conjunction toks[i] (和, 跟, 与) means
+// "with": a name that is no place follows, then a verb done together
+// (withVerbs: 和老王开会, 跟客户吃饭).
+func withPartner(toks []token, i int) bool {
+	if t := toks[i].text; t != "和" && t != "跟" && t != "与" || i+1 >= len(toks) {
+		return false
+	}
+	name := toks[i+1]
+	if name.kind != tHanRaw && name.kind != tHan || name.stop || hanPlaceNames[name.text] != "" {
+		return false
+	}
+	for v := range withVerbs {
+		if pre, ok := strings.CutSuffix(name.text, v); ok && pre != "" && runeLen(pre) <= 4 && hanPlaceNames[pre] == "" {
+			return true // 跟房东看房: the name and the verb as one run
+		}
+	}
+	if i+2 >= len(toks) || runeLen(name.text) > 4 {
+		return false
+	}
+	for v := range withVerbs {
+		if strings.HasPrefix(toks[i+2].text, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasContent says whether a part has a word that could pick a tool or name

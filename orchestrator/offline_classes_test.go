@@ -89,6 +89,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[near:Porto]`, `weather_current map[city:Porto]`}},
 		{"a request is no scene", "example", "I'm looking for a taxi to the airport, and the weather in Rome",
 			[]string{`weather_current map[city:Rome]`, "no_match"}},
+		{"和 means with", "kit", "下周一上午九点和张总见面，加到日历",
+			[]string{`kit__calendar_create_event map[date:2027-03-15 duration_minutes:60 start_time:09:00 title:张总见面]`}},
+		{"a length of time in minutes", "kit", "schedule sprint review tomorrow at 2pm for an hour and a half",
+			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:90 start_time:14:00 title:sprint review]`}},
+		{"a length of time in Chinese after a comma", "kit", "明天下午四点加个日程：牙医复诊，半小时",
+			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:30 start_time:16:00 title:牙医复诊]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

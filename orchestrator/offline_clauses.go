@@ -133,7 +133,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && ix.carriesArgs(&c, &out[n-1]) || modifies(&c, &out[n-1], ix)) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && ix.carriesArgs(&c, &out[n-1]) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
@@ -263,6 +263,9 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		return true
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
+	if _, _, _, ok := readDuration(tokText(c.toks)); ok && oe.countsTime() {
+		return true // "，一个半小时": the event's length
+	}
 	if oe.route && (c.places.origin != "" && c.places.dest == "" && c.places.place == "" && prev.places.origin == "" ||
 		c.places.dest != "" && c.places.origin == "" && c.places.place == "" && prev.places.dest == "") {
 		// "导航到机场，从酒店出发": the part gives the route its other end.
@@ -373,4 +376,28 @@ func onlyValues(c *clause, ix *offlineIndex) bool {
 		}
 	}
 	return has
+}
+
+// tokText is the tokens' text, joined as typed closely enough to read a
+// length of time.
+func tokText(toks []token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && t.kind == tWord && toks[i-1].kind == tWord {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.text)
+	}
+	return b.String()
+}
+
+// countsTime says whether the entry has a number parameter that counts
+// minutes, hours or seconds.
+func (oe *offEntry) countsTime() bool {
+	for _, p := range oe.params {
+		if p.role == roleNumber && (p.words["minut"] || p.words["hour"] || p.words["second"]) {
+			return true
+		}
+	}
+	return false
 }

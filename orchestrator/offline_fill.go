@@ -39,6 +39,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	f.kinds()
 	quotes := f.formatted()
 	f.places(ctx, later)
+	f.durations()
 	f.numbers()
 	f.text(quotes)
 	f.bools()
