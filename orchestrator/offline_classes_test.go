@@ -95,6 +95,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:90 start_time:14:00 title:sprint review]`}},
 		{"a length of time in Chinese after a comma", "kit", "明天下午四点加个日程：牙医复诊，半小时",
 			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:30 start_time:16:00 title:牙医复诊]`}},
+		{"a ticker typed in lower case", "kit", "nvda share price",
+			[]string{`kit__stock_quote map[symbol:NVDA]`}},
+		{"a lower-case word with vowels is no ticker", "kit", "stock price of apple",
+			[]string{"missing_arguments"}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -121,6 +121,11 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 				return true, len(t.text) >= 4 && t.kind != tQuote
 			}
 		}
+		for i, t := range c.toks {
+			if !c.values.used[i] && !c.placeToks[i] && lowerIdentifier(t, ix) && p.pattern.MatchString(strings.ToUpper(t.text)) {
+				return true, false // "msft": evidence with the tool's own words
+			}
+		}
 	}
 	return false, false
 }

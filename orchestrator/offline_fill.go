@@ -116,7 +116,40 @@ func (f *filler) patterns() {
 				break
 			}
 		}
+		if _, done := f.args[p.name]; done || p.pattern.MatchString("a") {
+			continue
+		}
+		// An identifier the pattern wants in capitals, typed in lower case
+		// ("msft stock price").
+		for i, t := range f.c.toks {
+			if !f.usedTok[i] && !f.c.placeToks[i] && lowerIdentifier(t, f.ix) && p.pattern.MatchString(strings.ToUpper(t.text)) && f.set(p, strings.ToUpper(t.text)) {
+				f.usedTok[i] = true
+				break
+			}
+		}
 	}
+}
+
+// lowerIdentifier says whether a lower-case word may be an identifier
+// typed in lower case (a ticker: "msft", "tsla", "aapl"): two to five
+// letters, no function word, no word of the catalog or the lexicon nor a
+// typo of one, and at most one vowel letter, repeated or not (which few
+// words of English have: "tsla", "goog", but not "apple").
+func lowerIdentifier(t token, ix *offlineIndex) bool {
+	if t.kind != tWord || t.stop || len(t.text) < 2 || len(t.text) > 5 || t.text != strings.ToLower(t.text) {
+		return false
+	}
+	vowels := map[rune]bool{}
+	for _, r := range t.text {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+		if strings.ContainsRune("aeiouy", r) {
+			vowels[r] = true
+		}
+	}
+	k := key(t.norm)
+	return len(vowels) <= 1 && !ix.post.Has(k) && concepts[t.norm] == "" && ix.typo(t.norm) == ""
 }
 
 // patternCandidate says whether a token may be an identifier: typed as a
