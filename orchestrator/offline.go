@@ -890,6 +890,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			}
 			if i+1 < len(toks) {
 				next = toks[i+1].text
+				if cuisineSuffix[next] && toks[i+1].start == t.end {
+					continue // 泰国菜, 日本料理: a kind of food, not a place
+				}
 			}
 			// 从X…到Y, X到Y
 			if j := hanTo(toks, i+1); j > 0 && (prev == "从" || i == 0 || toks[i-1].stop) {
@@ -905,7 +908,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			switch {
 			case leadsTo(prev):
 				set(&pl.dest, t.text, i)
-			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
+			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在" || prev == "人在":
 				set(&pl.place, t.text, i)
 			}
 		}
@@ -914,7 +917,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !(i+1 < len(toks) && cuisineSuffix[toks[i+1].text] && toks[i+1].start == t.end) {
 				set(&pl.place, t.text, i)
 				break
 			}

@@ -99,6 +99,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__stock_quote map[symbol:NVDA]`}},
 		{"a lower-case word with vowels is no ticker", "kit", "stock price of apple",
 			[]string{"missing_arguments"}},
+		{"weather by what it is like outside", "example", "what's it like outside in Tromsø right now",
+			[]string{`weather_current map[city:Tromsø]`}},
+		{"weather with no city says so", "example", "hows it looking outside",
+			[]string{"missing_arguments"}},
+		{"a country before 菜 is a kind of food", "example", "我人在首尔，想吃越南菜",
+			[]string{`places_restaurants map[cuisine:越南菜 near:首尔]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

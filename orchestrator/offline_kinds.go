@@ -85,8 +85,11 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 		}
 		return lw, []int{i}
 	}
-	// A Chinese word of the kind's suffix: 东北菜, 泰国菜.
+	// A Chinese word of the kind's suffix: 东北菜, 泰国菜 (泰国 + 菜).
 	for i, t := range toks {
+		if i+1 < len(toks) && t.kind == tHanRaw && cuisineSuffix[toks[i+1].text] && toks[i+1].start == t.end && k.hanSuffixes != nil {
+			return t.text + toks[i+1].text, []int{i, i + 1}
+		}
 		if t.kind != tHanRaw && t.kind != tHan || c.placeToks[i] && !strings.HasSuffix(t.text, "菜") {
 			continue
 		}
