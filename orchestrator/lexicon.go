@@ -47,7 +47,7 @@ var conceptGroups = [][]string{
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
 	{"translate", "translation", "翻译", "怎么说", "用英语说", "用日语说"},
-	{"flight", "flights", "fly", "airline", "plane", "机票", "航班", "飞机"},
+	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},

@@ -961,6 +961,15 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 		j--
 	}
 	if j == i {
+		// "seats san francisco to taipei": a name of the gazetteer as typed.
+		for n := min(maxPlaceWords, i); n > 0; n-- {
+			if gazetteerName(toks, i-n) == n {
+				j = i - n
+				break
+			}
+		}
+	}
+	if j == i {
 		return "", nil
 	}
 	var words []string

@@ -105,6 +105,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"a country before 菜 is a kind of food", "example", "我人在首尔，想吃越南菜",
 			[]string{`places_restaurants map[cuisine:越南菜 near:首尔]`}},
+		{"a carrier by its Chinese name", "kit", "中国邮政的包裹RR123456785CN现在在哪",
+			[]string{`kit__parcel_track map[carrier:china-post tracking_number:RR123456785CN]`}},
+		{"a flight by its cabin, a lower-case origin before to", "kit", "first class seat rio de janeiro to lima on friday",
+			[]string{`kit__flights_search map[cabin:first date:2027-03-12 destination:lima origin:rio de janeiro passengers:1]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
