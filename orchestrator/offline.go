@@ -151,6 +151,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.T
 	}
 	ix.rankClauses(goal, clauses, vis, now)
 	clauses = ix.joinClauses(goal, clauses, now)
+	clauses = ix.joinUnfit(goal, clauses, vis, now)
 	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}
 	b.build(clauses)
 	return b.plan, b.unplanned

@@ -109,6 +109,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__parcel_track map[carrier:china-post tracking_number:RR123456785CN]`}},
 		{"a flight by its cabin, a lower-case origin before to", "kit", "first class seat rio de janeiro to lima on friday",
 			[]string{`kit__flights_search map[cabin:first date:2027-03-12 destination:lima origin:rio de janeiro passengers:1]`}},
+		{"two parts no tool fits alone, together one", "kit", "the bag weighs 23 kg, what is that in pounds",
+			[]string{`kit__units_convert map[from_unit:kg to_unit:lb value:23]`}},
+		{"a colon's text is its clause's, one refusal", "example", "帮我把这段话译成日语：今天很开心",
+			[]string{"no_match"}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -149,6 +149,14 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 			prev.read(goal, ix, now)
 			continue
 		}
+		if n := len(out); n > 0 && c.best < 0 && out[n-1].best < 0 && !out[n-1].cond && (c.before == ":" || c.before == "：") {
+			// "把这句话翻译成英文：我很好": what follows the colon is the
+			// text of the clause before, one request no tool fits.
+			prev := &out[n-1]
+			prev.toks = append(slices.Clone(prev.toks), c.toks...)
+			prev.end, prev.after = c.end, c.after
+			continue
+		}
 		out = append(out, c)
 	}
 	out = ix.joinForward(goal, out, now)
@@ -405,4 +413,27 @@ func (oe *offEntry) countsTime() bool {
 		}
 	}
 	return false
+}
+
+// joinUnfit joins two parts after one another, split at a comma, that no
+// tool fits alone when together they fit one: "bake at 180 celsius,
+// what's that in fahrenheit" converts units.
+func (ix *offlineIndex) joinUnfit(goal string, cs []clause, vis []bool, now time.Time) []clause {
+	out := cs[:0:0]
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		if i+1 < len(cs) && c.best < 0 && cs[i+1].best < 0 && !c.cond && !cs[i+1].cond && (c.after == "," || c.after == "，") {
+			next := cs[i+1]
+			j := clause{toks: append(slices.Clone(c.toks), next.toks...), start: c.start, end: next.end, before: c.before, after: next.after}
+			one := []clause{j}
+			ix.rankClauses(goal, one, vis, now)
+			if one[0].best >= 0 {
+				out = append(out, one[0])
+				i++
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
