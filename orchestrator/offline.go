@@ -1042,7 +1042,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return "", nil
 	}
 	the := false
-	if toks[i].kind == tWord && strings.EqualFold(toks[i].text, "the") {
+	if toks[i].kind == tWord && determiners[strings.ToLower(toks[i].text)] {
 		the = true
 		i++
 	}
@@ -1095,6 +1095,10 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 	}
 	return strings.Join(words, " "), idx
 }
+
+// determiners lead a place of plain words: "the train station", "my
+// hotel", "our office".
+var determiners = map[string]bool{"the": true, "my": true, "our": true, "your": true}
 
 // placeHeadAt says whether a plain word at toks[i] begins a name of up to
 // three words that ends in a noun of a place ("hoan kiem lake", "union
@@ -1166,6 +1170,14 @@ func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any,
 		}
 		if k := tokKey(t); k != "" {
 			keys[k] = true
+		}
+		// A phrase of the lexicon ("public transport") names its concept.
+		words := []string{t.norm}
+		for j := i + 1; t.kind == tWord && j < len(toks) && j-i < 3 && toks[j].kind == tWord && !placeToks[j]; j++ {
+			words = append(words, toks[j].norm)
+			if id := concepts[strings.Join(words, " ")]; id != "" {
+				keys[id] = true
+			}
 		}
 	}
 	for _, v := range enum {

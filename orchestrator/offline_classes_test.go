@@ -113,6 +113,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__units_convert map[from_unit:kg to_unit:lb value:23]`}},
 		{"a colon's text is its clause's, one refusal", "example", "帮我把这段话译成日语：今天很开心",
 			[]string{"no_match"}},
+		{"a phrase of the lexicon names an enum value", "example", "directions from Shoreditch to Camden on public transport",
+			[]string{`maps_route map[from:Shoreditch mode:transit to:Camden]`}},
+		{"my or our before a place", "example", "how do I get to the museum from my hotel on foot",
+			[]string{`maps_route map[from:hotel mode:walking to:museum]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
