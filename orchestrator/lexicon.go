@@ -13,14 +13,14 @@ var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
 		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "outside", "outdoors", "out there",
 		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
-	{"route", "direction", "directions", "navigate", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车"},
+	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
 		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
 		"street food", "places to eat", "place to eat", "vegetarian", "vegan", "takeaway",
 		"pasta", "steakhouse", "tapas", "noodle", "pho", "bagel", "bakery", "pub", "trattoria", "pizzeria", "sushi bar", "food truck", "hot pot", "falafel", "shawarma",
 		"paella", "dumpling", "udon", "burrito", "oyster", "lobster", "crab", "wings", "fried chicken", "brisket", "dessert", "gelato", "hawker", "eatery", "eateries", "grill",
 		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃",
-		"菜馆", "饭馆", "小馆", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品"},
+		"菜馆", "饭馆", "小馆", "茶餐厅", "餐吧", "食堂", "大排档", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品"},
 	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
 	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
@@ -116,7 +116,7 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "人在", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
+	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "几家", "几个", "人在", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).
@@ -207,3 +207,7 @@ var withVerbs = map[string]bool{"开会": true, "吃饭": true, "见面": true, 
 
 // cuisineSuffix follow a place's name in a kind of food: 泰国菜, 日本料理.
 var cuisineSuffix = map[string]bool{"菜": true, "料理": true, "餐": true, "菜馆": true, "风味": true}
+
+// restaurantHeads name a place to eat: a country's name between 的 and
+// one is its kind of food (那里的印度餐厅).
+var restaurantHeads = map[string]bool{"餐厅": true, "餐馆": true, "馆子": true, "饭店": true, "饭馆": true, "菜馆": true, "小馆": true}

@@ -891,8 +891,8 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			}
 			if i+1 < len(toks) {
 				next = toks[i+1].text
-				if cuisineSuffix[next] && toks[i+1].start == t.end {
-					continue // 泰国菜, 日本料理: a kind of food, not a place
+				if foodKindAt(toks, i) {
+					continue // 泰国菜, 日本料理, 那里的印度餐厅: a kind of food, not a place
 				}
 			}
 			// 从X…到Y, X到Y
@@ -918,7 +918,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !(i+1 < len(toks) && cuisineSuffix[toks[i+1].text] && toks[i+1].start == t.end) {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) {
 				set(&pl.place, t.text, i)
 				break
 			}
@@ -943,6 +943,17 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		}
 	}
 	return pl, used
+}
+
+// foodKindAt says whether the Chinese run toks[i] names a kind of food,
+// not a place: before 菜 or 料理 (泰国菜), or between 的 and a word for a
+// restaurant (那里的印度餐厅).
+func foodKindAt(toks []token, i int) bool {
+	if i+1 >= len(toks) {
+		return false
+	}
+	next := toks[i+1]
+	return cuisineSuffix[next.text] && next.start == toks[i].end || i > 0 && toks[i-1].text == "的" && restaurantHeads[next.text]
 }
 
 // backRef are the words after "from", "to", 从 or 到 that mean the place

@@ -117,6 +117,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:Shoreditch mode:transit to:Camden]`}},
 		{"my or our before a place", "example", "how do I get to the museum from my hotel on foot",
 			[]string{`maps_route map[from:hotel mode:walking to:museum]`}},
+		{"a style after a comma is the prompt's", "example", "画一只仙鹤，工笔风",
+			[]string{`image_generate map[prompt:一只仙鹤，工笔风]`}},
+		{"a style no tool fits after a comma", "example", "sketch a fox in the snow, ukiyo-e",
+			[]string{`image_generate map[prompt:a fox in the snow, ukiyo-e]`}},
+		{"a country between 的 and 餐厅 is the cuisine", "example", "巴黎天气如何，再找找那边的越南餐厅",
+			[]string{`places_restaurants map[cuisine:越南 near:巴黎]`, `weather_current map[city:巴黎]`}},
+		{"a measure word is no part of a place", "example", "广州热不热，推荐几家茶餐厅",
+			[]string{`places_restaurants map[near:广州]`, `weather_current map[city:广州]`}},
+		{"get there from", "example", "dim sum in Kowloon and how to get there from Central",
+			[]string{`maps_route map[from:Central to:Kowloon]`, `places_restaurants map[cuisine:dim sum near:Kowloon]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -138,7 +138,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && ix.carriesArgs(&c, &out[n-1]) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1])) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
@@ -191,6 +191,31 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	return out
 }
 
+// saysMoreText says whether c, a short part after a comma that no tool
+// fits and that names no place, says more of the text of the step before
+// (", anime style" of "paint me a dragon, anime style").
+func (ix *offlineIndex) saysMoreText(c, prev *clause) bool {
+	if c.cond || c.before != "," && c.before != "，" {
+		return false
+	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	takes, placed := false, false
+	for _, p := range oe.params {
+		takes = takes || p.role == roleText && oe.required[p.name]
+		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+	}
+	if placed && c.places.any() != "" {
+		return false
+	}
+	content := 0
+	for _, t := range c.toks {
+		if !t.stop && t.kind != tPunct {
+			content++
+		}
+	}
+	return takes && content > 0 && content <= 3
+}
+
 // modifies says whether c, after a comma, only says more of the step
 // before it: its tool is prev's, it names no place and no action, and it
 // is short (", watercolor style", ", pm2.5 specifically", "，PM10高不高").
@@ -198,9 +223,14 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 	if c.best < 0 || c.cond || c.before != "," && c.before != "，" || c.ranked[c.best].entry != prev.ranked[prev.best].entry {
 		return false
 	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	placed := false // the entry takes a place: a place of c is its own request
+	for _, p := range oe.params {
+		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+	}
 	content := 0
 	for i, t := range c.toks {
-		if c.placeToks[i] && !c.values.used[i] && !patternCandidate(t, ix) {
+		if placed && c.placeToks[i] && !c.values.used[i] && !patternCandidate(t, ix) {
 			return false
 		}
 		if t.stop || t.kind == tPunct {

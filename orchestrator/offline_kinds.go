@@ -90,6 +90,9 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 		if i+1 < len(toks) && t.kind == tHanRaw && cuisineSuffix[toks[i+1].text] && toks[i+1].start == t.end && k.hanSuffixes != nil {
 			return t.text + toks[i+1].text, []int{i, i + 1}
 		}
+		if i > 0 && i+1 < len(toks) && t.kind == tHanRaw && !c.placeToks[i] && toks[i-1].text == "的" && restaurantHeads[toks[i+1].text] && k.hanSuffixes != nil {
+			return t.text, []int{i}
+		}
 		if t.kind != tHanRaw && t.kind != tHan || c.placeToks[i] && !strings.HasSuffix(t.text, "菜") {
 			continue
 		}
