@@ -127,6 +127,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[near:广州]`, `weather_current map[city:广州]`}},
 		{"get there from", "example", "dim sum in Kowloon and how to get there from Central",
 			[]string{`maps_route map[from:Central to:Kowloon]`, `places_restaurants map[cuisine:dim sum near:Kowloon]`}},
+		{"the text leaves out the target language", "kit", "translate see you soon to italian",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:it text:see you soon]`}},
+		{"how do you say is translating", "kit", "how do you say good night in korean",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:ko text:good night]`}},
+		{"开个会 is a calendar event", "kit", "周五上午十点开个会，主题是预算",
+			[]string{`kit__calendar_create_event map[date:2027-03-12 duration_minutes:60 start_time:10:00 title:预算]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -27,6 +27,16 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 		if k := tokKey(t); k != "" && m.keys[k] {
 			f.matched[i] = true
 		}
+		// The words of a phrase that picked the entry ("how do you say").
+		words := []string{t.norm}
+		for j := i + 1; t.kind == tWord && j < len(c.toks) && j-i < ix.maxWords && c.toks[j].kind == tWord; j++ {
+			words = append(words, c.toks[j].norm)
+			if p := strings.Join(words, " "); ix.hasPhrase(p) && m.keys[key(p)] {
+				for k := i; k <= j; k++ {
+					f.matched[k] = true
+				}
+			}
+		}
 	}
 	for i := range c.values.used {
 		f.usedTok[i] = true
