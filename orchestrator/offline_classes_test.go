@@ -133,6 +133,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__translate_text map[source_lang:auto target_lang:ko text:good night]`}},
 		{"开个会 is a calendar event", "kit", "周五上午十点开个会，主题是预算",
 			[]string{`kit__calendar_create_event map[date:2027-03-12 duration_minutes:60 start_time:10:00 title:预算]`}},
+		{"a ticker the schema shows as an example, typed in lower case", "kit", "aapl share price",
+			[]string{`kit__stock_quote map[symbol:AAPL]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

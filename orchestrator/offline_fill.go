@@ -159,7 +159,7 @@ func lowerIdentifier(t token, ix *offlineIndex) bool {
 		}
 	}
 	k := key(t.norm)
-	return len(vowels) <= 1 && !ix.post.Has(k) && concepts[t.norm] == "" && ix.typo(t.norm) == ""
+	return len(vowels) <= 1 && !ix.strongKey(k) && concepts[t.norm] == "" && (ix.post.Has(k) || ix.typo(t.norm) == "")
 }
 
 // patternCandidate says whether a token may be an identifier: typed as a
