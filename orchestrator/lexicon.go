@@ -11,7 +11,7 @@ package orchestrator
 // lexicon is built.
 var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
-		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "outside", "outdoors", "out there",
+		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么",
 		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
 	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
@@ -116,7 +116,7 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "几家", "几个", "人在", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
+	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "还是", "或者", "更", "比较", "哪个更", "几家", "几个", "人在", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).

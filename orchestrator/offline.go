@@ -338,7 +338,7 @@ func splitClauses(toks []token) []clause {
 			cur = append(cur, t)
 			continue
 		}
-		if t.conj || t.kind == tPunct {
+		if t.conj || t.kind == tPunct || orPlace(toks, i) {
 			cut(t.text)
 			continue
 		}
@@ -675,6 +675,21 @@ func conjPhrase(toks []token, i int) int {
 		}
 	}
 	return 0
+}
+
+// orPlace says whether toks[i] is an "or" (或者, 还是) before a place
+// ("weather in paris or london"): the place asks again, like "and".
+func orPlace(toks []token, i int) bool {
+	switch strings.ToLower(toks[i].text) {
+	case "or", "或者", "还是", "或":
+	default:
+		return false
+	}
+	if i+1 >= len(toks) {
+		return false
+	}
+	next := toks[i+1]
+	return gazetteerName(toks, i+1) > 0 || next.kind == tWord && isCapitalised(next.text) && !next.stop || hanPlaceNames[next.text] != ""
 }
 
 // andAHalf says whether toks[i] is the "and" of "an hour and a half".

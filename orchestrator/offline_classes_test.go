@@ -135,6 +135,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__calendar_create_event map[date:2027-03-12 duration_minutes:60 start_time:10:00 title:预算]`}},
 		{"a ticker the schema shows as an example, typed in lower case", "kit", "aapl share price",
 			[]string{`kit__stock_quote map[symbol:AAPL]`}},
+		{"or before a place asks again", "example", "weather in lyon or marseille",
+			[]string{`weather_current map[city:lyon]`, `weather_current map[city:marseille]`}},
+		{"还是 before a place asks again", "example", "杭州还是苏州更暖和",
+			[]string{`weather_current map[city:杭州]`, `weather_current map[city:苏州]`}},
+		{"what to wear is the weather", "example", "what should i wear in montreal today",
+			[]string{`weather_current map[city:montreal]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

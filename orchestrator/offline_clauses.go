@@ -246,7 +246,7 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 
 // thenLike lead on to a part that is only a place, which asks the tool of
 // the clause before again ("weather in Paris, then in London").
-var thenLike = map[string]bool{"then": true, "also": true, "and then": true, "然后": true, "再": true, "还有": true, "另外": true}
+var thenLike = map[string]bool{"or": true, "或者": true, "还是": true, "或": true, "then": true, "also": true, "and then": true, "然后": true, "再": true, "还有": true, "另外": true}
 
 // listSep says whether a separator lists values around c: "and", 和, 、,
 // and a comma after or before a part that is only a name ("Nice", not
