@@ -141,6 +141,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:杭州]`, `weather_current map[city:苏州]`}},
 		{"what to wear is the weather", "example", "what should i wear in montreal today",
 			[]string{`weather_current map[city:montreal]`}},
+		{"a count in a measure word after a comma", "kit", "苏州的酒店，后天入住，一个人，住一晚",
+			[]string{`kit__hotels_search map[check_in:2027-03-12 city:苏州 guests:1 nights:1]`}},
+		{"the text after a colon ends at a comma before arguments", "kit", "周四上午九点加个会议：季度规划，两个小时",
+			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:120 start_time:09:00 title:季度规划]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

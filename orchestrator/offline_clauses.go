@@ -142,7 +142,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
-				c.toks = []token{{kind: tQuote, text: goal[c.start:c.end], start: c.start, end: c.end}}
+				c.toks = colonQuote(goal, &c)
 			}
 			prev.toks = append(slices.Clone(prev.toks), c.toks...)
 			prev.end, prev.after = c.end, c.after
@@ -323,11 +323,17 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		}
 	}
 	for i, t := range c.toks {
-		if t.kind != tNum {
+		if t.kind != tNum && !(i > 0 && isNumeral(c.toks[i-1].text) && c.toks[i-1].stop && numberHints[t.text] != nil) {
 			continue
 		}
+		// A number, or a count in a measure word before a word that says
+		// what it counts ("，一个人": 一个 is a function word).
+		at := i
+		if t.kind != tNum {
+			at = i - 1
+		}
 		for _, p := range oe.params {
-			if p.role == roleNumber && hintDistance(c.toks, i, p) > 0 {
+			if p.role == roleNumber && hintDistance(c.toks, at, p) > 0 {
 				return true
 			}
 		}
@@ -464,6 +470,25 @@ func (ix *offlineIndex) joinUnfit(goal string, cs []clause, vis []bool, now time
 			}
 		}
 		out = append(out, c)
+	}
+	return out
+}
+
+// colonQuote is the text after a colon as one quoted token, up to a comma
+// after which only arguments follow ("：项目评审，一个小时": the text is 项目评审,
+// the length of time stays a value).
+func colonQuote(goal string, c *clause) []token {
+	text := goal[c.start:c.end]
+	cut := strings.IndexAny(text, ",，")
+	if cut <= 0 {
+		return []token{{kind: tQuote, text: text, start: c.start, end: c.end}}
+	}
+	end := c.start + cut
+	out := []token{{kind: tQuote, text: strings.TrimSpace(goal[c.start:end]), start: c.start, end: end}}
+	for _, t := range c.toks {
+		if t.start > end {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -16,6 +16,13 @@ func (f *filler) numbers() {
 		if t.kind == tNum && !f.usedTok[i] {
 			nums = append(nums, i)
 		}
+		if t.kind == tHan && t.stop && isNumeral(t.text) && i+1 < len(f.c.toks) && numberHints[f.c.toks[i+1].text] != nil && !f.usedTok[i] {
+			// 一个人, 一位: the count in a measure word.
+			if v, n := hanNumber(t.text); n > 0 && v > 0 {
+				f.c.toks[i].val = float64(v)
+				nums = append(nums, i)
+			}
+		}
 	}
 	type pick struct {
 		n, p int
