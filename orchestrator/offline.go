@@ -824,7 +824,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	weak := []int(nil) // the tokens of a place read from a plain word after "for" or "of" ("for shorts")
 	set := func(dst *string, val string, idx ...int) {
 		if *dst == "" && val != "" {
-			*dst = val
+			*dst = innermostPlace(val)
 			for _, i := range idx {
 				used[i] = true
 			}
@@ -969,6 +969,21 @@ func foodKindAt(toks []token, i int) bool {
 	}
 	next := toks[i+1]
 	return cuisineSuffix[next.text] && next.start == toks[i].end || i > 0 && toks[i-1].text == "的" && restaurantHeads[next.text]
+}
+
+// innermostPlace is the last of two names of the gazetteer written
+// together, a country and its city (加拿大温哥华 → 温哥华); any other name as
+// it is.
+func innermostPlace(s string) string {
+	if hanPlaceNames[s] != "" || hanRuns(s) == nil {
+		return s
+	}
+	for i := range s {
+		if i > 0 && hanPlaceNames[s[:i]] != "" && hanPlaceNames[s[i:]] != "" {
+			return s[i:]
+		}
+	}
+	return s
 }
 
 // backRef are the words after "from", "to", 从 or 到 that mean the place

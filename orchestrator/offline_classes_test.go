@@ -145,6 +145,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__hotels_search map[check_in:2027-03-12 city:苏州 guests:1 nights:1]`}},
 		{"the text after a colon ends at a comma before arguments", "kit", "周四上午九点加个会议：季度规划，两个小时",
 			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:120 start_time:09:00 title:季度规划]`}},
+		{"a place typed with or without its accents", "example", "weather in zürich and são paulo",
+			[]string{`weather_current map[city:são paulo]`, `weather_current map[city:zürich]`}},
+		{"a country and its city written together", "example", "澳大利亚悉尼天气怎么样",
+			[]string{`weather_current map[city:悉尼]`}},
+		{"a dish that holds a weather word", "example", "兰州牛肉面哪家好吃",
+			[]string{`places_restaurants map[cuisine:牛肉面 near:兰州]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -39,7 +39,7 @@ func gazetteerName(toks []token, i int) int {
 			if t.kind != tWord {
 				break
 			}
-			words = append(words, strings.ToLower(t.text))
+			words = append(words, foldAccents(strings.ToLower(t.text)))
 		}
 		if len(words) == n && englishPlaceNames[strings.Join(words, " ")] && (n > 1 || !toks[i].stop && !ambiguousPlaceNames[words[0]]) {
 			return n
@@ -74,3 +74,11 @@ func init() {
 // ambiguousPlaceNames are names of the gazetteer that are also common
 // words: read as places only capitalised or after "in", "to", "from".
 var ambiguousPlaceNames = map[string]bool{"nice": true, "turkey": true, "china": true, "chad": true, "jordan": true, "georgia": true, "reading": true, "bath": true, "split": true, "mobile": true, "orange": true, "la": true, "rio": true}
+
+// accentFolds are the accented letters of place names typed with them or
+// without ("são paulo", "kraków", "zürich").
+var accentFolds = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "å", "a", "ç", "c", "é", "e", "è", "e", "ê", "e", "ë", "e",
+	"í", "i", "ì", "i", "î", "i", "ï", "i", "ñ", "n", "ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o", "ø", "o", "ú", "u", "ù", "u", "û", "u",
+	"ü", "u", "ý", "y", "ł", "l", "ś", "s", "ź", "z", "ż", "z", "ć", "c", "ń", "n", "ę", "e", "ą", "a", "š", "s", "č", "c", "ž", "z", "ř", "r")
+
+func foldAccents(s string) string { return accentFolds.Replace(s) }
