@@ -782,8 +782,9 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 }
 
 // sceneSetting says whether a clause only says where the user is or goes
-// ("I'm in Lisbon for work", "we're flying to Singapore"): it starts with
-// "I'm", "we are" and the like, names a place, and asks for nothing. Its
+// ("I'm in Lisbon for work", "we're flying to Singapore", "flying into
+// Boston tonight"): it starts with "I'm", "we are" and the like or a verb
+// of travel, names a place, and asks for nothing. Its
 // place is the later clauses' (planBuilder.build); it is no unplanned
 // request.
 func sceneSetting(c *clause) bool {
@@ -807,7 +808,9 @@ func sceneSetting(c *clause) bool {
 }
 
 // sceneLeads start a clause that tells where the user is ("I'm in …").
-var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true}
+var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true,
+	"flying": true, "heading": true, "going": true, "travelling": true, "traveling": true, "visiting": true, "staying": true, "landing": true,
+	"arriving": true, "moving": true, "off": true, "back": true}
 
 // requestWords ask for something: a clause with one sets no scene ("I'm
 // looking for a taxi to the airport").
@@ -859,7 +862,10 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 						set(&pl.origin, o, oidx...)
 					}
 				}
-			case "in", "at", "near", "around", "for", "of":
+			case "in", "at", "near", "around", "for", "of", "into":
+				if lw == "into" && (i+1 >= len(toks) || gazetteerName(toks, i+1) == 0 && !isCapitalised(toks[i+1].text)) {
+					continue // "translate it into spanish": a language, not a place
+				}
 				if lw == "of" && (i == 0 || !strings.EqualFold(toks[i-1].text, "weather") && !strings.EqualFold(toks[i-1].text, "north") && !strings.EqualFold(toks[i-1].text, "south")) {
 					continue
 				}

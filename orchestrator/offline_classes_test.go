@@ -151,6 +151,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:悉尼]`}},
 		{"a dish that holds a weather word", "example", "兰州牛肉面哪家好吃",
 			[]string{`places_restaurants map[cuisine:牛肉面 near:兰州]`}},
+		{"flying into a city sets the scene", "example", "flying into boston tonight, is it snowing?",
+			[]string{`weather_current map[city:boston]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
