@@ -13,6 +13,9 @@ import (
 // "an hour and a half", 一个半小时 → 90, 两小时, 45分钟. The number's tokens are
 // then no other parameter's.
 func (f *filler) durations() {
+	if !f.oe.countsTime() {
+		return
+	}
 	text := f.goal[f.c.start:f.c.end]
 	mins, from, to, ok := readDuration(text)
 	if !ok {
