@@ -11,16 +11,17 @@ package orchestrator
 // lexicon is built.
 var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
-		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater",
+		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么",
 		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
-	{"route", "direction", "directions", "navigate", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径"},
+	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
 		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
 		"street food", "places to eat", "place to eat", "vegetarian", "vegan", "takeaway",
 		"pasta", "steakhouse", "tapas", "noodle", "pho", "bagel", "bakery", "pub", "trattoria", "pizzeria", "sushi bar", "food truck", "hot pot", "falafel", "shawarma",
 		"paella", "dumpling", "udon", "burrito", "oyster", "lobster", "crab", "wings", "fried chicken", "brisket", "dessert", "gelato", "hawker", "eatery", "eateries", "grill",
 		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃",
-		"菜馆", "饭馆", "小馆", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品"},
+		"菜馆", "饭馆", "小馆", "茶餐厅", "餐吧", "食堂", "大排档", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品",
+		"热干面", "小笼包", "生煎", "煎饼", "肉夹馍", "凉皮", "羊肉串", "麻辣烫", "螺蛳粉", "米线", "过桥米线", "烧麦", "锅包肉", "小龙虾", "酸菜鱼", "烤鱼", "牛肉面", "兰州拉面", "炸酱面", "担担面", "煲仔饭", "肠粉", "茶餐厅", "奶茶", "咖啡"},
 	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
 	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
@@ -46,8 +47,8 @@ var conceptGroups = [][]string{
 	{"annotated", "annotation", "annotations", "标注", "注释"},
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
-	{"translate", "translation", "翻译", "怎么说", "用英语说", "用日语说"},
-	{"flight", "flights", "fly", "airline", "plane", "机票", "航班", "飞机"},
+	{"translate", "translation", "how do you say", "how do i say", "how to say", "翻译", "怎么说", "用英语说", "用日语说", "译成"},
+	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
@@ -59,7 +60,7 @@ var conceptGroups = [][]string{
 	{"stock", "share price", "股票", "股价"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
 	{"email", "mail", "邮件"},
-	{"calendar", "schedule", "meeting", "日历", "日程", "会议"},
+	{"calendar", "schedule", "meeting", "日历", "日程", "会议", "开个会", "约个会"},
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "步行", "走路"},
@@ -116,7 +117,7 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
+	"瞅瞅", "瞅一眼", "瞅一下", "瞧瞧", "瞧一下", "看下", "查下", "找找", "搜搜", "小时", "个小时", "分钟", "钟头", "还是", "或者", "更", "比较", "哪个更", "几家", "几个", "人在", "记到", "记下", "记一下", "加到", "放到", "写到", "存到", "咋样", "啥", "有啥", "有什么", "好玩", "最近", "下周", "这周", "本周", "下个月", "多少钱", "怎么办", "边上", "一带", "市中心",
 }
 
 // conjunctions split a goal into clauses (besides punctuation).
@@ -143,3 +144,72 @@ var timeWords = map[string]bool{
 // hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.
 var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
 var hanUnits = map[rune]int{'十': 10, '百': 100, '千': 1000, '万': 10000}
+
+// cuisineWords are kinds of food a parameter named cuisine asks for:
+// cuisines by their people or place, and dishes (kindLists).
+var cuisineWords = []string{
+	"thai", "italian", "mexican", "indian", "french", "japanese", "chinese", "korean", "vietnamese", "greek", "turkish", "spanish",
+	"lebanese", "ethiopian", "peruvian", "brazilian", "argentinian", "georgian", "moroccan", "persian", "iranian", "israeli", "german",
+	"american", "british", "irish", "portuguese", "russian", "polish", "ukrainian", "hungarian", "austrian", "swiss", "belgian", "dutch",
+	"scandinavian", "nordic", "malaysian", "indonesian", "filipino", "singaporean", "taiwanese", "cantonese", "sichuan", "szechuan",
+	"hunan", "shanghainese", "nepalese", "nepali", "pakistani", "bangladeshi", "sri lankan", "afghan", "egyptian", "nigerian", "cuban",
+	"caribbean", "jamaican", "colombian", "venezuelan", "chilean", "cajun", "creole", "tex-mex", "hawaiian", "mediterranean",
+	"middle eastern", "asian", "latin", "african", "arabic", "uzbek", "armenian", "burmese", "cambodian", "laotian", "mongolian", "basque",
+	"vegetarian", "vegan", "halal", "kosher", "gluten-free", "seafood",
+	"sushi", "ramen", "pizza", "pasta", "tacos", "taco", "burrito", "burger", "burgers", "bbq", "barbecue", "steak", "steakhouse", "curry",
+	"kebab", "dumplings", "dumpling", "dim sum", "pho", "noodles", "noodle", "udon", "tapas", "paella", "falafel", "shawarma", "hot pot",
+	"hotpot", "fried chicken", "wings", "brisket", "oyster", "oysters", "lobster", "crab", "bagel", "bagels", "gelato", "dessert",
+	"desserts", "brunch", "street food", "fish and chips", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles",
+	"寿司", "拉面", "披萨", "火锅", "烧烤", "烤肉", "海鲜", "早茶", "小吃", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品", "日料",
+	"川菜", "粤菜", "湘菜", "鲁菜", "浙菜", "徽菜", "闽菜", "苏菜", "本帮菜", "东北菜", "西北菜", "西餐", "中餐", "韩餐", "泰餐", "法餐",
+	"意餐", "素食", "清真", "麻辣烫", "小龙虾", "螺蛳粉", "米线", "米粉", "煲仔饭", "点心", "汉堡", "炸鸡", "咖喱", "沙拉", "自助餐",
+	"热干面", "小笼包", "生煎", "煎饼", "肉夹馍", "凉皮", "羊肉串", "过桥米线", "烧麦", "锅包肉", "酸菜鱼", "烤鱼", "牛肉面", "炸酱面", "担担面", "肠粉",
+}
+
+// cuisineHeads are nouns a kind of food stands before: "thai food",
+// "pho spots", "georgian restaurants".
+var cuisineHeads = []string{
+	"food", "foods", "cuisine", "restaurant", "restaurants", "place", "places", "spot", "spots", "joint", "joints", "bar", "bars",
+	"dishes", "dish", "kitchen", "eatery", "eateries", "house", "shop", "shops", "diner", "diners", "cafe", "cafes", "meal", "dinner", "lunch",
+}
+
+// kindAdjectives praise or size what follows and are no kind of it
+// ("good thai food", "cheap eats").
+var kindAdjectives = map[string]bool{
+	"good": true, "best": true, "great": true, "nice": true, "cheap": true, "decent": true, "local": true, "top": true, "authentic": true,
+	"rated": true, "tasty": true, "fancy": true, "popular": true, "famous": true, "new": true, "some": true, "any": true, "few": true,
+	"nearby": true, "close": true, "closest": true, "nearest": true, "late": true, "open": true, "quick": true, "affordable": true,
+	"romantic": true, "delicious": true, "yummy": true, "top-rated": true, "highly": true, "real": true, "proper": true, "cool": true,
+	"fun": true, "little": true, "small": true, "big": true, "busy": true, "quiet": true, "cozy": true, "family": true, "kid-friendly": true,
+}
+
+// placeHeads are nouns that end the name of a place: "hoan kiem lake",
+// "union square", "gion district" are places typed in lower case.
+var placeHeads = map[string]bool{
+	"lake": true, "park": true, "square": true, "station": true, "street": true, "st": true, "road": true, "avenue": true, "ave": true,
+	"bridge": true, "tower": true, "market": true, "fountain": true, "museum": true, "temple": true, "airport": true, "beach": true,
+	"palace": true, "gate": true, "district": true, "quarter": true, "hill": true, "hills": true, "island": true, "river": true, "bay": true,
+	"plaza": true, "centre": true, "center": true, "mall": true, "university": true, "campus": true, "harbour": true, "harbor": true,
+	"pier": true, "castle": true, "cathedral": true, "church": true, "mosque": true, "stadium": true, "garden": true, "gardens": true,
+	"village": true, "town": true, "port": true, "valley": true, "mountain": true, "peak": true, "falls": true, "boulevard": true, "shrine": true, "monument": true, "zoo": true, "aquarium": true, "terminal": true,
+}
+
+// actionVerbs lead a clause that asks for a step of its own, even of the
+// tool of the clause before ("draw a cat, draw a dog"); English ones stemmed.
+var actionVerbs = map[string]bool{
+	"draw": true, "paint": true, "sketch": true, "generat": true, "generate": true, "creat": true, "create": true, "make": true, "render": true,
+	"design": true, "search": true, "convert": true, "translat": true, "translate": true, "track": true, "send": true, "book": true, "add": true,
+	"schedul": true, "schedule": true, "画": true, "生成": true, "查": true, "找": true, "搜": true, "换": true, "翻译": true, "发": true, "订": true, "加": true,
+}
+
+// withVerbs are done with someone: after 和/跟/与 and a name they make the
+// conjunction mean "with" (和老王开会), not a new clause.
+var withVerbs = map[string]bool{"开会": true, "吃饭": true, "见面": true, "见": true, "聊": true, "谈": true, "通话": true, "打电话": true,
+	"视频": true, "约": true, "看房": true, "面试": true, "讨论": true, "碰头": true, "打球": true, "喝": true, "吃": true, "一起": true, "对接": true, "沟通": true}
+
+// cuisineSuffix follow a place's name in a kind of food: 泰国菜, 日本料理.
+var cuisineSuffix = map[string]bool{"菜": true, "料理": true, "餐": true, "菜馆": true, "风味": true}
+
+// restaurantHeads name a place to eat: a country's name between 的 and
+// one is its kind of food (那里的印度餐厅).
+var restaurantHeads = map[string]bool{"餐厅": true, "餐馆": true, "馆子": true, "饭店": true, "饭馆": true, "菜馆": true, "小馆": true}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"strings"
@@ -125,6 +126,9 @@ func (c *clause) condOnly() bool {
 // its own and so reuses the last one named.
 type places struct {
 	place, origin, dest string
+	// fromThere and toThere: the clause goes from or to the place named
+	// before ("drive to Mombasa from there", 从那里去机场), a route's other end.
+	fromThere, toThere bool
 }
 
 func (pl places) any() string {
@@ -147,7 +151,8 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.T
 	}
 	ix.rankClauses(goal, clauses, vis, now)
 	clauses = ix.joinClauses(goal, clauses, now)
-	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]bool{}, taken: map[string]bool{IntegrateTool: true}}
+	clauses = ix.joinUnfit(goal, clauses, vis, now)
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}
 	b.build(clauses)
 	return b.plan, b.unplanned
 }
@@ -160,7 +165,7 @@ type planBuilder struct {
 	plan      *Plan
 	unplanned []Unplanned
 	ids       []string
-	seen      map[string]bool
+	seen      map[string]int // a step's tool and arguments (but kinds) → its index in plan.Steps
 	taken     map[string]bool
 }
 
@@ -231,9 +236,28 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
 			Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
 	default:
-		sig := oe.e.Name + fmt.Sprint(args)
-		if !b.seen[sig] {
-			b.seen[sig] = true
+		// Steps that differ only in a kind ("pizza and pasta in Rome") are
+		// one step that asks for both kinds.
+		plain, kinds := maps.Clone(args), map[string]string{}
+		for _, p := range oe.params {
+			if v, ok := args[p.name].(string); ok && kindOf(p) != nil {
+				kinds[p.name] = v
+				delete(plain, p.name)
+			}
+		}
+		sig := oe.e.Name + fmt.Sprint(plain)
+		if at, ok := b.seen[sig]; ok {
+			prev := b.plan.Steps[at].Arguments
+			for name, v := range kinds {
+				switch old, _ := prev[name].(string); {
+				case old == "":
+					prev[name] = v
+				case !strings.Contains(old, v):
+					prev[name] = old + ", " + v
+				}
+			}
+		} else {
+			b.seen[sig] = len(b.plan.Steps)
 			id := stepID(oe.e.Name, b.taken)
 			b.plan.Steps = append(b.plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
 			b.ids = append(b.ids, id)
@@ -308,7 +332,13 @@ func splitClauses(toks []token) []clause {
 	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.conj || t.kind == tPunct {
+		if t.conj && (withPartner(toks, i) || andAHalf(toks, i)) {
+			// 和老王开会: 和 is "with", no clause ends.
+			t.conj, t.stop = false, true
+			cur = append(cur, t)
+			continue
+		}
+		if t.conj || t.kind == tPunct || orPlace(toks, i) {
 			cut(t.text)
 			continue
 		}
@@ -478,7 +508,7 @@ func genericKey(k string) bool { return k == key("search") }
 func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
-	if c.places.origin != "" && c.places.dest != "" && hasAction(c) {
+	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) {
 		ix.boostRoutes(c)
 	}
 }
@@ -647,6 +677,53 @@ func conjPhrase(toks []token, i int) int {
 	return 0
 }
 
+// orPlace says whether toks[i] is an "or" (或者, 还是) before a place
+// ("weather in paris or london"): the place asks again, like "and".
+func orPlace(toks []token, i int) bool {
+	switch strings.ToLower(toks[i].text) {
+	case "or", "或者", "还是", "或":
+	default:
+		return false
+	}
+	if i+1 >= len(toks) {
+		return false
+	}
+	next := toks[i+1]
+	return gazetteerName(toks, i+1) > 0 || next.kind == tWord && isCapitalised(next.text) && !next.stop || hanPlaceNames[next.text] != ""
+}
+
+// andAHalf says whether toks[i] is the "and" of "an hour and a half".
+func andAHalf(toks []token, i int) bool {
+	return strings.EqualFold(toks[i].text, "and") && i+2 < len(toks) && strings.EqualFold(toks[i+1].text, "a") && strings.EqualFold(toks[i+2].text, "half")
+}
+
+// withPartner says whether the conjunction toks[i] (和, 跟, 与) means
+// "with": a name that is no place follows, then a verb done together
+// (withVerbs: 和老王开会, 跟客户吃饭).
+func withPartner(toks []token, i int) bool {
+	if t := toks[i].text; t != "和" && t != "跟" && t != "与" || i+1 >= len(toks) {
+		return false
+	}
+	name := toks[i+1]
+	if name.kind != tHanRaw && name.kind != tHan || name.stop || hanPlaceNames[name.text] != "" {
+		return false
+	}
+	for v := range withVerbs {
+		if pre, ok := strings.CutSuffix(name.text, v); ok && pre != "" && runeLen(pre) <= 4 && hanPlaceNames[pre] == "" {
+			return true // 跟房东看房: the name and the verb as one run
+		}
+	}
+	if i+2 >= len(toks) || runeLen(name.text) > 4 {
+		return false
+	}
+	for v := range withVerbs {
+		if strings.HasPrefix(toks[i+2].text, v) {
+			return true
+		}
+	}
+	return false
+}
+
 // hasContent says whether a part has a word that could pick a tool or name
 // a place; parts with only numbers, quotes and function words do not.
 func hasContent(toks []token) bool {
@@ -674,7 +751,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 			content = true
 		}
 	}
-	if !content {
+	if !content || sceneSetting(c) {
 		return Unplanned{}, false
 	}
 	u := Unplanned{Clause: text, Reason: ReasonNoMatch}
@@ -704,6 +781,43 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 	return u, true
 }
 
+// sceneSetting says whether a clause only says where the user is or goes
+// ("I'm in Lisbon for work", "we're flying to Singapore", "flying into
+// Boston tonight"): it starts with "I'm", "we are" and the like or a verb
+// of travel, names a place, and asks for nothing. Its
+// place is the later clauses' (planBuilder.build); it is no unplanned
+// request.
+func sceneSetting(c *clause) bool {
+	if c.places.any() == "" || len(c.toks) < 2 {
+		return false
+	}
+	lead := strings.ToLower(c.toks[0].text)
+	if next := strings.ToLower(c.toks[1].text); lead == "i" || lead == "we" {
+		if next != "am" && next != "are" && next != "will" && next != "'ll" {
+			return false
+		}
+	} else if !sceneLeads[lead] {
+		return false
+	}
+	for _, t := range c.toks {
+		if requestWords[strings.ToLower(t.text)] {
+			return false
+		}
+	}
+	return true
+}
+
+// sceneLeads start a clause that tells where the user is ("I'm in …").
+var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true,
+	"flying": true, "heading": true, "going": true, "travelling": true, "traveling": true, "visiting": true, "staying": true, "landing": true,
+	"arriving": true, "moving": true, "off": true, "back": true}
+
+// requestWords ask for something: a clause with one sets no scene ("I'm
+// looking for a taxi to the airport").
+var requestWords = map[string]bool{"need": true, "want": true, "looking": true, "trying": true, "find": true, "get": true, "book": true,
+	"order": true, "call": true, "help": true, "like": true, "i'd": true, "wanna": true, "show": true, "tell": true, "check": true, "search": true,
+	"please": true, "pls": true, "can": true, "could": true, "?": true}
+
 // readPlaces finds the places a clause names: "from X to Y", "X到Y",
 // "in X", "X的", "X附近", "near the station", and words that refer back
 // ("there", "附近").
@@ -713,7 +827,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	weak := []int(nil) // the tokens of a place read from a plain word after "for" or "of" ("for shorts")
 	set := func(dst *string, val string, idx ...int) {
 		if *dst == "" && val != "" {
-			*dst = val
+			*dst = innermostPlace(val)
 			for _, i := range idx {
 				used[i] = true
 			}
@@ -725,6 +839,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			lw := strings.ToLower(t.text)
 			switch lw {
 			case "from":
+				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
+					pl.fromThere = true
+				}
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.origin, v, idx...)
 					j := idx[len(idx)-1] + 1
@@ -735,6 +852,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 					}
 				}
 			case "to", "towards":
+				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
+					pl.toThere = true
+				}
 				if v, idx := englishPlace(toks, i+1, ix); v != "" {
 					set(&pl.dest, v, idx...)
 					if o, oidx := nameBefore(toks, i, ix); pl.origin == "" && o != "" && !used[oidx[0]] {
@@ -742,7 +862,10 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 						set(&pl.origin, o, oidx...)
 					}
 				}
-			case "in", "at", "near", "around", "for", "of":
+			case "in", "at", "near", "around", "for", "of", "into":
+				if lw == "into" && (i+1 >= len(toks) || gazetteerName(toks, i+1) == 0 && !isCapitalised(toks[i+1].text)) {
+					continue // "translate it into spanish": a language, not a place
+				}
 				if lw == "of" && (i == 0 || !strings.EqualFold(toks[i-1].text, "weather") && !strings.EqualFold(toks[i-1].text, "north") && !strings.EqualFold(toks[i-1].text, "south")) {
 					continue
 				}
@@ -764,9 +887,18 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.place, v, idx...)
 			}
 		case tHan:
+			if i > 0 && backRef[t.text] {
+				// 从那里, 去那边: the place named before.
+				switch prev := toks[i-1].text; {
+				case prev == "从":
+					pl.fromThere = true
+				case leadsTo(prev):
+					pl.toThere = true
+				}
+			}
 			// 从酒店出发, 到机场: a word after 从 or 到 that names no tool
 			// of the catalog is a place.
-			if i > 0 && !t.stop && !ix.strongKey(key(t.norm)) && (toks[i-1].text == "从" || hanToWords[toks[i-1].text]) && !used[i] {
+			if i > 0 && !t.stop && !ix.strongKey(key(t.norm)) && (toks[i-1].text == "从" || leadsTo(toks[i-1].text)) && !used[i] {
 				if toks[i-1].text == "从" {
 					set(&pl.origin, t.text, i)
 				} else {
@@ -780,17 +912,25 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			}
 			if i+1 < len(toks) {
 				next = toks[i+1].text
+				if foodKindAt(toks, i) {
+					continue // 泰国菜, 日本料理, 那里的印度餐厅: a kind of food, not a place
+				}
 			}
 			// 从X…到Y, X到Y
 			if j := hanTo(toks, i+1); j > 0 && (prev == "从" || i == 0 || toks[i-1].stop) {
 				set(&pl.origin, t.text, i)
-				set(&pl.dest, toks[j].text, j)
+				if j+1 < len(toks) && toks[j].kind == tNum && toks[j+1].kind == tHanRaw && toks[j].end == toks[j+1].start {
+					// 去798艺术区: a name that starts with a number.
+					set(&pl.dest, toks[j].text+toks[j+1].text, j, j+1)
+				} else {
+					set(&pl.dest, toks[j].text, j)
+				}
 				continue
 			}
 			switch {
-			case hanToWords[prev]:
+			case leadsTo(prev):
 				set(&pl.dest, t.text, i)
-			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在":
+			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在" || prev == "人在":
 				set(&pl.place, t.text, i)
 			}
 		}
@@ -799,8 +939,19 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) {
 				set(&pl.place, t.text, i)
+				break
+			}
+			if n := gazetteerName(toks, i); n > 0 && !isCapitalised(t.text) && !ix.strongKey(key(t.norm)) {
+				// "tokyo weather", "hong kong weather tomorrow".
+				var words []string
+				var idx []int
+				for j := i; j < i+n; j++ {
+					words = append(words, toks[j].text)
+					idx = append(idx, j)
+				}
+				set(&pl.place, strings.Join(words, " "), idx...)
 				break
 			}
 			if t.kind == tWord && isCapitalised(t.text) && !t.stop && !ix.strongKey(key(t.norm)) && (i > 0 || len(toks) > 1) {
@@ -815,6 +966,36 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	return pl, used
 }
 
+// foodKindAt says whether the Chinese run toks[i] names a kind of food,
+// not a place: before 菜 or 料理 (泰国菜), or between 的 and a word for a
+// restaurant (那里的印度餐厅).
+func foodKindAt(toks []token, i int) bool {
+	if i+1 >= len(toks) {
+		return false
+	}
+	next := toks[i+1]
+	return cuisineSuffix[next.text] && next.start == toks[i].end || i > 0 && toks[i-1].text == "的" && restaurantHeads[next.text]
+}
+
+// innermostPlace is the last of two names of the gazetteer written
+// together, a country and its city (加拿大温哥华 → 温哥华); any other name as
+// it is.
+func innermostPlace(s string) string {
+	if hanPlaceNames[s] != "" || hanRuns(s) == nil {
+		return s
+	}
+	for i := range s {
+		if i > 0 && hanPlaceNames[s[:i]] != "" && hanPlaceNames[s[i:]] != "" {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+// backRef are the words after "from", "to", 从 or 到 that mean the place
+// named before.
+var backRef = map[string]bool{"there": true, "here": true, "那里": true, "那儿": true, "那边": true, "这里": true, "这儿": true, "这边": true}
+
 // nameBefore reads a capitalised name (up to four words) that ends right
 // before toks[i], "Vienna" of "Vienna to Prague": no function word and no
 // word of the lexicon or the catalog ("Fly to Rome", "Walk to the park").
@@ -826,6 +1007,15 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 			break
 		}
 		j--
+	}
+	if j == i {
+		// "seats san francisco to taipei": a name of the gazetteer as typed.
+		for n := min(maxPlaceWords, i); n > 0; n-- {
+			if gazetteerName(toks, i-n) == n {
+				j = i - n
+				break
+			}
+		}
 	}
 	if j == i {
 		return "", nil
@@ -842,6 +1032,15 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
 var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
 
+// leadsTo says whether a Chinese word leads on to a destination: one of
+// hanToWords, or a word of the lexicon ending in one (怎么去, 咋去, 怎么到).
+func leadsTo(w string) bool {
+	if hanToWords[w] {
+		return true
+	}
+	return runeLen(w) > 1 && (strings.HasSuffix(w, "去") || strings.HasSuffix(w, "到")) && concepts[w] != ""
+}
+
 // travelVerbs may come between the origin and 到: 从大阪坐地铁到京都.
 var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": true, "打车": true}
 
@@ -850,8 +1049,8 @@ var travelVerbs = map[string]bool{"坐": true, "乘": true, "搭": true, "骑": 
 func hanTo(toks []token, i int) int {
 	for ; i < len(toks); i++ {
 		t := toks[i]
-		if t.kind == tHan && hanToWords[t.text] {
-			if i+1 < len(toks) && toks[i+1].kind == tHanRaw {
+		if t.kind == tHan && leadsTo(t.text) {
+			if i+1 < len(toks) && toks[i+1].kind == tHanRaw || i+2 < len(toks) && toks[i+1].kind == tNum && toks[i+2].kind == tHanRaw && toks[i+1].end == toks[i+2].start {
 				return i + 1
 			}
 			return 0
@@ -890,7 +1089,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return "", nil
 	}
 	the := false
-	if toks[i].kind == tWord && strings.EqualFold(toks[i].text, "the") {
+	if toks[i].kind == tWord && determiners[strings.ToLower(toks[i].text)] {
 		the = true
 		i++
 	}
@@ -917,8 +1116,16 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		}
 		return strings.Join(words, " "), idx
 	}
+	if n := gazetteerSpan(toks, i); n > 0 {
+		// "new york", "cape town": a name of the gazetteer, as typed.
+		for j := i; j < i+n; j++ {
+			words = append(words, toks[j].text)
+			idx = append(idx, j)
+		}
+		return strings.Join(words, " "), idx
+	}
 	limit := 1
-	if the {
+	if the || placeHeadAt(toks, i) {
 		limit = 3
 	}
 	for j := i; j < len(toks) && len(words) < limit; j++ {
@@ -934,6 +1141,30 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		idx = append(idx, j)
 	}
 	return strings.Join(words, " "), idx
+}
+
+// determiners lead a place of plain words: "the train station", "my
+// hotel", "our office".
+var determiners = map[string]bool{"the": true, "my": true, "our": true, "your": true}
+
+// placeHeadAt says whether a plain word at toks[i] begins a name of up to
+// three words that ends in a noun of a place ("hoan kiem lake", "union
+// square"): no function word, time or word of the lexicon between.
+func placeHeadAt(toks []token, i int) bool {
+	for j := i + 1; j < len(toks) && j <= i+2; j++ {
+		t := toks[j]
+		lw := strings.ToLower(t.text)
+		if t.kind != tWord || t.stop || t.conj || timeWords[lw] {
+			return false
+		}
+		if placeHeads[lw] {
+			return true
+		}
+		if concepts[t.norm] != "" {
+			return false
+		}
+	}
+	return false
 }
 
 // filledWith says whether another argument already holds v (the rest of
@@ -986,6 +1217,14 @@ func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any,
 		}
 		if k := tokKey(t); k != "" {
 			keys[k] = true
+		}
+		// A phrase of the lexicon ("public transport") names its concept.
+		words := []string{t.norm}
+		for j := i + 1; t.kind == tWord && j < len(toks) && j-i < 3 && toks[j].kind == tWord && !placeToks[j]; j++ {
+			words = append(words, toks[j].norm)
+			if id := concepts[strings.Join(words, " ")]; id != "" {
+				keys[id] = true
+			}
 		}
 	}
 	for _, v := range enum {

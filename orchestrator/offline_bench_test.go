@@ -151,7 +151,7 @@ func TestOfflineLargeCatalog(t *testing.T) {
 	}
 }
 
-// BenchmarkOfflinePlanLatency plans every goal of the held-out sets over
+// BenchmarkOfflinePlanLatency plans every goal of the held-out and blind2 sets over
 // the 100-tool catalog and reports the median and 99th percentile time
 // per goal over all plans (target p99 ≤ 2 ms), and the slowest goal's
 // median (on a shared machine the p99 also measures the neighbours).
@@ -159,7 +159,7 @@ func BenchmarkOfflinePlanLatency(b *testing.B) {
 	cat, kw := catalog100(b)
 	p := offlinePlanner(b, cat, kw)
 	var goals []string
-	for _, f := range []string{"testdata/heldout_default.yaml", "testdata/heldout_catalog2.yaml", "testdata/heldout_classes.yaml"} {
+	for _, f := range []string{"testdata/heldout_default.yaml", "testdata/heldout_catalog2.yaml", "testdata/heldout_classes.yaml", "testdata/blind2_default.yaml", "testdata/blind2_catalog2.yaml"} {
 		for _, c := range loadCases(b, f) {
 			goals = append(goals, c.Goal)
 		}

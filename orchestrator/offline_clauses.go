@@ -15,6 +15,9 @@ func (c *clause) read(goal string, ix *offlineIndex, now time.Time) {
 		c.toks[i].stop = true
 	}
 	c.places, c.placeToks = readPlaces(c.toks, ix)
+	for i := range c.placeToks {
+		c.toks[i].place = true
+	}
 	c.names = namesOf(c.toks)
 }
 
@@ -118,6 +121,11 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 				return true, len(t.text) >= 4 && t.kind != tQuote
 			}
 		}
+		for i, t := range c.toks {
+			if !c.values.used[i] && !c.placeToks[i] && lowerIdentifier(t, ix) && p.pattern.MatchString(strings.ToUpper(t.text)) {
+				return true, false // "msft": evidence with the tool's own words
+			}
+		}
 	}
 	return false, false
 }
@@ -130,15 +138,23 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && c.best < 0 && out[n-1].best >= 0 && ix.carriesArgs(&c, &out[n-1]) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1])) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
-				c.toks = []token{{kind: tQuote, text: goal[c.start:c.end], start: c.start, end: c.end}}
+				c.toks = colonQuote(goal, &c)
 			}
 			prev.toks = append(slices.Clone(prev.toks), c.toks...)
 			prev.end, prev.after = c.end, c.after
 			prev.read(goal, ix, now)
+			continue
+		}
+		if n := len(out); n > 0 && c.best < 0 && out[n-1].best < 0 && !out[n-1].cond && (c.before == ":" || c.before == "：") {
+			// "把这句话翻译成英文：我很好": what follows the colon is the
+			// text of the clause before, one request no tool fits.
+			prev := &out[n-1]
+			prev.toks = append(slices.Clone(prev.toks), c.toks...)
+			prev.end, prev.after = c.end, c.after
 			continue
 		}
 		out = append(out, c)
@@ -175,11 +191,68 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	return out
 }
 
+// saysMoreText says whether c, a short part after a comma that no tool
+// fits and that names no place, says more of the text of the step before
+// (", anime style" of "paint me a dragon, anime style").
+func (ix *offlineIndex) saysMoreText(c, prev *clause) bool {
+	if c.cond || c.before != "," && c.before != "，" {
+		return false
+	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	takes, placed := false, false
+	for _, p := range oe.params {
+		takes = takes || p.role == roleText && oe.required[p.name]
+		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+	}
+	if placed && c.places.any() != "" {
+		return false
+	}
+	content := 0
+	for _, t := range c.toks {
+		if !t.stop && t.kind != tPunct {
+			content++
+		}
+	}
+	return takes && content > 0 && content <= 3
+}
+
+// modifies says whether c, after a comma, only says more of the step
+// before it: its tool is prev's, it names no place and no action, and it
+// is short (", watercolor style", ", pm2.5 specifically", "，PM10高不高").
+func modifies(c, prev *clause, ix *offlineIndex) bool {
+	if c.best < 0 || c.cond || c.before != "," && c.before != "，" || c.ranked[c.best].entry != prev.ranked[prev.best].entry {
+		return false
+	}
+	oe := ix.entries[prev.ranked[prev.best].entry]
+	placed := false // the entry takes a place: a place of c is its own request
+	for _, p := range oe.params {
+		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+	}
+	content := 0
+	for i, t := range c.toks {
+		if placed && c.placeToks[i] && !c.values.used[i] && !patternCandidate(t, ix) {
+			return false
+		}
+		if t.stop || t.kind == tPunct {
+			continue
+		}
+		if content == 0 && actionVerbs[strings.ToLower(t.norm)] {
+			return false // "draw a cat, draw a dog": two steps
+		}
+		content++
+	}
+	return content <= 3
+}
+
+// thenLike lead on to a part that is only a place, which asks the tool of
+// the clause before again ("weather in Paris, then in London").
+var thenLike = map[string]bool{"or": true, "或者": true, "还是": true, "或": true, "then": true, "also": true, "and then": true, "然后": true, "再": true, "还有": true, "另外": true}
+
 // listSep says whether a separator lists values around c: "and", 和, 、,
 // and a comma after or before a part that is only a name ("Nice", not
 // "下个月去米兰").
 func listSep(s string, c *clause) bool {
-	if andLike[s] {
+	if andLike[s] || thenLike[s] {
 		return true
 	}
 	if s != "," && s != "，" {
@@ -233,6 +306,9 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		return true
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
+	if _, _, _, ok := readDuration(tokText(c.toks)); ok && oe.countsTime() {
+		return true // "，一个半小时": the event's length
+	}
 	if oe.route && (c.places.origin != "" && c.places.dest == "" && c.places.place == "" && prev.places.origin == "" ||
 		c.places.dest != "" && c.places.origin == "" && c.places.place == "" && prev.places.dest == "") {
 		// "导航到机场，从酒店出发": the part gives the route its other end.
@@ -247,11 +323,17 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		}
 	}
 	for i, t := range c.toks {
-		if t.kind != tNum {
+		if t.kind != tNum && !(i > 0 && isNumeral(c.toks[i-1].text) && c.toks[i-1].stop && numberHints[t.text] != nil) {
 			continue
 		}
+		// A number, or a count in a measure word before a word that says
+		// what it counts ("，一个人": 一个 is a function word).
+		at := i
+		if t.kind != tNum {
+			at = i - 1
+		}
 		for _, p := range oe.params {
-			if p.role == roleNumber && hintDistance(c.toks, i, p) > 0 {
+			if p.role == roleNumber && hintDistance(c.toks, at, p) > 0 {
 				return true
 			}
 		}
@@ -303,8 +385,16 @@ func allKeyValues(c *clause) bool {
 func loneName(c *clause) (string, map[int]bool) {
 	var words []string
 	idx := map[int]bool{}
-	for i, t := range c.toks {
-		switch {
+	for i := 0; i < len(c.toks); i++ {
+		t := c.toks[i]
+		switch n := gazetteerName(c.toks, i); {
+		case n > 0:
+			// "hong kong", "rome": a name of the gazetteer as typed.
+			for j := i; j < i+n; j++ {
+				words = append(words, c.toks[j].text)
+				idx[j] = true
+			}
+			i += n - 1
 		case t.kind == tWord && isCapitalised(t.text) && !t.stop:
 			words = append(words, t.text)
 			idx[i] = true
@@ -335,4 +425,70 @@ func onlyValues(c *clause, ix *offlineIndex) bool {
 		}
 	}
 	return has
+}
+
+// tokText is the tokens' text, joined as typed closely enough to read a
+// length of time.
+func tokText(toks []token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && t.kind == tWord && toks[i-1].kind == tWord {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.text)
+	}
+	return b.String()
+}
+
+// countsTime says whether the entry has a number parameter that counts
+// minutes, hours or seconds.
+func (oe *offEntry) countsTime() bool {
+	for _, p := range oe.params {
+		if p.role == roleNumber && (p.words["minut"] || p.words["hour"] || p.words["second"]) {
+			return true
+		}
+	}
+	return false
+}
+
+// joinUnfit joins two parts after one another, split at a comma, that no
+// tool fits alone when together they fit one: "bake at 180 celsius,
+// what's that in fahrenheit" converts units.
+func (ix *offlineIndex) joinUnfit(goal string, cs []clause, vis []bool, now time.Time) []clause {
+	out := cs[:0:0]
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		if i+1 < len(cs) && c.best < 0 && cs[i+1].best < 0 && !c.cond && !cs[i+1].cond && (c.after == "," || c.after == "，") {
+			next := cs[i+1]
+			j := clause{toks: append(slices.Clone(c.toks), next.toks...), start: c.start, end: next.end, before: c.before, after: next.after}
+			one := []clause{j}
+			ix.rankClauses(goal, one, vis, now)
+			if one[0].best >= 0 {
+				out = append(out, one[0])
+				i++
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// colonQuote is the text after a colon as one quoted token, up to a comma
+// after which only arguments follow ("：项目评审，一个小时": the text is 项目评审,
+// the length of time stays a value).
+func colonQuote(goal string, c *clause) []token {
+	text := goal[c.start:c.end]
+	cut := strings.IndexAny(text, ",，")
+	if cut <= 0 {
+		return []token{{kind: tQuote, text: text, start: c.start, end: c.end}}
+	}
+	end := c.start + cut
+	out := []token{{kind: tQuote, text: strings.TrimSpace(goal[c.start:end]), start: c.start, end: end}}
+	for _, t := range c.toks {
+		if t.start > end {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -27,6 +27,16 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 		if k := tokKey(t); k != "" && m.keys[k] {
 			f.matched[i] = true
 		}
+		// The words of a phrase that picked the entry ("how do you say").
+		words := []string{t.norm}
+		for j := i + 1; t.kind == tWord && j < len(c.toks) && j-i < ix.maxWords && c.toks[j].kind == tWord; j++ {
+			words = append(words, c.toks[j].norm)
+			if p := strings.Join(words, " "); ix.hasPhrase(p) && m.keys[key(p)] {
+				for k := i; k <= j; k++ {
+					f.matched[k] = true
+				}
+			}
+		}
 	}
 	for i := range c.values.used {
 		f.usedTok[i] = true
@@ -36,8 +46,10 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	f.grouped()
 	f.patterns()
 	f.enums()
+	f.kinds()
 	quotes := f.formatted()
 	f.places(ctx, later)
+	f.durations()
 	f.numbers()
 	f.text(quotes)
 	f.bools()
@@ -114,7 +126,40 @@ func (f *filler) patterns() {
 				break
 			}
 		}
+		if _, done := f.args[p.name]; done || p.pattern.MatchString("a") {
+			continue
+		}
+		// An identifier the pattern wants in capitals, typed in lower case
+		// ("msft stock price").
+		for i, t := range f.c.toks {
+			if !f.usedTok[i] && !f.c.placeToks[i] && lowerIdentifier(t, f.ix) && p.pattern.MatchString(strings.ToUpper(t.text)) && f.set(p, strings.ToUpper(t.text)) {
+				f.usedTok[i] = true
+				break
+			}
+		}
 	}
+}
+
+// lowerIdentifier says whether a lower-case word may be an identifier
+// typed in lower case (a ticker: "msft", "tsla", "aapl"): two to five
+// letters, no function word, no word of the catalog or the lexicon nor a
+// typo of one, and at most one vowel letter, repeated or not (which few
+// words of English have: "tsla", "goog", but not "apple").
+func lowerIdentifier(t token, ix *offlineIndex) bool {
+	if t.kind != tWord || t.stop || len(t.text) < 2 || len(t.text) > 5 || t.text != strings.ToLower(t.text) {
+		return false
+	}
+	vowels := map[rune]bool{}
+	for _, r := range t.text {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+		if strings.ContainsRune("aeiouy", r) {
+			vowels[r] = true
+		}
+	}
+	k := key(t.norm)
+	return len(vowels) <= 1 && !ix.strongKey(k) && concepts[t.norm] == "" && (ix.post.Has(k) || ix.typo(t.norm) == "")
 }
 
 // patternCandidate says whether a token may be an identifier: typed as a

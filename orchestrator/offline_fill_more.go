@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // numbers gives the clause's numbers to number parameters: each first to
@@ -14,6 +15,13 @@ func (f *filler) numbers() {
 	for i, t := range f.c.toks {
 		if t.kind == tNum && !f.usedTok[i] {
 			nums = append(nums, i)
+		}
+		if t.kind == tHan && t.stop && isNumeral(t.text) && i+1 < len(f.c.toks) && numberHints[f.c.toks[i+1].text] != nil && !f.usedTok[i] {
+			// 一个人, 一位: the count in a measure word.
+			if v, n := hanNumber(t.text); n > 0 && v > 0 {
+				f.c.toks[i].val = float64(v)
+				nums = append(nums, i)
+			}
 		}
 	}
 	type pick struct {
@@ -131,7 +139,7 @@ func (f *filler) text(quotes []string) {
 			if p.role != roleText {
 				continue
 			}
-			tail := freeText(f.goal, f.c, f.matched)
+			tail := f.trimUsed(freeText(f.goal, f.c, f.matched))
 			if titleNames[strings.ToLower(p.name)] || tail == "" || f.onlyArgs(tail) {
 				tail = f.rest()
 			}
@@ -141,6 +149,47 @@ func (f *filler) text(quotes []string) {
 		}
 	}
 }
+
+// trimUsed cuts from the end of tail the words given to other arguments
+// and the connectors before them: "good morning to spanish" is the text
+// "good morning" when spanish is the target language.
+func (f *filler) trimUsed(tail string) string {
+	if tail == "" {
+		return tail
+	}
+	at := strings.LastIndex(f.goal[f.c.start:f.c.end], tail)
+	if at < 0 {
+		return tail
+	}
+	from, end := f.c.start+at, f.c.start+at+len(tail)
+	cut := end
+	for i := len(f.c.toks) - 1; i >= 0; i-- {
+		t := f.c.toks[i]
+		if t.end > end {
+			continue
+		}
+		if t.start < from {
+			break
+		}
+		used := f.usedTok[i] || f.c.placeToks[i] && f.given(t.text)
+		if !used {
+			break
+		}
+		cut = t.start
+		for i > 0 && valueLeads[strings.ToLower(f.c.toks[i-1].text)] && f.c.toks[i-1].start >= from {
+			i--
+			cut = f.c.toks[i].start
+		}
+	}
+	if out := strings.TrimRightFunc(f.goal[from:cut], func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }); out != "" {
+		return out
+	}
+	return tail
+}
+
+// valueLeads come before a value given to an argument: "to spanish", "in
+// japanese", 成法语.
+var valueLeads = map[string]bool{"to": true, "into": true, "in": true, "as": true, "成": true, "为": true}
 
 // onlyArgs says whether the clause's tokens within tail are all function
 // words or values given to other arguments ("from Brazil" of "sports news

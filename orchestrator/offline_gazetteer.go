@@ -12,6 +12,42 @@ import (
 //go:embed gazetteer.txt
 var gazetteerText string
 
+// englishPlaceNames are the gazetteer's English names, lower-case ("new
+// york", "cape town", "tokyo"): typed in lower case they are still places.
+// maxPlaceWords is the most words one has.
+var (
+	englishPlaceNames = map[string]bool{}
+	maxPlaceWords     int
+)
+
+// gazetteerSpan returns how many words at toks[i] make an English name of
+// the gazetteer of more than one word, or 0.
+func gazetteerSpan(toks []token, i int) int {
+	if n := gazetteerName(toks, i); n > 1 {
+		return n
+	}
+	return 0
+}
+
+// gazetteerName returns how many words at toks[i] make an English name of
+// the gazetteer, or 0. A single word is a name only when it is no function
+// word and not one of ambiguousPlaceNames ("nice").
+func gazetteerName(toks []token, i int) int {
+	for n := min(maxPlaceWords, len(toks)-i); n > 0; n-- {
+		words := make([]string, 0, n)
+		for _, t := range toks[i : i+n] {
+			if t.kind != tWord {
+				break
+			}
+			words = append(words, foldAccents(strings.ToLower(t.text)))
+		}
+		if len(words) == n && englishPlaceNames[strings.Join(words, " ")] && (n > 1 || !toks[i].stop && !ambiguousPlaceNames[words[0]]) {
+			return n
+		}
+	}
+	return 0
+}
+
 func init() {
 	for _, line := range strings.Split(gazetteerText, "\n") {
 		line = strings.TrimSpace(line)
@@ -20,6 +56,12 @@ func init() {
 		}
 		zh, en, _ := strings.Cut(line, "\t")
 		first, _, _ := strings.Cut(en, ",")
+		for _, n := range strings.Split(en, ",") {
+			if f := strings.Fields(strings.ToLower(n)); len(f) > 0 {
+				englishPlaceNames[strings.Join(f, " ")] = true
+				maxPlaceWords = max(maxPlaceWords, len(f))
+			}
+		}
 		for _, w := range strings.Split(zh, ",") {
 			if w = strings.TrimSpace(w); w != "" {
 				hanPlaceNames[w] = strings.TrimSpace(first)
@@ -28,3 +70,15 @@ func init() {
 		}
 	}
 }
+
+// ambiguousPlaceNames are names of the gazetteer that are also common
+// words: read as places only capitalised or after "in", "to", "from".
+var ambiguousPlaceNames = map[string]bool{"nice": true, "turkey": true, "china": true, "chad": true, "jordan": true, "georgia": true, "reading": true, "bath": true, "split": true, "mobile": true, "orange": true, "la": true, "rio": true}
+
+// accentFolds are the accented letters of place names typed with them or
+// without ("são paulo", "kraków", "zürich").
+var accentFolds = strings.NewReplacer("á", "a", "à", "a", "â", "a", "ã", "a", "ä", "a", "å", "a", "ç", "c", "é", "e", "è", "e", "ê", "e", "ë", "e",
+	"í", "i", "ì", "i", "î", "i", "ï", "i", "ñ", "n", "ó", "o", "ò", "o", "ô", "o", "õ", "o", "ö", "o", "ø", "o", "ú", "u", "ù", "u", "û", "u",
+	"ü", "u", "ý", "y", "ł", "l", "ś", "s", "ź", "z", "ż", "z", "ć", "c", "ń", "n", "ę", "e", "ą", "a", "š", "s", "č", "c", "ž", "z", "ř", "r")
+
+func foldAccents(s string) string { return accentFolds.Replace(s) }

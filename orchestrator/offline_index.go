@@ -63,6 +63,9 @@ func init() {
 			concepts[k] = id
 			if !strings.Contains(k, " ") && len(k) >= 4 {
 				conceptVocab[k] = id
+				if raw := strings.ToLower(w); raw != k && len(raw) >= 5 {
+					conceptVocab[raw] = id // "resturnt" is nearer "restaurant" than its stem
+				}
 			}
 			if strings.Contains(k, " ") {
 				lexPhrases[k] = true
@@ -760,7 +763,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 		case tWord:
 			if !t.stop && len(t.norm) > 1 {
 				k := key(t.norm)
-				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] {
+				if known := ix.post.Has(k); !known && (i == 0 || !isCapitalised(t.text)) && !calendarWords[t.norm] && !t.place {
 					if fk := ix.typo(t.norm); fk != "" {
 						k = fk
 					}
@@ -793,15 +796,16 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 }
 
 // typo returns the key of the catalog word w is a typo of ("weahter",
-// "resturant"): one edit away for words of five to seven letters, two for
-// longer ones (a swap of two letters is one edit); "" when none is, or when
-// two are equally near.
+// "resturant"): one edit away for words of five letters, two for longer
+// ones (a swap of two letters is one edit; two in a word of six or seven
+// letters keep its first and last); "" when none is, or when two are
+// equally near.
 func (ix *offlineIndex) typo(w string) string {
 	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) {
 		return ""
 	}
 	limit := 1
-	if len(w) >= 8 {
+	if len(w) >= 6 {
 		limit = 2
 	}
 	best, bestD, tie := "", limit+1, false
@@ -809,9 +813,13 @@ func (ix *offlineIndex) typo(w string) string {
 		if d := len(v) - len(w); d > limit || -d > limit || k == best {
 			return
 		}
-		if d := editDistance(w, v, limit); d < bestD {
+		lim := limit
+		if len(w) < 8 && (v[0] != w[0] || v[len(v)-1] != w[len(w)-1]) {
+			lim = 1 // two edits in a short word keep its first and last letters ("wheater")
+		}
+		if d := editDistance(w, v, lim); d <= lim && d < bestD {
 			best, bestD, tie = k, d, false
-		} else if d == bestD && k != best {
+		} else if d <= lim && d == bestD && k != best {
 			tie = true
 		}
 	}

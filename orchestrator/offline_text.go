@@ -35,6 +35,7 @@ type token struct {
 	conj       bool   // splits clauses
 	format     string // "uri" or "email" for a link or an address (tQuote)
 	key        string // the key of a "key: value" (tQuote): "subject", "主题"
+	place      bool   // read as (a word of) a place: never a typo of a catalog word ("kiyomizu temple")
 }
 
 var (

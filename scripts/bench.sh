@@ -70,6 +70,7 @@ trap 'rm -f "$out" "$out.go"' EXIT
   grep -o 'offline planner evaluation:.*' "$out.go"
   grep -o 'offline planner held-out.*' "$out.go"
   grep -o 'offline planner tuning.*' "$out.go"
+  grep -o 'offline planner blind2.*' "$out.go"
   echo '```'
   echo
   echo "## Tool search: recall over a generated catalog"

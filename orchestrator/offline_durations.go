@@ -1,0 +1,105 @@
+package orchestrator
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// durations gives a number parameter that counts minutes, hours or
+// seconds (by its name or description: duration_minutes) a length of time
+// the clause names, in that unit: "for 2 hours" → 120, "half an hour",
+// "an hour and a half", 一个半小时 → 90, 两小时, 45分钟. The number's tokens are
+// then no other parameter's.
+func (f *filler) durations() {
+	if !f.oe.countsTime() {
+		return
+	}
+	text := f.goal[f.c.start:f.c.end]
+	mins, from, to, ok := readDuration(text)
+	if !ok {
+		return
+	}
+	for _, p := range f.oe.params {
+		if p.role != roleNumber {
+			continue
+		}
+		var v float64
+		switch {
+		case p.words["minut"] || p.words["min"]:
+			v = mins
+		case p.words["hour"]:
+			v = mins / 60
+		case p.words["second"]:
+			v = mins * 60
+		default:
+			continue
+		}
+		if p.typ == "integer" && v != math.Trunc(v) {
+			continue
+		}
+		if f.set(p, numberFor(p, v)) {
+			for i, t := range f.c.toks {
+				if t.start >= f.c.start+from && t.end <= f.c.start+to {
+					f.usedTok[i] = true
+				}
+			}
+			return
+		}
+	}
+}
+
+var (
+	enDurationRe = regexp.MustCompile(`(?i)\b(half an?|an?|one|two|three|four|five|six|\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m)\b(\s+and\s+a\s+half)?`)
+	zhDurationRe = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?|[一二两三四五六七八九十]+)?个?(半)?个?(小时|钟头|分钟)`)
+	enCounts     = map[string]float64{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "half a": 0.5, "half an": 0.5}
+)
+
+// readDuration finds a length of time in text: its minutes and its byte
+// span.
+func readDuration(text string) (mins float64, from, to int, ok bool) {
+	if m := enDurationRe.FindStringSubmatchIndex(text); m != nil {
+		n := strings.ToLower(text[m[2]:m[3]])
+		v, known := enCounts[n]
+		if !known {
+			var err error
+			if v, err = strconv.ParseFloat(n, 64); err != nil {
+				return 0, 0, 0, false
+			}
+		}
+		if m[6] >= 0 {
+			v += 0.5
+		}
+		unit := strings.ToLower(text[m[4]:m[5]])
+		if unit == "m" && !known && v >= 1 || strings.HasPrefix(unit, "min") {
+			return v, m[0], m[1], true
+		}
+		if unit == "m" {
+			return 0, 0, 0, false
+		}
+		return v * 60, m[0], m[1], true
+	}
+	if m := zhDurationRe.FindStringSubmatchIndex(text); m != nil {
+		v := 0.0
+		if m[2] >= 0 {
+			n := text[m[2]:m[3]]
+			if f, err := strconv.ParseFloat(n, 64); err == nil {
+				v = f
+			} else if h, l := hanNumber(n); l > 0 {
+				v = float64(h)
+			}
+		}
+		if m[4] >= 0 {
+			v += 0.5
+		}
+		if v == 0 {
+			return 0, 0, 0, false
+		}
+		if text[m[6]:m[7]] == "分钟" {
+			return v, m[0], m[1], true
+		}
+		return v * 60, m[0], m[1], true
+	}
+	return 0, 0, 0, false
+}
