@@ -40,7 +40,13 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	// Rank with every entry visible (visibility is asked only of the
 	// entries that match, not of the whole catalog), then keep the
 	// tenant's.
-	clauses := ix.clauses(query, p.search.everyone(ix), p.now())
+	now := p.now()
+	clauses := ix.clauses(query, p.search.everyone(ix), now)
+	evs := make([][]evidence, len(clauses))
+	for ci := range clauses {
+		evs[ci] = ix.evidence(query, &clauses[ci], now)
+		ix.weigh(&clauses[ci], evs[ci])
+	}
 	type cand struct {
 		m      match
 		clause int
@@ -83,7 +89,8 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		if keys[c.clause] == nil {
 			keys[c.clause] = ix.queryKeys(clauses[c.clause].toks)
 		}
-		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: matchedWords(ix, clauses[c.clause].toks, keys[c.clause], c.m)}
+		matched := matchedWords(ix, clauses[c.clause].toks, keys[c.clause], c.m)
+		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: evidenceWords(matched, evs[c.clause], c.m.entry)}
 	}
 	return out
 }

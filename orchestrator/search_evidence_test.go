@@ -1,0 +1,54 @@
+package orchestrator
+
+import (
+	"testing"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Tool search reads what the planner's ranking sets aside (search
+// evidence): each case is a class of goal where a near-duplicate tool of
+// the same words came first, or nothing was found.
+func TestSearchReadsEvidence(t *testing.T) {
+	none := `{}`
+	tools := []schemaTool{
+		// Time scope: the same weather words, now, ahead or past.
+		{"a-weather", def("current_weather", "Current weather conditions for a city: temperature, wind.", none)},
+		{"a-weather", def("weather_forecast", "Weather forecast for the coming days.", none)},
+		{"a-weather", def("weather_archive", "Past weather observations for a date.", none)},
+		// Chinese pairs across words: 走了多少步 (today's rates say 今天 too).
+		{"a-fx", def("fx_rates", "今天的外汇牌价", none)},
+		{"c-fit", def("step_count", "今天走了多少步", none)},
+		{"c-fit", def("sleep_report", "昨晚的睡眠质量", none)},
+		// A measure word inside a word (叫辆车 is 叫车), or standing for its
+		// noun (放首 is 放歌); a destination after 去 says where.
+		{"d-ride", def("call_taxi", "网约车服务", none)},
+		{"d-air", def("airport_info", "机场信息和航站楼", none)},
+		{"e-music", def("play_song", "音乐播放", none)},
+		{"e-music", def("song_lyrics", "查歌词", none)},
+		// A clipped word: "coords" is coordinates.
+		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
+		{"f-map", def("nearby_places", "Find places near an address.", none)},
+	}
+	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}}
+	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
+	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
+	for _, c := range []struct{ query, want string }{
+		{"will it rain in London tomorrow", "a-weather__weather_forecast"},
+		{"what was the weather in Lima on 2019-12-25", "a-weather__weather_archive"},
+		{"what's the weather in Lima", "a-weather__current_weather"},
+		{"今天走了多少步", "c-fit__step_count"},
+		{"帮我叫辆车去浦东机场", "d-ride__call_taxi"},
+		{"放首周杰伦的稻香", "e-music__play_song"},
+		{"gps coords for 10 Downing Street", "f-map__geocode"},
+	} {
+		hits := p.Search("default", c.query, 3)
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Entry.Name)
+		}
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: hits %v, want %s first", c.query, got, c.want)
+		}
+	}
+}
