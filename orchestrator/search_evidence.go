@@ -242,10 +242,6 @@ func (ix *offlineIndex) weigh(c *clause, ev []evidence) {
 	if len(ev) == 0 {
 		return
 	}
-	at := make(map[int]int, len(c.ranked))
-	for j, m := range c.ranked {
-		at[m.entry] = j
-	}
 	least := 0.0
 	if len(c.ranked) > 0 {
 		least = leadShare * c.ranked[0].score
@@ -254,24 +250,31 @@ func (ix *offlineIndex) weigh(c *clause, ev []evidence) {
 	if c.scored >= 0 {
 		pick, gap = c.ranked[c.scored].entry, c.ranked[0].score-c.ranked[c.scored].score
 	}
-	for _, e := range ev {
-		idf := ix.idf(len(e.ps))
-		for _, p := range e.ps {
-			j, ok := at[p.entry]
-			if !ok {
-				if !e.grow {
+	if len(ev) > 0 {
+		at := make(map[int]int, len(c.ranked))
+		for j, m := range c.ranked {
+			at[m.entry] = j
+		}
+		for _, e := range ev {
+			idf := ix.idf(len(e.ps))
+			for _, p := range e.ps {
+				j, ok := at[p.entry]
+				if !ok {
+					if !e.grow {
+						continue
+					}
+					j = len(c.ranked)
+					at[p.entry] = j
+					c.ranked = append(c.ranked, match{entry: p.entry})
+				} else if e.lead && c.ranked[j].score < least {
 					continue
 				}
-				j = len(c.ranked)
-				at[p.entry] = j
-				c.ranked = append(c.ranked, match{entry: p.entry})
-			} else if e.lead && c.ranked[j].score < least {
-				continue
+				c.ranked[j].score += e.share * p.w * idf
 			}
-			c.ranked[j].score += e.share * p.w * idf
 		}
+		ix.sortMatches(c.ranked)
 	}
-	ix.sortMatches(c.ranked)
+
 	c.scored = -1
 	for j, m := range c.ranked {
 		if m.entry == pick {

@@ -26,6 +26,9 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"d-air", def("airport_info", "机场信息和航站楼", none)},
 		{"e-music", def("play_song", "音乐播放", none)},
 		{"e-music", def("song_lyrics", "查歌词", none)},
+		// Two clauses, one request: the entry both find.
+		{"g-music", def("identify_song", "听歌识曲，识别正在播放的歌", none)},
+		{"g-ocr", def("ocr", "识别图片上的文字", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
@@ -40,6 +43,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"今天走了多少步", "c-fit__step_count"},
 		{"帮我叫辆车去浦东机场", "d-ride__call_taxi"},
 		{"放首周杰伦的稻香", "e-music__play_song"},
+		{"这首歌叫什么名字，帮我识别一下", "g-music__identify_song"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
 	} {
 		hits := p.Search("default", c.query, 3)
