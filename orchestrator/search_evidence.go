@@ -20,7 +20,10 @@ import (
 //   - Chinese text across words: the character pairs the planner reads
 //     inside each word are also read across the words ("走了多少步") and
 //     across a measure word ("叫辆车" is 叫车, "放一首歌" is 放歌);
-//   - a clipped word ("coords", "pic") read as the catalog word it begins.
+//   - a clipped word ("coords", "pic") read as the catalog word it begins;
+//   - a word after 去 or 到 as the place the user goes;
+//   - the words users say for the catalog's (searchSynonyms: 退掉 is
+//     取消, a recording is audio).
 
 // evidence is postings one reading of the query adds to the clause's
 // matches, each weighing share of its own weight (and its key's rarity),
@@ -79,6 +82,7 @@ func (ix *offlineIndex) evidence(goal string, c *clause, now time.Time) []eviden
 	out = ix.hanAcross(goal, c, out)
 	out = ix.clipped(c, out)
 	out = ix.destination(c, out)
+	out = ix.synonyms(c, out)
 	return out
 }
 

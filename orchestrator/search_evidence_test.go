@@ -29,6 +29,11 @@ func TestSearchReadsEvidence(t *testing.T) {
 		// Two clauses, one request: the entry both find.
 		{"g-music", def("identify_song", "听歌识曲，识别正在播放的歌", none)},
 		{"g-ocr", def("ocr", "识别图片上的文字", none)},
+		// Users' words for the catalog's (search synonyms).
+		{"h-hotel", def("book_hotel", "搜索城市里可预订的酒店", none)},
+		{"h-hotel", def("cancel_booking", "取消酒店预订", none)},
+		{"i-speech", def("speech_to_text", "Transcribe speech in an audio file to text.", none)},
+		{"i-fit", def("record_exercise", "Record a workout as text notes.", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
@@ -44,6 +49,8 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"帮我叫辆车去浦东机场", "d-ride__call_taxi"},
 		{"放首周杰伦的稻香", "e-music__play_song"},
 		{"这首歌叫什么名字，帮我识别一下", "g-music__identify_song"},
+		{"退掉我在上海订的酒店", "h-hotel__cancel_booking"},
+		{"turn this recording into text", "i-speech__speech_to_text"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
 	} {
 		hits := p.Search("default", c.query, 3)
