@@ -82,6 +82,7 @@ func (ix *offlineIndex) evidence(goal string, c *clause, now time.Time) []eviden
 	out = ix.hanAcross(goal, c, out)
 	out = ix.clipped(c, out)
 	out = ix.destination(c, out)
+	out = ix.topic(c, out)
 	out = ix.synonyms(c, out)
 	return out
 }
@@ -303,6 +304,28 @@ func evidenceWords(matched []string, ev []evidence, entry int) []string {
 		}
 	}
 	return matched
+}
+
+// topicWords lead the topic of a search or a message ("the email about
+// the invoice", 关于报销的邮件): what it is about, not the tool.
+var topicWords = map[string]bool{"about": true, "regarding": true, "关于": true, "有关": true}
+
+// topic is the evidence that the words after a topic word are the
+// topic: they weigh placeShare, as the places the planner reads do.
+func (ix *offlineIndex) topic(c *clause, out []evidence) []evidence {
+	in := false
+	for i, t := range c.toks {
+		switch {
+		case topicWords[strings.ToLower(t.text)]:
+			in = true
+		case !in || t.stop || c.placeToks[i] || t.kind != tWord && t.kind != tHan:
+		default:
+			if ps, _ := ix.post.Get(key(t.norm)); len(ps) > 0 {
+				out = append(out, evidence{ps: ps, share: -(1 - placeShare)})
+			}
+		}
+	}
+	return out
 }
 
 // destination is the evidence that a Chinese word right after 去 or 到

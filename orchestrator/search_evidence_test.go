@@ -34,6 +34,9 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"h-hotel", def("cancel_booking", "取消酒店预订", none)},
 		{"i-speech", def("speech_to_text", "Transcribe speech in an audio file to text.", none)},
 		{"i-fit", def("record_exercise", "Record a workout as text notes.", none)},
+		// Asking what a song is identifies it.
+		{"k-music", def("play_music", "Play a song.", none)},
+		{"k-music", def("recognize_music", "Recognize the song that is playing.", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
@@ -51,6 +54,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"这首歌叫什么名字，帮我识别一下", "g-music__identify_song"},
 		{"退掉我在上海订的酒店", "h-hotel__cancel_booking"},
 		{"turn this recording into text", "i-speech__speech_to_text"},
+		{"what song is this playing right now", "k-music__recognize_music"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
 	} {
 		hits := p.Search("default", c.query, 3)

@@ -9,6 +9,18 @@ import "strings"
 // the tools say first, then how users say it.
 var searchSynonyms = map[string][]string{}
 
+// leadSynonyms are words that say which of the tools the goal's other
+// words found it wants, not what they are about: "find" the email is the
+// email search, not the email send. They only raise entries near the
+// best (evidence.lead).
+var leadSynonyms = map[string][]string{}
+
+func init() {
+	for _, w := range []string{"find", "search", "look", "lookup", "locate", "找", "搜", "找一下", "搜一下", "查找", "搜索"} {
+		leadSynonyms[w] = []string{"search", "find", "搜索", "查找"}
+	}
+}
+
 // synShare is the weight of a catalog word a synonym found, against the
 // word's own.
 const synShare = 0.5
@@ -26,7 +38,11 @@ func init() {
 		// The cheapest is a price comparison.
 		{{"compare", "price", "比价"}, {"cheapest", "cheaper", "deal", "deals", "最便宜", "便宜", "划算"}},
 		// Saying something in a language is its phrases.
-		{{"phrase", "常用语"}, {"怎么说"}},
+		{{"phrase", "常用语"}, {"怎么说", "i say", "to say"}},
+		// Asking what a thing is is identifying it.
+		{{"identify", "recognize", "识别"}, {"what song", "which song", "whats this", "what's this", "这是什么", "叫什么", "认出"}},
+		// Replacing part of a picture is editing it.
+		{{"edit", "modify", "修改"}, {"replace", "swap", "换掉", "换成"}},
 		// Walking is steps.
 		{{"step", "步数"}, {"walked", "walk", "walking", "走了", "走路"}},
 	} {
@@ -54,7 +70,12 @@ func (ix *offlineIndex) synonyms(c *clause, out []evidence) []evidence {
 			}
 		}
 		for _, w := range words {
-			for _, s := range searchSynonyms[w] {
+			lead := false
+			syns := searchSynonyms[w]
+			if syns == nil {
+				syns, lead = leadSynonyms[w], true
+			}
+			for _, s := range syns {
 				k := s
 				if isASCII(s) {
 					k = englishKey(s)
@@ -68,7 +89,7 @@ func (ix *offlineIndex) synonyms(c *clause, out []evidence) []evidence {
 				}
 				seen[k] = true
 				if ps, _ := ix.post.Get(k); len(ps) > 0 {
-					out = append(out, evidence{word: t.text, ps: ps, share: synShare, grow: true})
+					out = append(out, evidence{word: t.text, ps: ps, share: synShare, grow: !lead, lead: lead})
 				}
 			}
 		}
