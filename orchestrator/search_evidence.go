@@ -48,6 +48,8 @@ const (
 	timeShare   = 0.6 // a time-scope word an entry has ("forecast" for "tomorrow")
 	acrossShare = 0.8 // a character pair across words or a measure word
 	clipShare   = 0.8 // the catalog word a clipped word begins
+	// a Chinese keyword said in two parts, which weigh already as words
+	compoundShare = 0.75
 )
 
 // futureWords and pastWords say a goal's time scope; scopeWords are the
@@ -83,6 +85,7 @@ func (ix *offlineIndex) evidence(goal string, c *clause, now time.Time) []eviden
 	out = ix.clipped(c, out)
 	out = ix.destination(c, out)
 	out = ix.topic(c, out)
+	out = ix.compounds(c, out)
 	out = ix.synonyms(c, out)
 	return out
 }
@@ -328,21 +331,51 @@ func (ix *offlineIndex) topic(c *clause, out []evidence) []evidence {
 	return out
 }
 
-// destination is the evidence that a Chinese word right after 去 or 到
-// ("叫辆车去机场") is where the user goes, not what they want: it weighs
-// placeShare, as the places the planner reads do (a negative share takes
-// the rest of its weight back).
+// destination is the evidence that the Chinese words right after 去 or
+// 到 ("叫辆车去浦东机场") are where the user goes, not what they want:
+// they weigh placeShare, as the places the planner reads do (a negative
+// share takes the rest of their weight back).
 func (ix *offlineIndex) destination(c *clause, out []evidence) []evidence {
 	for i := 0; i+1 < len(c.toks); i++ {
 		if t := c.toks[i]; t.text != "去" && t.text != "到" {
 			continue
 		}
-		u := c.toks[i+1]
-		if u.kind != tHan || u.stop || c.placeToks[i+1] || u.start != c.toks[i].end {
+		for j := i + 1; j < len(c.toks); j++ {
+			u := c.toks[j]
+			if u.kind != tHan && u.kind != tHanRaw || u.stop || u.start != c.toks[j-1].end {
+				break
+			}
+			if u.kind == tHanRaw || c.placeToks[j] {
+				continue
+			}
+			if ps, _ := ix.post.Get(key(u.norm)); len(ps) > 0 {
+				out = append(out, evidence{ps: ps, share: -(1 - placeShare)})
+			}
+		}
+	}
+	return out
+}
+
+// compounds is the evidence of the Chinese keywords a clause says in two
+// parts: 订一张去成都的机票 says 订机票, 汇率到7.5的时候提醒我 says 汇率提醒;
+// not a verb right before 的, which says what a thing is (我订的酒店 is
+// the hotel I booked).
+func (ix *offlineIndex) compounds(c *clause, out []evidence) []evidence {
+	for i, t := range c.toks {
+		if t.kind != tHan && t.kind != tHanRaw || t.stop || i+1 < len(c.toks) && c.toks[i+1].text == "的" {
 			continue
 		}
-		if ps, _ := ix.post.Get(key(u.norm)); len(ps) > 0 {
-			out = append(out, evidence{ps: ps, share: -(1 - placeShare)})
+		for _, u := range c.toks[i+1:] {
+			if u.kind != tHan && u.kind != tHanRaw || u.stop {
+				continue
+			}
+			w := t.norm + u.norm
+			if _, ok := ix.dict.words[w]; !ok {
+				continue
+			}
+			if ps, _ := ix.post.Get(key(w)); len(ps) > 0 {
+				out = append(out, evidence{word: w, ps: ps, share: compoundShare, grow: true})
+			}
 		}
 	}
 	return out

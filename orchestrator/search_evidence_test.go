@@ -37,11 +37,15 @@ func TestSearchReadsEvidence(t *testing.T) {
 		// Asking what a song is identifies it.
 		{"k-music", def("play_music", "Play a song.", none)},
 		{"k-music", def("recognize_music", "Recognize the song that is playing.", none)},
+		// A keyword said in two parts: 订…机票 is 订机票; 我订的酒店 is the
+		// hotel booked.
+		{"l-air", def("find_flights", "搜索航班和机票：预订前比较价格", none)},
+		{"l-air", def("book_flight", "出票", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
 	}
-	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}}
+	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"}}
 	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
 	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
 	for _, c := range []struct{ query, want string }{
@@ -55,6 +59,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"退掉我在上海订的酒店", "h-hotel__cancel_booking"},
 		{"turn this recording into text", "i-speech__speech_to_text"},
 		{"what song is this playing right now", "k-music__recognize_music"},
+		{"帮我订一张去成都的机票", "l-air__book_flight"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
 	} {
 		hits := p.Search("default", c.query, 3)
