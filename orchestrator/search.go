@@ -64,7 +64,11 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	// An entry several clauses find scores their sum: "这首歌叫什么名字，
 	// 帮我识别一下" is one request in two clauses.
 	// It goes before the clauses' picks when it scores more than each.
-	var all []cand
+	n := 0
+	for _, c := range clauses {
+		n += len(c.ranked)
+	}
+	all := make([]cand, 0, n)
 	var at map[int]int
 	var picks []cand
 	if len(clauses) > 1 {

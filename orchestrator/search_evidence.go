@@ -211,18 +211,22 @@ func (ix *offlineIndex) hanAcross(goal string, c *clause, out []evidence) []evid
 // 订间 is 订房.
 var measureNouns = map[rune]rune{'首': '歌', '辆': '车', '间': '房', '张': '票', '部': '片'}
 
+// maxClipped is the longest stem read as clipped.
+const maxClipped = 6
+
 // clipped is the evidence of the clause's words the index does not know
 // that begin a word of its typo vocabulary ("coords" → coordinates): the
 // most common such word, when one is at least twice as common as the
 // next.
 func (ix *offlineIndex) clipped(c *clause, out []evidence) []evidence {
 	for _, t := range c.toks {
-		if t.kind != tWord || t.stop || len(t.norm) < 3 || len(t.norm) > 8 || !isASCII(t.norm) || ix.post.Has(key(t.norm)) || calendarWords[t.norm] || ix.typo(t.norm) != "" {
+		if t.kind != tWord || t.stop || len(t.norm) < 3 || len(t.norm) > maxClipped || !isASCII(t.norm) || ix.post.Has(key(t.norm)) || calendarWords[t.norm] {
 			continue
 		}
 		best, bestN, second := "", int32(0), int32(0)
+		letters := letterSet(t.norm)
 		ix.vocab.Range(func(v string, vw vocabWord) bool {
-			if len(v) >= len(t.norm)+2 && strings.HasPrefix(v, t.norm) {
+			if letters&^vw.letters == 0 && len(v) >= len(t.norm)+2 && strings.HasPrefix(v, t.norm) {
 				switch {
 				case vw.refs > bestN:
 					best, bestN, second = v, vw.refs, bestN
@@ -232,7 +236,7 @@ func (ix *offlineIndex) clipped(c *clause, out []evidence) []evidence {
 			}
 			return true
 		})
-		if best == "" || bestN < 2*second {
+		if best == "" || bestN < 2*second || ix.typo(t.norm) != "" {
 			continue
 		}
 		if ps, _ := ix.post.Get(key(best)); len(ps) > 0 {
@@ -243,9 +247,10 @@ func (ix *offlineIndex) clipped(c *clause, out []evidence) []evidence {
 }
 
 // weigh adds the evidence ev to the matches of c (new matches for the
-// evidence that may grow them) and orders them again, best first. The
-// planner's pick (c.scored) stays first unless the evidence raised
-// another entry further above it.
+// evidence that may grow them; the matches are left unordered, for
+// Search orders them with the other clauses'). The planner's pick
+// (c.scored) stays first unless the evidence raised another entry
+// further above it.
 func (ix *offlineIndex) weigh(c *clause, ev []evidence) {
 	if len(ev) == 0 {
 		return
@@ -254,44 +259,39 @@ func (ix *offlineIndex) weigh(c *clause, ev []evidence) {
 	if len(c.ranked) > 0 {
 		least = leadShare * c.ranked[0].score
 	}
-	pick, gap := -1, 0.0
+	gap := 0.0
 	if c.scored >= 0 {
-		pick, gap = c.ranked[c.scored].entry, c.ranked[0].score-c.ranked[c.scored].score
+		gap = c.ranked[0].score - c.ranked[c.scored].score
 	}
-	if len(ev) > 0 {
-		at := make(map[int]int, len(c.ranked))
-		for j, m := range c.ranked {
-			at[m.entry] = j
-		}
-		for _, e := range ev {
-			idf := ix.idf(len(e.ps))
-			for _, p := range e.ps {
-				j, ok := at[p.entry]
-				if !ok {
-					if !e.grow {
-						continue
-					}
-					j = len(c.ranked)
-					at[p.entry] = j
-					c.ranked = append(c.ranked, match{entry: p.entry})
-				} else if e.lead && c.ranked[j].score < least {
+	at := make(map[int]int32, len(c.ranked))
+	for j, m := range c.ranked {
+		at[m.entry] = int32(j)
+	}
+	for _, e := range ev {
+		idf := ix.idf(len(e.ps))
+		for _, p := range e.ps {
+			j, ok := at[p.entry]
+			if !ok {
+				if !e.grow {
 					continue
 				}
-				c.ranked[j].score += e.share * p.w * idf
+				j = int32(len(c.ranked))
+				at[p.entry] = j
+				c.ranked = append(c.ranked, match{entry: p.entry})
+			} else if e.lead && c.ranked[j].score < least {
+				continue
 			}
-		}
-		ix.sortMatches(c.ranked)
-	}
-
-	c.scored = -1
-	for j, m := range c.ranked {
-		if m.entry == pick {
-			c.scored = j
-			break
+			c.ranked[j].score += e.share * p.w * idf
 		}
 	}
-	if c.scored > 0 && c.ranked[0].score-c.ranked[c.scored].score > gap+1e-9 {
-		c.scored = -1
+	if c.scored >= 0 {
+		best := 0.0
+		for _, m := range c.ranked {
+			best = max(best, m.score)
+		}
+		if best-c.ranked[c.scored].score > gap+1e-9 {
+			c.scored = -1
+		}
 	}
 }
 
