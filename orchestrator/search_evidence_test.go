@@ -41,6 +41,8 @@ func TestSearchReadsEvidence(t *testing.T) {
 		// hotel booked.
 		{"l-air", def("find_flights", "搜索航班和机票：预订前比较价格", none)},
 		{"l-air", def("book_flight", "出票", none)},
+		// A price cap searches products.
+		{"m-shop", def("product_search", "搜索商品和价格", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
@@ -60,6 +62,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"turn this recording into text", "i-speech__speech_to_text"},
 		{"what song is this playing right now", "k-music__recognize_music"},
 		{"帮我订一张去成都的机票", "l-air__book_flight"},
+		{"搜一下两百块以内的蓝牙耳机", "m-shop__product_search"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
 	} {
 		hits := p.Search("default", c.query, 3)

@@ -41,6 +41,8 @@ func init() {
 		{{"phrase", "常用语"}, {"怎么说", "i say", "to say"}},
 		// Asking what a thing is is identifying it.
 		{{"identify", "recognize", "识别"}, {"what song", "which song", "whats this", "what's this", "这是什么", "叫什么", "认出"}},
+		// A price cap is a search of products by price.
+		{{"product", "price", "商品", "价格"}, {"under $", "块以内", "元以内", "以内的", "以下的", "budget"}},
 		// Replacing part of a picture is editing it.
 		{{"edit", "modify", "修改"}, {"replace", "swap", "换掉", "换成"}},
 		// Walking is steps.
