@@ -219,8 +219,9 @@ const maxClipped = 6
 // most common such word, when one is at least twice as common as the
 // next.
 func (ix *offlineIndex) clipped(c *clause, out []evidence) []evidence {
-	for _, t := range c.toks {
-		if t.kind != tWord || t.stop || len(t.norm) < 3 || len(t.norm) > maxClipped || !isASCII(t.norm) || ix.post.Has(key(t.norm)) || calendarWords[t.norm] {
+	for i, t := range c.toks {
+		// A capitalised word past the first is a name ("Arsenal"), as typo reads it.
+		if t.kind != tWord || t.stop || len(t.norm) < 3 || len(t.norm) > maxClipped || !isASCII(t.norm) || i > 0 && isCapitalised(t.text) || ix.post.Has(key(t.norm)) || calendarWords[t.norm] {
 			continue
 		}
 		best, bestN, second := "", int32(0), int32(0)
