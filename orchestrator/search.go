@@ -22,11 +22,13 @@ type Hit struct {
 
 // Search returns up to k entries tenant may see that best answer query,
 // ranked as the offline planner ranks them ([Planner.PlanOffline]: one
-// index, built once per catalog version and shared): first the entry the
-// planner would pick for each clause of the query (a capability over the
-// vendor tools of its chain when it matches nearly as well), then every
-// other entry that shares a word with the query, best first. k <= 0
-// means 10.
+// index, built once per catalog version and shared), with the evidence
+// the planner sets aside (search_evidence.go): first an entry several
+// clauses find that scores more than each clause's pick, then the entry
+// the planner would pick for each clause of the query (a capability over
+// the vendor tools of its chain when it matches nearly as well), then
+// every other entry that shares a word with the query, best first (an
+// entry scoring the sum of its clauses' scores). k <= 0 means 10.
 func (p *Planner) Search(tenant, query string, k int) []Hit {
 	if k <= 0 {
 		k = 10
@@ -40,7 +42,13 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 	// Rank with every entry visible (visibility is asked only of the
 	// entries that match, not of the whole catalog), then keep the
 	// tenant's.
-	clauses := ix.clauses(query, p.search.everyone(ix), p.now())
+	now := p.now()
+	clauses := ix.clauses(query, p.search.everyone(ix), now)
+	evs := make([][]evidence, len(clauses))
+	for ci := range clauses {
+		evs[ci] = ix.evidence(query, &clauses[ci], now)
+		ix.weigh(&clauses[ci], evs[ci])
+	}
 	type cand struct {
 		m      match
 		clause int
@@ -53,13 +61,42 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 			order = append(order, cand{m, c})
 		}
 	}
-	var all []cand
+	// An entry several clauses find scores their sum: "这首歌叫什么名字，
+	// 帮我识别一下" is one request in two clauses.
+	// It goes before the clauses' picks when it scores more than each.
+	n := 0
+	for _, c := range clauses {
+		n += len(c.ranked)
+	}
+	all := make([]cand, 0, n)
+	var at map[int]int
+	var picks []cand
+	if len(clauses) > 1 {
+		at = map[int]int{}
+	}
+	most, multi := 0.0, map[int]bool{}
 	for ci, c := range clauses {
 		if c.scored >= 0 {
-			take(c.ranked[c.scored], ci)
+			picks = append(picks, cand{c.ranked[c.scored], ci})
+			most = max(most, c.ranked[c.scored].score)
 		}
 		for _, m := range c.ranked {
-			all = append(all, cand{m, ci})
+			if at == nil {
+				all = append(all, cand{m, ci})
+				continue
+			}
+			j, ok := at[m.entry]
+			if !ok {
+				at[m.entry] = len(all)
+				all = append(all, cand{m, ci})
+				continue
+			}
+			sum := all[j].m.score + m.score
+			if m.score > all[j].m.score {
+				all[j] = cand{m, ci}
+			}
+			all[j].m.score = sum
+			multi[m.entry] = true
 		}
 	}
 	slices.SortFunc(all, func(a, b cand) int {
@@ -72,6 +109,17 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		return ix.cmpEntries(a.m.entry, b.m.entry)
 	})
 	for _, c := range all {
+		if c.m.score <= most {
+			break
+		}
+		if multi[c.m.entry] {
+			take(c.m, c.clause)
+		}
+	}
+	for _, c := range picks {
+		take(c.m, c.clause)
+	}
+	for _, c := range all {
 		if len(order) == k {
 			break
 		}
@@ -83,7 +131,8 @@ func (p *Planner) Search(tenant, query string, k int) []Hit {
 		if keys[c.clause] == nil {
 			keys[c.clause] = ix.queryKeys(clauses[c.clause].toks)
 		}
-		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: matchedWords(ix, clauses[c.clause].toks, keys[c.clause], c.m)}
+		matched := matchedWords(ix, clauses[c.clause].toks, keys[c.clause], c.m)
+		out[i] = Hit{Entry: ix.entries[c.m.entry].e, Score: c.m.score, Matched: evidenceWords(matched, evs[c.clause], c.m.entry)}
 	}
 	return out
 }

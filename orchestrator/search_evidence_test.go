@@ -1,0 +1,77 @@
+package orchestrator
+
+import (
+	"testing"
+
+	"github.com/toolhub/toolhub/registry"
+)
+
+// Tool search reads what the planner's ranking sets aside (search
+// evidence): each case is a class of goal where a near-duplicate tool of
+// the same words came first, or nothing was found.
+func TestSearchReadsEvidence(t *testing.T) {
+	none := `{}`
+	tools := []schemaTool{
+		// Time scope: the same weather words, now, ahead or past.
+		{"a-weather", def("current_weather", "Current weather conditions for a city: temperature, wind.", none)},
+		{"a-weather", def("weather_forecast", "Weather forecast for the coming days.", none)},
+		{"a-weather", def("weather_archive", "Past weather observations for a date.", none)},
+		// Chinese pairs across words: 走了多少步 (today's rates say 今天 too).
+		{"a-fx", def("fx_rates", "今天的外汇牌价", none)},
+		{"c-fit", def("step_count", "今天走了多少步", none)},
+		{"c-fit", def("sleep_report", "昨晚的睡眠质量", none)},
+		// A measure word inside a word (叫辆车 is 叫车), or standing for its
+		// noun (放首 is 放歌); a destination after 去 says where.
+		{"d-ride", def("call_taxi", "网约车服务", none)},
+		{"d-air", def("airport_info", "机场信息和航站楼", none)},
+		{"e-music", def("play_song", "音乐播放", none)},
+		{"e-music", def("song_lyrics", "查歌词", none)},
+		// Two clauses, one request: the entry both find.
+		{"g-music", def("identify_song", "听歌识曲，识别正在播放的歌", none)},
+		{"g-ocr", def("ocr", "识别图片上的文字", none)},
+		// Users' words for the catalog's (search synonyms).
+		{"h-hotel", def("book_hotel", "搜索城市里可预订的酒店", none)},
+		{"h-hotel", def("cancel_booking", "取消酒店预订", none)},
+		{"i-speech", def("speech_to_text", "Transcribe speech in an audio file to text.", none)},
+		{"i-fit", def("record_exercise", "Record a workout as text notes.", none)},
+		// Asking what a song is identifies it.
+		{"k-music", def("play_music", "Play a song.", none)},
+		{"k-music", def("recognize_music", "Recognize the song that is playing.", none)},
+		// A keyword said in two parts: 订…机票 is 订机票; 我订的酒店 is the
+		// hotel booked.
+		{"l-air", def("find_flights", "搜索航班和机票：预订前比较价格", none)},
+		{"l-air", def("book_flight", "出票", none)},
+		// A price cap searches products.
+		{"m-shop", def("product_search", "搜索商品和价格", none)},
+		// A clipped word: "coords" is coordinates.
+		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
+		{"f-map", def("nearby_places", "Find places near an address.", none)},
+	}
+	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"}}
+	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
+	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
+	for _, c := range []struct{ query, want string }{
+		{"will it rain in London tomorrow", "a-weather__weather_forecast"},
+		{"what was the weather in Lima on 2019-12-25", "a-weather__weather_archive"},
+		{"what's the weather in Lima", "a-weather__current_weather"},
+		{"今天走了多少步", "c-fit__step_count"},
+		{"帮我叫辆车去浦东机场", "d-ride__call_taxi"},
+		{"放首周杰伦的稻香", "e-music__play_song"},
+		{"这首歌叫什么名字，帮我识别一下", "g-music__identify_song"},
+		{"退掉我在上海订的酒店", "h-hotel__cancel_booking"},
+		{"turn this recording into text", "i-speech__speech_to_text"},
+		{"what song is this playing right now", "k-music__recognize_music"},
+		{"帮我订一张去成都的机票", "l-air__book_flight"},
+		{"搜一下两百块以内的蓝牙耳机", "m-shop__product_search"},
+		{"gps coords for 10 Downing Street", "f-map__geocode"},
+	} {
+		hits := p.Search("default", c.query, 3)
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Entry.Name)
+		}
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: hits %v, want %s first", c.query, got, c.want)
+		}
+	}
+}
