@@ -3,18 +3,11 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// cpuTime is the process's user and system CPU time so far: on a shared
-// machine it measures the work where wall time measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/toolhub/toolhub/internal/x/cputime"
+)
 
 // BenchmarkSearch is one query (the goals in turn) over the generated
 // catalog of 1,000 vendors × 10 tools.
@@ -38,13 +31,13 @@ func BenchmarkSearchScale(b *testing.B) {
 			p.Search("default", "warm up", 5)
 			var ds []time.Duration
 			b.ResetTimer()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for i := 0; b.Loop(); i++ {
 				s := time.Now()
 				p.Search("default", c.Goals[i%len(c.Goals)].Text, 5)
 				ds = append(ds, time.Since(s))
 			}
-			b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 			slices.Sort(ds)
 			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(ds[min(len(ds)-1, len(ds)*99/100)].Microseconds()), "p99-µs")
@@ -65,7 +58,7 @@ func BenchmarkIndexResync(b *testing.B) {
 	a, z := slices.Clone(v.Tools), slices.Clone(v.Tools)
 	a[0].Description += " Now with hourly data."
 	b.Run("one-vendor", func(b *testing.B) {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		for i := 0; b.Loop(); i++ {
 			if i%2 == 0 {
 				cat.SetVendorTools(v.ID, a)
@@ -74,13 +67,13 @@ func BenchmarkIndexResync(b *testing.B) {
 			}
 			p.index()
 		}
-		b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
 	b.Run("baseline=whole", func(b *testing.B) {
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		for b.Loop() {
 			buildIndex(cat.Version(), cat.Entries(nil), p.Keywords)
 		}
-		b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64((cputime.Process()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
 	})
 }

@@ -2,21 +2,13 @@ package registry_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolhub/toolhub/internal/x/cputime"
 	"github.com/toolhub/toolhub/registry"
 	"github.com/toolhub/toolhub/registry/toolcorpus"
 )
-
-// cpuTime is the process's user and system CPU time so far: on a shared
-// machine it measures the work where wall time measures the neighbours too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkRegisterVendors registers 10, 100 and 1,000 generated vendors ×
 // 10 tools one by one in an empty catalog (schemas compiled). Linear
@@ -42,9 +34,9 @@ func BenchmarkRegisterVendors(b *testing.B) {
 			c := toolcorpus.Generate(n, 1)
 			var took, base, cpu time.Duration
 			for b.Loop() {
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				took += register(c)
-				cpu += cpuTime() - c0
+				cpu += cputime.Process() - c0
 				b.StopTimer()
 				base += register(small)
 				b.StartTimer()

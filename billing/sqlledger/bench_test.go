@@ -15,6 +15,7 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/billing/internal/ledgersql"
 	"github.com/toolhub/toolhub/billing/ledgertest"
+	"github.com/toolhub/toolhub/internal/x/cputime"
 )
 
 // BenchmarkAppend measures batched ingest (4096 events per transaction,
@@ -38,11 +39,11 @@ func BenchmarkAppend(b *testing.B) {
 			n++
 		}
 		b.StartTimer()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		if err := l.Append(context.Background(), evs); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
 	if cpu > 0 {
@@ -103,17 +104,17 @@ func appendRows(b *testing.B, row func(i int) billing.Event) {
 				events++
 			}
 		}
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		if err := raw.insert(evs); err != nil {
 			b.Fatal(err)
 		}
-		rawCPU += cpuTime() - c0
+		rawCPU += cputime.Process() - c0
 		b.StartTimer()
-		c0 = cpuTime()
+		c0 = cputime.Process()
 		if err := l.Append(context.Background(), evs); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		cpu += cputime.Process() - c0
 	}
 	if l.Stats().Appended != int64(n) {
 		b.Fatalf("stored %d rows, want %d", l.Stats().Appended, n)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhub/toolhub/hub"
+	"github.com/toolhub/toolhub/internal/x/cputime"
 )
 
 func instant(ctx context.Context, c *hub.Call) (*hub.Result, error) { return textResult("ok"), nil }
@@ -72,13 +73,13 @@ func BenchmarkDrain(b *testing.B) {
 			}
 		}
 		cs := &countingStore{Store: q, want: int64(b.N), done: make(chan struct{})}
-		start, cpu := time.Now(), cpuTime()
+		start, cpu := time.Now(), cputime.Process()
 		b.ResetTimer()
 		startPool(b, &Pool{Store: cs, Concurrency: 4, Run: instant, PurgeEvery: -1, Poll: time.Millisecond})
 		<-cs.done
 		b.StopTimer()
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
 		// CPU per job: on a loaded machine jobs/s says more of the others.
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/job")
+		b.ReportMetric(float64((cputime.Process()-cpu).Microseconds())/float64(b.N), "cpu-µs/job")
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhub/toolhub/billing"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/jobs"
+	"github.com/toolhub/toolhub/internal/x/cputime"
 )
 
 // ImageOutageConfig is the lab config of the vendor outage drill:
@@ -189,7 +190,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 			return rep, fmt.Errorf("cpu profile: %w", err)
 		}
 	}
-	cpu := processCPU()
+	cpu := cputime.Process()
 	recovered := time.Now()
 	if err := setModes(l, FaultOK, "doubao", "sd"); err != nil {
 		return rep, err
@@ -201,7 +202,7 @@ func ImageOutage(ctx context.Context, l *Lab, o ImageOutageOptions) (ImageOutage
 	if err != nil {
 		return rep, err
 	}
-	rep.CPU = processCPU() - cpu
+	rep.CPU = cputime.Process() - cpu
 	if o.Profile != nil {
 		pprof.StopCPUProfile()
 	}
