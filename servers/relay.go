@@ -264,20 +264,7 @@ func hopMeta(m *mcp.Meta) *mcp.Meta {
 	if m == nil {
 		return nil
 	}
-	out := &mcp.Meta{ProgressToken: m.ProgressToken}
-	for k, v := range m.AdditionalFields {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			continue
-		}
-		if out.AdditionalFields == nil {
-			out.AdditionalFields = map[string]any{}
-		}
-		out.AdditionalFields[k] = v
-	}
-	if out.ProgressToken == nil && out.AdditionalFields == nil {
-		return nil
-	}
-	return out
+	return keptMeta(m.ProgressToken, m.AdditionalFields, func(k string) bool { return strings.HasPrefix(k, "io.modelcontextprotocol/") })
 }
 
 // syncSurface lists the vendor's resources, templates and prompts (those
