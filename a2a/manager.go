@@ -154,11 +154,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor has no usable card.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return nil, false
-	}
-	return v, true
+	return vendorconn.Upstream(m.set, id)
 }
 
 // Add starts managing an A2A vendor. It returns at once: the card is
@@ -166,14 +162,7 @@ func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
 // [Manager.Refresh] to wait for it). It fails for an invalid spec, a
 // vendor that is not A2A, or an id already held.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A new card

@@ -203,11 +203,7 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor is not ready.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return nil, false
-	}
-	return v, true
+	return vendorconn.Upstream(m.set, id)
 }
 
 // Ping checks that a vendor's connection answers (MCP ping, or
@@ -230,14 +226,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // spec, a vendor that is not MCP, or an id already held. ctx is not used
 // beyond the call.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A change
