@@ -133,21 +133,9 @@ var _ hub.Upstreams = (*Manager)(nil)
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 	m := &Manager{cat: cat, opts: opts.withDefaults(),
 		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
-	var base http.RoundTripper
-	card, call := &http.Client{}, &http.Client{}
-	if b := m.opts.HTTPClient; b != nil {
-		base = b.Transport
-		card.CheckRedirect, card.Jar = b.CheckRedirect, b.Jar
-		call.CheckRedirect, call.Jar = b.CheckRedirect, b.Jar
-	}
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		m.ownHTTP, base = t, t
-	}
-	card.Transport = base
-	call.Transport = &statusTransport{base: base, now: m.opts.Now}
-	m.cardHTTP, m.callHTTP, m.base = card, call, base
+	m.base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
+	m.cardHTTP = vendorconn.Client(m.opts.HTTPClient, m.base)
+	m.callHTTP = vendorconn.Client(m.opts.HTTPClient, &statusTransport{base: m.base, now: m.opts.Now})
 	return m
 }
 

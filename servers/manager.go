@@ -184,19 +184,9 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 	m := &Manager{cat: cat, opts: opts.withDefaults(), closing: make(chan struct{}),
 		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
 	var base http.RoundTripper
-	hc := &http.Client{}
-	if b := m.opts.HTTPClient; b != nil {
-		base = b.Transport
-		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
-	}
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		m.ownHTTP, base = t, t
-	}
+	base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
 	m.baseHTTP, _ = base.(*http.Transport)
-	hc.Transport = &recordingTransport{base: base, now: m.opts.Now}
-	m.httpClient = hc
+	m.httpClient = vendorconn.Client(m.opts.HTTPClient, &recordingTransport{base: base, now: m.opts.Now})
 	return m
 }
 
