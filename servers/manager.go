@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/vendorconn"
+	"github.com/toolhub/toolhub/internal/x/fanout"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -172,9 +173,7 @@ type Manager struct {
 	set     *vendorconn.Set[*vendor]
 	closing chan struct{} // closed when Close starts
 
-	evMu   sync.Mutex // OnEvent subscribers
-	evSubs map[int]func(Event)
-	evNext int
+	events fanout.List[Event] // OnEvent subscribers
 }
 
 var _ hub.Upstreams = (*Manager)(nil)
