@@ -133,32 +133,16 @@ var _ hub.Upstreams = (*Manager)(nil)
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 	m := &Manager{cat: cat, opts: opts.withDefaults(),
 		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
-	var base http.RoundTripper
-	card, call := &http.Client{}, &http.Client{}
-	if b := m.opts.HTTPClient; b != nil {
-		base = b.Transport
-		card.CheckRedirect, card.Jar = b.CheckRedirect, b.Jar
-		call.CheckRedirect, call.Jar = b.CheckRedirect, b.Jar
-	}
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		m.ownHTTP, base = t, t
-	}
-	card.Transport = base
-	call.Transport = &statusTransport{base: base, now: m.opts.Now}
-	m.cardHTTP, m.callHTTP, m.base = card, call, base
+	m.base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
+	m.cardHTTP = vendorconn.Client(m.opts.HTTPClient, m.base)
+	m.callHTTP = vendorconn.Client(m.opts.HTTPClient, &statusTransport{base: m.base, now: m.opts.Now})
 	return m
 }
 
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor has no usable card.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return nil, false
-	}
-	return v, true
+	return vendorconn.Upstream(m.set, id)
 }
 
 // Add starts managing an A2A vendor. It returns at once: the card is
@@ -166,14 +150,7 @@ func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
 // [Manager.Refresh] to wait for it). It fails for an invalid spec, a
 // vendor that is not A2A, or an id already held.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A new card

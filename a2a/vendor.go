@@ -67,8 +67,8 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 	v.hdr, v.hdrErr = expandHeaders(spec.A2A, m.opts.LookupEnv)
 	if v.hdr != nil {
 		ht := v.hdr.transport(m.base)
-		v.cardHTTP = &http.Client{Transport: ht, CheckRedirect: m.cardHTTP.CheckRedirect, Jar: m.cardHTTP.Jar}
-		v.callHTTP = &http.Client{Transport: &statusTransport{base: ht, now: m.opts.Now}, CheckRedirect: m.callHTTP.CheckRedirect, Jar: m.callHTTP.Jar}
+		v.cardHTTP = vendorconn.Client(m.cardHTTP, ht)
+		v.callHTTP = vendorconn.Client(m.callHTTP, &statusTransport{base: ht, now: m.opts.Now})
 	}
 	return v
 }

@@ -248,40 +248,39 @@ func keepAlive(ctx context.Context, cancel context.CancelFunc, conn *websocket.C
 			}
 		}
 	}()
-	go func() { // heartbeats
-		t := time.NewTicker(hb)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)); err != nil {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
+	go cancelWhen(ctx, cancel, hb, func() bool { // heartbeats
+		return conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(10*time.Second)) != nil
+	})
 }
 
-// recheckKey checks the request's key every Recheck until ctx ends: a key
-// that no longer holds marks the stream revoked and cancels it.
-func (h *jobRoutes) recheckKey(ctx context.Context, cancel context.CancelFunc, r *http.Request, revoked *atomic.Bool) {
-	t := time.NewTicker(h.opts.Recheck)
+// cancelWhen asks failed every d until ctx ends; the first failure
+// cancels the stream.
+func cancelWhen(ctx context.Context, cancel context.CancelFunc, d time.Duration, failed func() bool) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if h.opts.Reauthenticate(r) != nil {
-				revoked.Store(true)
+			if failed() {
 				cancel()
 				return
 			}
 		}
 	}
+}
+
+// recheckKey checks the request's key every Recheck until ctx ends: a key
+// that no longer holds marks the stream revoked and cancels it.
+func (h *jobRoutes) recheckKey(ctx context.Context, cancel context.CancelFunc, r *http.Request, revoked *atomic.Bool) {
+	cancelWhen(ctx, cancel, h.opts.Recheck, func() bool {
+		if h.opts.Reauthenticate(r) != nil {
+			revoked.Store(true)
+			return true
+		}
+		return false
+	})
 }
 
 // closeEvents closes the stream with the reason it ended: its key revoked,

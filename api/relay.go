@@ -460,28 +460,34 @@ func (p *mcpPeer) reqCtx(ctx context.Context) (context.Context, context.CancelFu
 }
 
 func (p *mcpPeer) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	rctx, cancel := p.reqCtx(ctx)
-	defer cancel()
-	w := p.expect(mcp.MethodSamplingCreateMessage, req.CreateMessageParams)
-	defer p.abandon(ctx, rctx, w)
-	//lint:ignore SA1019 relayed for clients and vendors on revisions before 2026-07-28
-	return p.srv.RequestSampling(rctx, req)
+	return ask(ctx, p, mcp.MethodSamplingCreateMessage, req.CreateMessageParams, func(rctx context.Context) (*mcp.CreateMessageResult, error) {
+		//lint:ignore SA1019 relayed for clients and vendors on revisions before 2026-07-28
+		return p.srv.RequestSampling(rctx, req)
+	})
 }
 
 func (p *mcpPeer) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	rctx, cancel := p.reqCtx(ctx)
-	defer cancel()
-	w := p.expect(mcp.MethodElicitationCreate, req.Params)
-	defer p.abandon(ctx, rctx, w)
-	return p.srv.RequestElicitation(rctx, req)
+	return ask(ctx, p, mcp.MethodElicitationCreate, req.Params, func(rctx context.Context) (*mcp.ElicitationResult, error) {
+		return p.srv.RequestElicitation(rctx, req)
+	})
 }
 
 func (p *mcpPeer) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return ask(ctx, p, mcp.MethodListRoots, nil, func(rctx context.Context) (*mcp.ListRootsResult, error) {
+		return p.srv.RequestRoots(rctx, req)
+	})
+}
+
+// ask sends a vendor's request (ctx) of method to p's client with send, on
+// the client's request context, and returns the client's answer; when
+// toolhub gives up on the answer first, the client is told (see
+// [mcpPeer.abandon]).
+func ask[R any](ctx context.Context, p *mcpPeer, method mcp.MCPMethod, params any, send func(rctx context.Context) (R, error)) (R, error) {
 	rctx, cancel := p.reqCtx(ctx)
 	defer cancel()
-	w := p.expect(mcp.MethodListRoots, nil)
+	w := p.expect(method, params)
 	defer p.abandon(ctx, rctx, w)
-	return p.srv.RequestRoots(rctx, req)
+	return send(rctx)
 }
 
 // expect notes a request about to be sent to p's session, to learn the id

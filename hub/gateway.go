@@ -124,6 +124,12 @@ func (g *Gateway) Call(ctx context.Context, c *Call) (*Result, error) {
 		c.Trace = newTrace()
 	}
 	r, err := g.outer.Invoke(ctx, c)
+	return g.answer(c, r, err)
+}
+
+// answer is what a governed call c answers: its error as an *Error, or
+// its result r with the call's provenance (call id, attempts, latency).
+func (g *Gateway) answer(c *Call, r *Result, err error) (*Result, error) {
 	if err != nil {
 		return nil, AsError(err)
 	}

@@ -39,13 +39,7 @@ func (g *Gateway) Relay(ctx context.Context, vendor string, c *Call) (*Result, e
 		return Chain(g.vendor, g.opts.Call...).Invoke(ctx, c)
 	})
 	r, err := Chain(inner, g.opts.Outer...).Invoke(ctx, c)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	r.Provenance.CallID = c.ID
-	r.Provenance.Attempts = len(c.Trace.Attempts)
-	r.Provenance.LatencyMS = float64(g.opts.Now().Sub(c.Start).Microseconds()) / 1000
-	return r, nil
+	return g.answer(c, r, err)
 }
 
 // VendorVisible reports whether tenant may reach vendor's session for what

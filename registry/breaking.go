@@ -24,29 +24,29 @@ func BreakingChanges(old, new []ToolDef) []string {
 			continue
 		}
 		oi, ni := shape(o.InputSchema), shape(n.InputSchema)
-		for _, p := range oi.names() {
-			switch nt, ok := ni.props[p]; {
-			case !ok:
-				out = append(out, fmt.Sprintf("tool %q: argument %q removed", o.Name, p))
-			case nt != oi.props[p] && nt != "" && oi.props[p] != "":
-				out = append(out, fmt.Sprintf("tool %q: argument %q changed type from %s to %s", o.Name, p, oi.props[p], nt))
-			}
-		}
+		out = lostProps(out, o.Name, "argument", oi, ni)
 		for _, r := range ni.required {
 			if !slices.Contains(oi.required, r) {
 				out = append(out, fmt.Sprintf("tool %q: argument %q is now required", o.Name, r))
 			}
 		}
 		if len(o.OutputSchema) > 0 {
-			oo, no := shape(o.OutputSchema), shape(n.OutputSchema)
-			for _, p := range oo.names() {
-				switch nt, ok := no.props[p]; {
-				case !ok:
-					out = append(out, fmt.Sprintf("tool %q: result field %q removed", o.Name, p))
-				case nt != oo.props[p] && nt != "" && oo.props[p] != "":
-					out = append(out, fmt.Sprintf("tool %q: result field %q changed type from %s to %s", o.Name, p, oo.props[p], nt))
-				}
-			}
+			out = lostProps(out, o.Name, "result field", shape(o.OutputSchema), shape(n.OutputSchema))
+		}
+	}
+	return out
+}
+
+// lostProps appends to out the properties (what a schema's properties are
+// to callers: "argument", "result field") of tool's old schema that its new
+// one removed or gave another type.
+func lostProps(out []string, tool, what string, old, new schemaShape) []string {
+	for _, p := range old.names() {
+		switch nt, ok := new.props[p]; {
+		case !ok:
+			out = append(out, fmt.Sprintf("tool %q: %s %q removed", tool, what, p))
+		case nt != old.props[p] && nt != "" && old.props[p] != "":
+			out = append(out, fmt.Sprintf("tool %q: %s %q changed type from %s to %s", tool, what, p, old.props[p], nt))
 		}
 	}
 	return out

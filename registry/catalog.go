@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolhub/toolhub/internal/x/cowmap"
+	"github.com/toolhub/toolhub/internal/x/fanout"
 )
 
 // Entry is what a catalog name resolves to: a vendor tool or a capability.
@@ -32,9 +33,7 @@ type Catalog struct {
 	mu   sync.Mutex // serialises writers
 	snap atomic.Pointer[snapshot]
 
-	subMu sync.Mutex
-	subs  map[int]func(Change)
-	next  int
+	subs fanout.List[Change]
 
 	gateMu  sync.Mutex
 	gate    Gate
@@ -112,7 +111,7 @@ func (c *Catalog) ChangedSince(version uint64) (vendors []string, ok bool) {
 
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog {
-	c := &Catalog{subs: map[int]func(Change){}}
+	c := &Catalog{}
 	c.snap.Store(&snapshot{byName: &cowmap.Map[Entry]{}, byVendor: &cowmap.Map[[]*Tool]{}})
 	return c
 }
@@ -308,16 +307,7 @@ func (c *Catalog) SetCapabilities(caps []Capability) []error {
 // the writer's goroutine and must not block; it should read the catalog
 // again rather than trust the order of changes.
 func (c *Catalog) Subscribe(fn func(Change)) (cancel func()) {
-	c.subMu.Lock()
-	defer c.subMu.Unlock()
-	id := c.next
-	c.next++
-	c.subs[id] = fn
-	return func() {
-		c.subMu.Lock()
-		delete(c.subs, id)
-		c.subMu.Unlock()
-	}
+	return c.subs.Subscribe(fn)
 }
 
 // publish stores next and notifies subscribers; it unlocks c.mu.
@@ -328,16 +318,7 @@ func (c *Catalog) publish(next *snapshot, vendor string) {
 	next.log = append(log, Change{Version: next.version, Vendor: vendor})
 	c.snap.Store(next)
 	c.mu.Unlock()
-	ch := Change{Version: next.version, Vendor: vendor}
-	c.subMu.Lock()
-	fns := make([]func(Change), 0, len(c.subs))
-	for _, fn := range c.subs {
-		fns = append(fns, fn)
-	}
-	c.subMu.Unlock()
-	for _, fn := range fns {
-		fn(ch)
-	}
+	c.subs.Emit(Change{Version: next.version, Vendor: vendor})
 }
 
 // clone is the next version's snapshot: it shares s's shards until it

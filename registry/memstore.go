@@ -89,11 +89,7 @@ func (s *MemoryStore) ListVendors(_ context.Context) ([]VendorRecord, error) {
 func (s *MemoryStore) DeleteVendor(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.vendors[id]; !ok {
-		return fmt.Errorf("%w: vendor %q", ErrNotFound, id)
-	}
-	delete(s.vendors, id)
-	return nil
+	return deleteHeld(s.vendors, "vendor", id)
 }
 
 func (s *MemoryStore) PutTenant(_ context.Context, t Tenant) error {
@@ -133,11 +129,7 @@ func (s *MemoryStore) ListTenants(_ context.Context) ([]Tenant, error) {
 func (s *MemoryStore) DeleteTenant(_ context.Context, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.tenants[id]; !ok {
-		return fmt.Errorf("%w: tenant %q", ErrNotFound, id)
-	}
-	delete(s.tenants, id)
-	return nil
+	return deleteHeld(s.tenants, "tenant", id)
 }
 
 func (s *MemoryStore) PutCapability(_ context.Context, c Capability) error {
@@ -164,11 +156,7 @@ func (s *MemoryStore) ListCapabilities(_ context.Context) ([]Capability, error) 
 func (s *MemoryStore) DeleteCapability(_ context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.caps[name]; !ok {
-		return fmt.Errorf("%w: capability %q", ErrNotFound, name)
-	}
-	delete(s.caps, name)
-	return nil
+	return deleteHeld(s.caps, "capability", name)
 }
 
 func (s *MemoryStore) PutToolPin(_ context.Context, p ToolPin) error {
@@ -232,4 +220,14 @@ func cloneCapability(c Capability) Capability {
 		out.Chain = append(out.Chain, ChainStep{Tool: s.Tool, Args: slices.Clone(s.Args), Result: slices.Clone(s.Result)})
 	}
 	return out
+}
+
+// deleteHeld deletes key from m, or fails with ErrNotFound for a key m
+// does not hold (kind names what it holds).
+func deleteHeld[V any](m map[string]V, kind, key string) error {
+	if _, ok := m[key]; !ok {
+		return fmt.Errorf("%w: %s %q", ErrNotFound, kind, key)
+	}
+	delete(m, key)
+	return nil
 }

@@ -307,14 +307,7 @@ func (f *fastPath) post(ctx context.Context, t *fastTool, body []byte) (*http.Re
 		return f.do(ctx, http.MethodPost, t.header, body, nil)
 	}
 	recordFrom(ctx).observe(resp, err, f.c.v.m.opts.Now)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode == http.StatusNotFound {
-		resp.Body.Close()
-		return nil, transport.ErrSessionTerminated
-	}
-	return resp, nil
+	return inSession(resp, err)
 }
 
 // close lets go of the fast path's kept connections.
@@ -347,12 +340,17 @@ func (f *fastPath) do(ctx context.Context, method string, header http.Header, bo
 		}
 		req.Header = h
 	}
-	resp, err := f.client.Do(req.WithContext(ctx))
+	return inSession(f.client.Do(req.WithContext(ctx)))
+}
+
+// inSession returns the vendor's response to a request on the session, or
+// transport.ErrSessionTerminated for a 404: the vendor forgot the session,
+// and the connection is re-dialled.
+func inSession(resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode == http.StatusNotFound {
-		// The vendor forgot the session: the connection is re-dialled.
 		resp.Body.Close()
 		return nil, transport.ErrSessionTerminated
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/hub/vendorconn"
+	"github.com/toolhub/toolhub/internal/x/fanout"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -172,9 +173,7 @@ type Manager struct {
 	set     *vendorconn.Set[*vendor]
 	closing chan struct{} // closed when Close starts
 
-	evMu   sync.Mutex // OnEvent subscribers
-	evSubs map[int]func(Event)
-	evNext int
+	events fanout.List[Event] // OnEvent subscribers
 }
 
 var _ hub.Upstreams = (*Manager)(nil)
@@ -184,30 +183,16 @@ func NewManager(cat *registry.Catalog, opts *Options) *Manager {
 	m := &Manager{cat: cat, opts: opts.withDefaults(), closing: make(chan struct{}),
 		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
 	var base http.RoundTripper
-	hc := &http.Client{}
-	if b := m.opts.HTTPClient; b != nil {
-		base = b.Transport
-		hc.CheckRedirect, hc.Jar = b.CheckRedirect, b.Jar
-	}
-	if base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		m.ownHTTP, base = t, t
-	}
+	base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
 	m.baseHTTP, _ = base.(*http.Transport)
-	hc.Transport = &recordingTransport{base: base, now: m.opts.Now}
-	m.httpClient = hc
+	m.httpClient = vendorconn.Client(m.opts.HTTPClient, &recordingTransport{base: base, now: m.opts.Now})
 	return m
 }
 
 // Upstream returns the invoker of a vendor the manager holds. The invoker
 // fails fast with unavailable while the vendor is not ready.
 func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
-	v, ok := m.set.Get(id)
-	if !ok {
-		return nil, false
-	}
-	return v, true
+	return vendorconn.Upstream(m.set, id)
 }
 
 // Ping checks that a vendor's connection answers (MCP ping, or
@@ -230,14 +215,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // spec, a vendor that is not MCP, or an id already held. ctx is not used
 // beyond the call.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	return m.set.Add(spec.ID, func() *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A change

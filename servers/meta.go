@@ -25,13 +25,15 @@ func vendorMeta(m map[string]any) *mcp.Meta {
 	if len(m) == 0 {
 		return nil
 	}
-	out := &mcp.Meta{}
-	for k, v := range m {
-		if k == "progressToken" {
-			out.ProgressToken = v
-			continue
-		}
-		if identifying(k) {
+	return keptMeta(m["progressToken"], m, func(k string) bool { return k == "progressToken" || identifying(k) })
+}
+
+// keptMeta returns a _meta of token and the fields drop does not refuse,
+// or nil when that leaves nothing.
+func keptMeta(token mcp.ProgressToken, fields map[string]any, drop func(key string) bool) *mcp.Meta {
+	out := &mcp.Meta{ProgressToken: token}
+	for k, v := range fields {
+		if drop(k) {
 			continue
 		}
 		if out.AdditionalFields == nil {

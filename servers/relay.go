@@ -60,32 +60,10 @@ type Event struct {
 // OnEvent calls fn for every [Event] of every vendor, on the connection's
 // reader: fn must not block. The returned func stops the calls.
 func (m *Manager) OnEvent(fn func(Event)) (stop func()) {
-	m.evMu.Lock()
-	defer m.evMu.Unlock()
-	if m.evSubs == nil {
-		m.evSubs = map[int]func(Event){}
-	}
-	m.evNext++
-	id := m.evNext
-	m.evSubs[id] = fn
-	return func() {
-		m.evMu.Lock()
-		delete(m.evSubs, id)
-		m.evMu.Unlock()
-	}
+	return m.events.Subscribe(fn)
 }
 
-func (m *Manager) emit(e Event) {
-	m.evMu.Lock()
-	subs := make([]func(Event), 0, len(m.evSubs))
-	for _, f := range m.evSubs {
-		subs = append(subs, f)
-	}
-	m.evMu.Unlock()
-	for _, f := range subs {
-		f(e)
-	}
-}
+func (m *Manager) emit(e Event) { m.events.Emit(e) }
 
 // Surface returns a vendor's resources, templates, prompts and
 // capabilities, as listed at its last connect or list change.
@@ -264,20 +242,7 @@ func hopMeta(m *mcp.Meta) *mcp.Meta {
 	if m == nil {
 		return nil
 	}
-	out := &mcp.Meta{ProgressToken: m.ProgressToken}
-	for k, v := range m.AdditionalFields {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			continue
-		}
-		if out.AdditionalFields == nil {
-			out.AdditionalFields = map[string]any{}
-		}
-		out.AdditionalFields[k] = v
-	}
-	if out.ProgressToken == nil && out.AdditionalFields == nil {
-		return nil
-	}
-	return out
+	return keptMeta(m.ProgressToken, m.AdditionalFields, func(k string) bool { return strings.HasPrefix(k, "io.modelcontextprotocol/") })
 }
 
 // syncSurface lists the vendor's resources, templates and prompts (those

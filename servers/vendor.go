@@ -308,14 +308,7 @@ func (v *vendor) wait(err error, d time.Duration) bool {
 		st.NextAttempt = now.Add(d)
 	})
 	v.log.Warn("vendor unavailable", "error", msg, "retry_in", d.Round(time.Millisecond).String())
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-v.ctx.Done():
-		return false
-	}
+	return vendorconn.Sleep(v.ctx, d)
 }
 
 // retire closes a connection of a stopped vendor, letting in-flight calls

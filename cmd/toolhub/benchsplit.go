@@ -88,10 +88,7 @@ func benchSplit(ctx context.Context, conc int, dur time.Duration, pin bool, stdo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, direct)
-	fmt.Fprintln(stdout, through)
-	fmt.Fprintf(stdout, "ratio: throughput %.2fx direct; added p50 %.3f ms, added p99 %.3f ms\n",
-		through.PerSec/direct.PerSec, float64((through.P50-direct.P50).Microseconds())/1000, float64((through.P99-direct.P99).Microseconds())/1000)
+	printThrough(stdout, direct, through)
 	// The hub's CPU covers the warm-up second too, so divide by every call
 	// made in the phase, measured or not: PerSec × (warm-up + elapsed).
 	calls := through.PerSec * (time.Second + through.Elapsed).Seconds()

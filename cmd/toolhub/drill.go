@@ -134,6 +134,20 @@ func parseFaults(faults string) ([]string, error) {
 // runDrill runs the drill of one fault: the store outages, the instance
 // kill (instances processes of this binary, jobs image jobs) or a vendor
 // fault.
+// drillVerdict prints the report of the drill name and fails, saying notOk,
+// when the report is not ok; a drill that could not run fails with its
+// error.
+func drillVerdict(stdout io.Writer, name string, rep interface{ Ok() bool }, err error, notOk string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Fprintln(stdout, rep)
+	if !rep.Ok() {
+		return fmt.Errorf("%s: %s", name, notOk)
+	}
+	return nil
+}
+
 func runDrill(ctx context.Context, f string, oo *drill.OutageOptions, instances, jobs int) (interface{ Ok() bool }, error) {
 	switch f {
 	case "redis":

@@ -50,12 +50,5 @@ phase, or ledger, vendor and clients disagree.`, stderr)
 		return fmt.Errorf("drill faults: this binary: %w", err)
 	}
 	rep, err := drill.StoreFaults(ctx, &drill.StoreFaultsOptions{Binary: bin, Vendors: drillvendors.Server, Rate: *rate, Hold: *hold, Settle: *settle})
-	if err != nil {
-		return fmt.Errorf("drill faults: %w", err)
-	}
-	fmt.Fprintln(stdout, rep)
-	if !rep.Ok() {
-		return errors.New("drill faults: calls went unanswered, or ledger, vendor and clients disagree")
-	}
-	return nil
+	return drillVerdict(stdout, "drill faults", rep, err, "calls went unanswered, or ledger, vendor and clients disagree")
 }

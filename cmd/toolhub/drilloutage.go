@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -60,12 +59,5 @@ cool-down and ramp, as users run it).`, stderr)
 		opts.Profile = f
 	}
 	rep, err := drill.ImageOutage(ctx, l, opts)
-	if err != nil {
-		return fmt.Errorf("drill outage: %w", err)
-	}
-	fmt.Fprintln(stdout, rep)
-	if !rep.Ok() {
-		return errors.New("drill outage: jobs were lost, pushed or charged twice, or calls went unanswered")
-	}
-	return nil
+	return drillVerdict(stdout, "drill outage", rep, err, "jobs were lost, pushed or charged twice, or calls went unanswered")
 }

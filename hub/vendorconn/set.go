@@ -2,12 +2,14 @@ package vendorconn
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/toolhub/toolhub/hub"
 	"github.com/toolhub/toolhub/registry"
 )
 
@@ -73,6 +75,34 @@ func (s *Set[V]) Add(id string, newV func() V, start func(V)) error {
 	s.vendors[id] = v
 	start(v)
 	return nil
+}
+
+// AddSpec holds and starts a vendor of spec (see [Set.Add]), for a
+// manager's Add: check refuses a spec that is not the protocol's or not
+// valid, and newV gets a clone of spec, so the caller's later edits do not
+// reach the vendor.
+func (s *Set[V]) AddSpec(ctx context.Context, spec registry.Vendor, check func(registry.Vendor) error, newV func(registry.Vendor) V, start func(V)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := check(spec); err != nil {
+		return err
+	}
+	spec = spec.Clone()
+	return s.Add(spec.ID, func() V { return newV(spec) }, start)
+}
+
+// Upstream returns the invoker of the vendor held as id, for a manager's
+// [hub.Upstreams]; false for an id not held.
+func Upstream[V interface {
+	comparable
+	hub.Invoker
+}](s *Set[V], id string) (hub.Invoker, bool) {
+	v, ok := s.Get(id)
+	if !ok {
+		return nil, false
+	}
+	return v, true
 }
 
 // Replace asks change what to do with the vendor held as id: it either

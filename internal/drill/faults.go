@@ -2,7 +2,6 @@ package drill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -224,11 +223,8 @@ func storeFaultsOptions(opts *StoreFaultsOptions) (StoreFaultsOptions, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Binary == "" {
-		return o, errors.New("drill: StoreFaultsOptions.Binary: the toolhub executable is required")
-	}
-	if o.Vendors == nil {
-		return o, errors.New("drill: StoreFaultsOptions.Vendors: a vendor server is required")
+	if err := needProcesses("StoreFaultsOptions", o.Binary, o.Vendors); err != nil {
+		return o, err
 	}
 	if o.Rate <= 0 {
 		o.Rate = 40

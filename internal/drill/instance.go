@@ -246,11 +246,8 @@ func (opts *InstanceOptions) withDefaults() (InstanceOptions, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Binary == "" {
-		return o, errors.New("drill: InstanceOptions.Binary: the toolhub executable is required")
-	}
-	if o.Vendors == nil {
-		return o, errors.New("drill: InstanceOptions.Vendors: a vendor server is required")
+	if err := needProcesses("InstanceOptions", o.Binary, o.Vendors); err != nil {
+		return o, err
 	}
 	if o.Instances <= 1 {
 		o.Instances = 3

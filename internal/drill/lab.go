@@ -2,7 +2,6 @@ package drill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,8 +43,8 @@ type LabOptions struct {
 
 // NewLab starts the vendors of o.Vendors and a hub on loopback.
 func NewLab(ctx context.Context, o LabOptions) (*Lab, error) {
-	if o.Vendors == nil {
-		return nil, errors.New("drill: LabOptions.Vendors: a vendor server is required")
+	if err := needVendors("LabOptions", o.Vendors); err != nil {
+		return nil, err
 	}
 	l := &Lab{done: make(chan struct{})}
 	opts := map[string]*VendorOptions{}
@@ -140,3 +139,22 @@ func (l *Lab) Close() {
 
 // DataDir is the hub's data folder.
 func (l *Lab) DataDir() string { return l.data }
+
+// needVendors says why a drill configured by options (the type's name)
+// cannot run without a vendor server.
+func needVendors(options string, vendors VendorServer) error {
+	if vendors == nil {
+		return fmt.Errorf("drill: %s.Vendors: a vendor server is required", options)
+	}
+	return nil
+}
+
+// needProcesses says why a drill that starts toolhub instances of its own,
+// configured by options, cannot run: it needs the toolhub executable and a
+// vendor server.
+func needProcesses(options, binary string, vendors VendorServer) error {
+	if binary == "" {
+		return fmt.Errorf("drill: %s.Binary: the toolhub executable is required", options)
+	}
+	return needVendors(options, vendors)
+}

@@ -2,7 +2,6 @@ package drill
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -138,8 +137,8 @@ func (opts *LimiterOptions) withDefaults() (LimiterOptions, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Vendors == nil {
-		return o, errors.New("drill: LimiterOptions.Vendors: a vendor server is required")
+	if err := needVendors("LimiterOptions", o.Vendors); err != nil {
+		return o, err
 	}
 	if o.Hubs <= 0 {
 		o.Hubs = 3

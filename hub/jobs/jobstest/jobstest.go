@@ -104,6 +104,24 @@ func MustClaimNone(t testing.TB, s jobs.Store, owner string) {
 	}
 }
 
+// mustAdd adds each job to s, failing t on the first error.
+func mustAdd(t testing.TB, s jobs.Store, js ...*jobs.Job) {
+	t.Helper()
+	for _, j := range js {
+		if err := s.Add(context.Background(), j); err != nil {
+			t.Fatalf("Add %s: %v", j.ID, err)
+		}
+	}
+}
+
+// mustFinish finishes job id as owner with out, failing t on an error.
+func mustFinish(t testing.TB, s jobs.Store, id, owner string, out jobs.Outcome) {
+	t.Helper()
+	if err := s.Finish(context.Background(), id, owner, out); err != nil {
+		t.Fatalf("Finish %s by %s: %v", id, owner, err)
+	}
+}
+
 // Statuses returns the statuses of job's events ("": every job's), in order.
 func Statuses(evs []jobs.Event, job string) []jobs.Status {
 	var out []jobs.Status
@@ -150,9 +168,7 @@ func testAddGet(t *testing.T, open Opener) {
 	s := open(t, clk.Now)
 	j := NewJob("acme", "weather.current", jobs.Queued, clk.Now())
 	j.Priority = 1
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	got, err := s.Get(ctx, j.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -180,9 +196,7 @@ func testClaimFinish(t *testing.T, open Opener) {
 	s := open(t, clk.Now)
 	MustClaimNone(t, s, "w1")
 	j := NewJob("acme", "t", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	c, err := s.Claim(ctx, "w1", time.Minute)
 	if err != nil || c == nil {
 		t.Fatalf("Claim = %v, %v", c, err)
@@ -226,17 +240,12 @@ func testClaimFinish(t *testing.T, open Opener) {
 }
 
 func testPriorityOrder(t *testing.T, open Opener) {
-	ctx := context.Background()
 	clk := NewClock()
 	s := open(t, clk.Now)
 	batch := NewJob("acme", "batch", jobs.Queued, clk.Now())
 	batch.Priority = 1
 	inter := NewJob("acme", "interactive", jobs.Queued, clk.Now())
-	for _, j := range []*jobs.Job{batch, inter} {
-		if err := s.Add(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustAdd(t, s, batch, inter)
 	first := ClaimWithin(t, s, "w", time.Minute)
 	second := ClaimWithin(t, s, "w", time.Minute)
 	if first.ID != inter.ID || second.ID != batch.ID {
@@ -252,9 +261,7 @@ func testLeaseExpiryReclaim(t *testing.T, open Opener) {
 	clk := NewClock()
 	s := open(t, clk.Now)
 	j := NewJob("acme", "t", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	if c := ClaimWithin(t, s, "dead", 10*time.Second); c.ID != j.ID {
 		t.Fatalf("claimed %s", c.ID)
 	}
@@ -270,9 +277,7 @@ func testLeaseExpiryReclaim(t *testing.T, open Opener) {
 	if err := s.Renew(ctx, j.ID, "dead", time.Minute); !errors.Is(err, jobs.ErrLeaseLost) {
 		t.Errorf("Renew by the dead worker = %v, want ErrLeaseLost", err)
 	}
-	if err := s.Finish(ctx, j.ID, "alive", jobs.Outcome{Status: jobs.Succeeded, Result: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, j.ID, "alive", jobs.Outcome{Status: jobs.Succeeded, Result: json.RawMessage(`{}`)})
 	if d := cmp.Diff([]jobs.Status{jobs.Queued, jobs.Running, jobs.Running, jobs.Succeeded}, Statuses(AllEvents(t, s, ""), j.ID)); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
@@ -284,18 +289,12 @@ func testRetryNotBeforeNextAt(t *testing.T, open Opener) {
 	clk := NewClock()
 	s := open(t, clk.Now)
 	later := NewJob("acme", "t", jobs.Queued, clk.Now().Add(time.Hour))
-	if err := s.Add(ctx, later); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, later)
 	MustClaimNone(t, s, "w")
 	j := NewJob("acme", "t", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	ClaimWithin(t, s, "w", time.Minute)
-	if err := s.Finish(ctx, j.ID, "w", jobs.Outcome{Status: jobs.Queued, Error: "unavailable: down", NextAt: clk.Now().Add(5 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, j.ID, "w", jobs.Outcome{Status: jobs.Queued, Error: "unavailable: down", NextAt: clk.Now().Add(5 * time.Second)})
 	got, _ := s.Get(ctx, j.ID)
 	if got.Status != jobs.Queued || got.LastError != "unavailable: down" {
 		t.Errorf("after retry: %+v", got)
@@ -306,9 +305,7 @@ func testRetryNotBeforeNextAt(t *testing.T, open Opener) {
 	if c.ID != j.ID || c.Attempts != 2 {
 		t.Errorf("claimed %s attempt %d, want %s attempt 2", c.ID, c.Attempts, j.ID)
 	}
-	if err := s.Finish(ctx, j.ID, "w", jobs.Outcome{Status: jobs.Succeeded}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, j.ID, "w", jobs.Outcome{Status: jobs.Succeeded})
 	MustClaimNone(t, s, "w")
 	clk.Advance(time.Hour)
 	if c := ClaimWithin(t, s, "w", time.Minute); c.ID != later.ID {
@@ -324,11 +321,7 @@ func testTransitions(t *testing.T, open Opener) {
 	parked.LastError = "budget review"
 	rejected := NewJob("acme", "t", jobs.NeedsReview, time.Time{})
 	queued := NewJob("acme", "t", jobs.Queued, clk.Now())
-	for _, j := range []*jobs.Job{parked, rejected, queued} {
-		if err := s.Add(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustAdd(t, s, parked, rejected, queued)
 	if _, err := s.Transition(ctx, queued.ID, jobs.Queued, jobs.Canceled, "canceled", clk.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -365,9 +358,7 @@ func testEventsResumeAndTenants(t *testing.T, open Opener) {
 	s := open(t, clk.Now)
 	for i := range 6 {
 		tenant := []string{"a", "b"}[i%2]
-		if err := s.Add(ctx, NewJob(tenant, "t", jobs.Queued, clk.Now())); err != nil {
-			t.Fatal(err)
-		}
+		mustAdd(t, s, NewJob(tenant, "t", jobs.Queued, clk.Now()))
 	}
 	all := AllEvents(t, s, "")
 	if len(all) != 6 {
@@ -406,17 +397,11 @@ func testPurge(t *testing.T, open Opener) {
 	clk := NewClock()
 	s := open(t, clk.Now)
 	done := NewJob("acme", "t", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, done); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, done)
 	ClaimWithin(t, s, "w", time.Minute)
-	if err := s.Finish(ctx, done.ID, "w", jobs.Outcome{Status: jobs.Succeeded, KeepUntil: clk.Now().Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, done.ID, "w", jobs.Outcome{Status: jobs.Succeeded, KeepUntil: clk.Now().Add(time.Hour)})
 	waiting := NewJob("acme", "t", jobs.NeedsReview, time.Time{})
-	if err := s.Add(ctx, waiting); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, waiting)
 	if n, err := s.Purge(ctx); err != nil || n != 0 {
 		t.Errorf("Purge before the TTL = %d, %v", n, err)
 	}
@@ -436,18 +421,13 @@ func testPurge(t *testing.T, open Opener) {
 // and opened again still has every job, and the running one is claimed
 // again once its lease is over.
 func testReopen(t *testing.T, open Opener) {
-	ctx := context.Background()
 	clk := NewClock()
 	s := open(t, clk.Now)
 	running := NewJob("acme", "t", jobs.Queued, clk.Now())
 	queued := NewJob("acme", "t", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, running); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, running)
 	ClaimWithin(t, s, "dead", 10*time.Second)
-	if err := s.Add(ctx, queued); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, queued)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -472,9 +452,7 @@ func testConcurrentClaims(t *testing.T, open Opener) {
 	s := open(t, nil)
 	const n = 40
 	for range n {
-		if err := s.Add(ctx, NewJob("acme", "t", jobs.Queued, time.Now())); err != nil {
-			t.Fatal(err)
-		}
+		mustAdd(t, s, NewJob("acme", "t", jobs.Queued, time.Now()))
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -518,13 +496,9 @@ func testWaitAndWake(t *testing.T, open Opener) {
 	clk := NewClock()
 	s := open(t, clk.Now)
 	j := NewJob("acme", "image.generate", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	c := ClaimWithin(t, s, "w1", time.Minute)
-	if err := s.Finish(ctx, c.ID, "w1", jobs.Outcome{Status: jobs.Waiting, Error: "circuit_open: doubao", NextAt: clk.Now().Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, c.ID, "w1", jobs.Outcome{Status: jobs.Waiting, Error: "circuit_open: doubao", NextAt: clk.Now().Add(time.Hour)})
 	got, err := s.Get(ctx, j.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -548,18 +522,14 @@ func testWaitAndWake(t *testing.T, open Opener) {
 		t.Errorf("claimed after wake: %+v; want attempts 1", c)
 	}
 	// jobs.Waiting until its NextAt (the deadline) without a wake: due then.
-	if err := s.Finish(ctx, c.ID, "w2", jobs.Outcome{Status: jobs.Waiting, NextAt: clk.Now().Add(time.Minute)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, c.ID, "w2", jobs.Outcome{Status: jobs.Waiting, NextAt: clk.Now().Add(time.Minute)})
 	MustClaimNone(t, s, "w3")
 	clk.Advance(time.Minute)
 	c = ClaimWithin(t, s, "w3", time.Minute)
 	if c.ID != j.ID {
 		t.Errorf("claimed %s, want %s", c.ID, j.ID)
 	}
-	if err := s.Finish(ctx, c.ID, "w3", jobs.Outcome{Status: jobs.Succeeded, KeepUntil: clk.Now().Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, c.ID, "w3", jobs.Outcome{Status: jobs.Succeeded, KeepUntil: clk.Now().Add(time.Hour)})
 	want := []jobs.Status{jobs.Queued, jobs.Running, jobs.Waiting, jobs.Queued, jobs.Running, jobs.Waiting, jobs.Running, jobs.Succeeded}
 	if d := cmp.Diff(want, Statuses(AllEvents(t, s, "acme"), j.ID)); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
@@ -573,13 +543,9 @@ func testWakeRetries(t *testing.T, open Opener) {
 	clk := NewClock()
 	s := open(t, clk.Now)
 	j := NewJob("acme", "image.generate", jobs.Queued, clk.Now())
-	if err := s.Add(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	mustAdd(t, s, j)
 	c := ClaimWithin(t, s, "w1", time.Minute)
-	if err := s.Finish(ctx, c.ID, "w1", jobs.Outcome{Status: jobs.Queued, Error: "unavailable: 500", NextAt: clk.Now().Add(30 * time.Second)}); err != nil {
-		t.Fatal(err)
-	}
+	mustFinish(t, s, c.ID, "w1", jobs.Outcome{Status: jobs.Queued, Error: "unavailable: 500", NextAt: clk.Now().Add(30 * time.Second)})
 	MustClaimNone(t, s, "w2")
 	if n, err := s.Wake(ctx); err != nil || n != 1 {
 		t.Fatalf("Wake = %d, %v; want 1", n, err)
