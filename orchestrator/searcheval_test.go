@@ -138,6 +138,7 @@ func TestSearchEvalBlind(t *testing.T) {
 		{"blind set", "testdata/search_blind.json"},
 		{"blind set 2", "testdata/search_blind2.json"},
 		{"blind set 3", "testdata/search_blind3.json"},
+		{"blind set 4", "testdata/search_blind4.json"},
 	} {
 		t.Run(set.file[len("testdata/"):], func(t *testing.T) {
 			b, err := os.ReadFile(set.file)
