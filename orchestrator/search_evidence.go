@@ -87,39 +87,52 @@ func (ix *offlineIndex) evidence(goal string, c *clause, now time.Time) []eviden
 	out = ix.topic(c, out)
 	out = ix.compounds(c, out)
 	out = ix.synonyms(c, out)
-	out = ix.hanHeads(c, out)
+	out = ix.hanHeads(goal, c, out)
 	return out
 }
 
-// hanChars are Chinese characters that say a catalog word by themselves
+// hanVerbs are Chinese characters that say a catalog word by themselves
 // where the dictionary reads no word: a one-character verb (翻成英文 is
-// 翻译, 读出来 is 朗读, 挂个号 is 挂号) and the last character of a
-// compound that names its kind (狗狗币 is a coin, 皮肤科 a hospital
-// department, 女声 a voice).
-var hanChars = map[rune][]string{
-	// One-character verbs.
-	'翻': {"翻译"}, '译': {"翻译"}, '读': {"朗读"}, '念': {"朗读"}, '挂': {"挂号"},
-	'订': {"预订"}, '约': {"预约"}, '画': {"画图"}, '绘': {"画图"},
-	// Kinds a compound ends in.
-	'币': {"虚拟币", "加密货币"}, '科': {"看医生", "挂号"}, '声': {"语音合成", "朗读"}, '嗓': {"语音合成", "朗读"},
-	'位': {"订座"},
-}
+// 翻译, 读出来 is 朗读, 挂个号 is 挂号), not of what is done already
+// (约了客户). hanKinds are the last character of a compound that names
+// its kind (狗狗币 is a coin, 皮肤科 a hospital department, 女声 a
+// voice): alone or inside a run the dictionary does not know, never its
+// first character (声明).
+var (
+	hanVerbs = map[rune][]string{
+		'翻': {"翻译"}, '译': {"翻译"}, '读': {"朗读"}, '念': {"朗读"}, '挂': {"挂号"},
+		'订': {"预订"}, '约': {"预约"}, '画': {"画图"}, '绘': {"画图"},
+	}
+	hanKinds = map[rune][]string{
+		'币': {"虚拟币", "加密货币"}, '科': {"看医生", "挂号"}, '声': {"语音合成", "朗读"}, '嗓': {"语音合成", "朗读"},
+		'位': {"订座"},
+	}
+)
+
+// doneMarks after a verb say it is done already.
+const doneMarks = "了过"
 
 // hanCharShare is the weight of a catalog word a single character says.
 const hanCharShare = 0.5
 
-// hanHeads is the evidence of the hanChars of the clause's Chinese text
-// the dictionary does not segment (tHanRaw: also one the planner read as
-// a place or whose date it took, "约个周六" keeps 约) or reads as one
-// character.
-func (ix *offlineIndex) hanHeads(c *clause, out []evidence) []evidence {
+// hanHeads is the evidence of the hanVerbs and hanKinds of the clause's
+// Chinese text the dictionary does not segment (tHanRaw: also one whose
+// date the planner took, "约个周六" keeps 约) or reads as one character.
+func (ix *offlineIndex) hanHeads(goal string, c *clause, out []evidence) []evidence {
 	var seen map[string]bool
 	for _, t := range c.toks {
 		if t.kind != tHanRaw && (t.stop || t.kind != tHan || utf8.RuneCountInString(t.norm) != 1) {
 			continue
 		}
-		for _, r := range t.text {
-			for _, w := range hanChars[r] {
+		for at, r := range t.text {
+			words := hanVerbs[r]
+			if next, _ := utf8.DecodeRuneInString(goal[t.start+at+utf8.RuneLen(r):]); words != nil && strings.ContainsRune(doneMarks, next) {
+				continue
+			}
+			if words == nil && (at > 0 || len(t.text) == utf8.RuneLen(r)) {
+				words = hanKinds[r]
+			}
+			for _, w := range words {
 				k := key(w)
 				if seen[k] {
 					continue
