@@ -87,6 +87,66 @@ func (ix *offlineIndex) evidence(goal string, c *clause, now time.Time) []eviden
 	out = ix.topic(c, out)
 	out = ix.compounds(c, out)
 	out = ix.synonyms(c, out)
+	out = ix.hanHeads(goal, c, out)
+	return out
+}
+
+// hanVerbs are Chinese characters that say a catalog word by themselves
+// where the dictionary reads no word: a one-character verb (翻成英文 is
+// 翻译, 读出来 is 朗读, 挂个号 is 挂号), not of what is done already
+// (约了客户). hanKinds are the last character of a compound that names
+// its kind (狗狗币 is a coin, 皮肤科 a hospital department, 女声 a
+// voice): alone or inside a run the dictionary does not know, never its
+// first character (声明).
+var (
+	hanVerbs = map[rune][]string{
+		'翻': {"翻译"}, '译': {"翻译"}, '读': {"朗读"}, '念': {"朗读"}, '挂': {"挂号"},
+		'订': {"预订"}, '约': {"预约"}, '画': {"画图"}, '绘': {"画图"},
+	}
+	hanKinds = map[rune][]string{
+		'币': {"虚拟币", "加密货币"}, '科': {"看医生", "挂号"}, '声': {"语音合成", "朗读"}, '嗓': {"语音合成", "朗读"},
+		'位': {"订座"},
+	}
+)
+
+// doneMarks after a verb say it is done already.
+const doneMarks = "了过"
+
+// hanCharShare is the weight of a catalog word a single character says.
+const hanCharShare = 0.5
+
+// hanHeads is the evidence of the hanVerbs and hanKinds of the clause's
+// Chinese text the dictionary does not segment (tHanRaw: also one whose
+// date the planner took, "约个周六" keeps 约) or reads as one character.
+func (ix *offlineIndex) hanHeads(goal string, c *clause, out []evidence) []evidence {
+	var seen map[string]bool
+	for _, t := range c.toks {
+		if t.kind != tHanRaw && (t.stop || t.kind != tHan || utf8.RuneCountInString(t.norm) != 1) {
+			continue
+		}
+		for at, r := range t.text {
+			words := hanVerbs[r]
+			if next, _ := utf8.DecodeRuneInString(goal[t.start+at+utf8.RuneLen(r):]); words != nil && strings.ContainsRune(doneMarks, next) {
+				continue
+			}
+			if words == nil && (at > 0 || len(t.text) == utf8.RuneLen(r)) {
+				words = hanKinds[r]
+			}
+			for _, w := range words {
+				k := key(w)
+				if seen[k] {
+					continue
+				}
+				if seen == nil {
+					seen = map[string]bool{}
+				}
+				seen[k] = true
+				if ps, _ := ix.post.Get(k); len(ps) > 0 {
+					out = append(out, evidence{word: string(r), ps: ps, share: hanCharShare, grow: true})
+				}
+			}
+		}
+	}
 	return out
 }
 
@@ -312,15 +372,19 @@ func evidenceWords(matched []string, ev []evidence, entry int) []string {
 
 // topicWords lead the topic of a search or a message ("the email about
 // the invoice", 关于报销的邮件): what it is about, not the tool.
-var topicWords = map[string]bool{"about": true, "regarding": true, "关于": true, "有关": true}
+// The content of a message is said after 说 ("发封邮件说明天的会取消": the
+// email, not the cancellation).
+var topicWords = map[string]bool{"about": true, "regarding": true, "关于": true, "有关": true, "说": true, "saying": true}
 
 // topic is the evidence that the words after a topic word are the
 // topic: they weigh placeShare, as the places the planner reads do.
 func (ix *offlineIndex) topic(c *clause, out []evidence) []evidence {
 	in := false
 	for i, t := range c.toks {
+		_, first := utf8.DecodeRuneInString(t.text)
 		switch {
-		case topicWords[strings.ToLower(t.text)]:
+		case topicWords[strings.ToLower(t.text)] || t.kind == tHanRaw && topicWords[t.text[:first]]:
+			// A run the dictionary does not know may begin with one ("说周五…").
 			in = true
 		case !in || t.stop || c.placeToks[i] || t.kind != tWord && t.kind != tHan:
 		default:

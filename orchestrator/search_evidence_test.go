@@ -43,11 +43,27 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"l-air", def("book_flight", "出票", none)},
 		// A price cap searches products.
 		{"m-shop", def("product_search", "搜索商品和价格", none)},
+		// One Chinese character that says a catalog word (翻 is 翻译, 约 is
+		// 预约), or ends a compound by its kind (柴犬币 is a coin, 骨科 a
+		// department, 男声 a voice); a poster is a picture to draw.
+		{"n-tr", def("translate_text", "翻译一段文字", none)},
+		{"n-tr", def("dictionary", "查单词的意思", none)},
+		{"n-coin", def("coin_price", "查询加密货币价格", none)},
+		{"n-coin", def("stock_price", "查询股票价格", none)},
+		{"n-clinic", def("doctor_booking", "预约医生", none)},
+		{"n-tts", def("text_to_speech", "把文字转换成语音", none)},
+		{"n-img", def("draw_image", "根据描述生成图片", none)},
+		{"n-img", def("upscale_image", "把图片放大", none)},
+		// A message's content, after 说, is not the request.
+		{"n-mail", def("send_mail", "发送电子邮件", none)},
 		// A clipped word: "coords" is coordinates.
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
 	}
-	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"}}
+	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"},
+		"n-tr__translate_text": {"翻译"}, "n-tr__dictionary": {"单词"}, "n-coin__coin_price": {"虚拟币", "加密货币"}, "n-coin__stock_price": {"股票"},
+		"n-clinic__doctor_booking": {"看医生", "挂号"}, "n-tts__text_to_speech": {"语音合成"}, "n-img__draw_image": {"生成图片", "画图"}, "n-img__upscale_image": {"放大", "图片"},
+		"n-mail__send_mail": {"发邮件", "邮件"}}
 	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
 	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
 	for _, c := range []struct{ query, want string }{
@@ -64,6 +80,12 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"帮我订一张去成都的机票", "l-air__book_flight"},
 		{"搜一下两百块以内的蓝牙耳机", "m-shop__product_search"},
 		{"gps coords for 10 Downing Street", "f-map__geocode"},
+		{"这篇说明书帮我翻成日语", "n-tr__translate_text"},
+		{"柴犬币今天涨了没有", "n-coin__coin_price"},
+		{"下周三想去看骨科门诊", "n-clinic__doctor_booking"},
+		{"把这首诗用浑厚男声朗诵一遍", "n-tts__text_to_speech"},
+		{"给新开的咖啡馆做一张开业海报", "n-img__draw_image"},
+		{"给老李写封邮件说周五的酒店预订取消了", "n-mail__send_mail"},
 	} {
 		hits := p.Search("default", c.query, 3)
 		var got []string

@@ -45,6 +45,8 @@ func init() {
 		{{"product", "price", "商品", "价格"}, {"under $", "块以内", "元以内", "以内的", "以下的", "budget"}},
 		// Replacing part of a picture is editing it.
 		{{"edit", "modify", "修改"}, {"replace", "swap", "换掉", "换成"}},
+		// A poster or a wallpaper is a picture to draw.
+		{{"生成图片", "画图"}, {"海报", "壁纸", "头像", "插画", "插图", "配图", "poster", "wallpaper", "avatar", "illustration"}},
 		// Walking is steps.
 		{{"step", "步数"}, {"walked", "walk", "walking", "走了", "走路"}},
 	} {
