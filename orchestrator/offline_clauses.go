@@ -12,6 +12,11 @@ import (
 func (c *clause) read(goal string, ix *offlineIndex, now time.Time) {
 	c.values = readValues(goal, c, now)
 	for i := range c.values.used {
+		// A catalog keyword that holds a date word (明天天气) is still
+		// the keyword: the date is read from it all the same.
+		if t := c.toks[i]; t.kind == tHan && runeLen(t.text) > 2 && len(ix.lookup(t.norm)) > 0 {
+			continue
+		}
 		c.toks[i].stop = true
 	}
 	c.places, c.placeToks = readPlaces(c.toks, ix)

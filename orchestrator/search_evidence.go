@@ -129,7 +129,7 @@ func (ix *offlineIndex) hanHeads(goal string, c *clause, out []evidence) []evide
 			if next, _ := utf8.DecodeRuneInString(goal[t.start+at+utf8.RuneLen(r):]); words != nil && strings.ContainsRune(doneMarks, next) {
 				continue
 			}
-			if words == nil && (at > 0 || len(t.text) == utf8.RuneLen(r)) {
+			if words == nil && (at > 0 || len(t.text) == utf8.RuneLen(r)) && !endsPlace(t.text[:at+utf8.RuneLen(r)]) {
 				words = hanKinds[r]
 			}
 			for _, w := range words {
@@ -148,6 +148,17 @@ func (ix *offlineIndex) hanHeads(goal string, c *clause, out []evidence) []evide
 		}
 	}
 	return out
+}
+
+// endsPlace says s ends with a Chinese place name of the gazetteer
+// (莫斯科 ends in 科 and is no hospital department).
+func endsPlace(s string) bool {
+	for i := range s {
+		if _, ok := hanPlaceNames[s[i:]]; ok && utf8.RuneCountInString(s[i:]) > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup is the postings of a word as the index keys it: its literal key

@@ -60,7 +60,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"f-map", def("geocode", "Convert an address into latitude and longitude coordinates.", none)},
 		{"f-map", def("nearby_places", "Find places near an address.", none)},
 	}
-	kw := map[string][]string{"d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"},
+	kw := map[string][]string{"a-weather__weather_forecast": {"天气预报", "明天天气"}, "d-ride__call_taxi": {"叫车", "打车"}, "d-air__airport_info": {"机场"}, "e-music__play_song": {"放歌", "播放"}, "e-music__song_lyrics": {"歌词"}, "l-air__find_flights": {"机票", "航班"}, "l-air__book_flight": {"订机票"},
 		"n-tr__translate_text": {"翻译"}, "n-tr__dictionary": {"单词"}, "n-coin__coin_price": {"虚拟币", "加密货币"}, "n-coin__stock_price": {"股票"},
 		"n-clinic__doctor_booking": {"看医生", "挂号"}, "n-tts__text_to_speech": {"语音合成"}, "n-img__draw_image": {"生成图片", "画图"}, "n-img__upscale_image": {"放大", "图片"},
 		"n-mail__send_mail": {"发邮件", "邮件"}}
@@ -86,6 +86,10 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"把这首诗用浑厚男声朗诵一遍", "n-tts__text_to_speech"},
 		{"给新开的咖啡馆做一张开业海报", "n-img__draw_image"},
 		{"给老李写封邮件说周五的酒店预订取消了", "n-mail__send_mail"},
+		// A place's last character is no kind (莫斯科 is no department).
+		{"莫斯科明天天气怎么样", "a-weather__weather_forecast"},
+		// A keyword that holds a date (明天天气) is still the keyword.
+		{"北京明天天气怎么样", "a-weather__weather_forecast"},
 	} {
 		hits := p.Search("default", c.query, 3)
 		var got []string
