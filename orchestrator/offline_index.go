@@ -798,8 +798,8 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 // typo returns the key of the catalog word w is a typo of ("weahter",
 // "resturant"): one edit away for words of five letters, two for longer
 // ones (a swap of two letters is one edit; two in a word of six or seven
-// letters keep its first and last); "" when none is, or when two are
-// equally near.
+// letters keep its first and last; every typo keeps the first letter or
+// swaps the first two); "" when none is, or when two are equally near.
 func (ix *offlineIndex) typo(w string) string {
 	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) {
 		return ""
@@ -812,6 +812,9 @@ func (ix *offlineIndex) typo(w string) string {
 	try := func(v, k string) {
 		if d := len(v) - len(w); d > limit || -d > limit || k == best {
 			return
+		}
+		if v[0] != w[0] && (len(v) != len(w) || v[1] != w[0] || v[0] != w[1]) {
+			return // a typo keeps its first letter, or swaps the first two: "lights" is no "flights"
 		}
 		lim := limit
 		if len(w) < 8 && (v[0] != w[0] || v[len(v)-1] != w[len(w)-1]) {
