@@ -154,6 +154,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 		{"flying into a city sets the scene", "example", "flying into boston tonight, is it snowing?",
 			[]string{`weather_current map[city:boston]`}},
 		{"honest refusal", "kit", "what's the weather in Paris", []string{"no_match"}},
+		{"和 inside a name before a place's last character", "example", "开车从国贸去永和街怎么走",
+			[]string{`maps_route map[from:国贸 mode:driving to:永和街]`}},
 		{"a word one letter before a catalog word is no typo of it", "kit", "switch off the garden lights", []string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)

@@ -414,6 +414,10 @@ func lastRune(s string) rune {
 	return r
 }
 
+// placeLastChars end the names of places in a city: a park, a street, a
+// road, a bridge, a temple, a palace, a gate, a station.
+const placeLastChars = "园街路桥寺宫殿门站湖村镇岛湾塔庙"
+
 // segmentHan splits the Chinese run goal[from:to] by forward maximum
 // matching against dict; numerals become numbers, and characters the
 // dictionary does not know gather into tHanRaw tokens.
@@ -460,6 +464,17 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 				i += n
 				placeEnd = i
 				continue
+			}
+			// Between an unknown character and a place's last character a
+			// single-character function word is inside a name (颐和园,
+			// 永和街), not a conjunction.
+			if hw.function && utf8.RuneCountInString(w) == 1 && raw >= 0 && placeEnd != i && i+n < to {
+				if r, size := utf8.DecodeRuneInString(goal[i+n : to]); strings.ContainsRune(placeLastChars, r) {
+					if _, m := dict.longest(goal[i+n : to]); m <= size {
+						i += n + size
+						continue
+					}
+				}
 			}
 			// A single-character function word followed by an unknown
 			// character starts a name ("上海"), unless it is a marker.
