@@ -133,19 +133,26 @@ func (ix *offlineIndex) hanHeads(goal string, c *clause, out []evidence) []evide
 				words = hanKinds[r]
 			}
 			for _, w := range words {
-				k := key(w)
-				if seen[k] {
-					continue
-				}
-				if seen == nil {
-					seen = map[string]bool{}
-				}
-				seen[k] = true
-				if ps, _ := ix.post.Get(k); len(ps) > 0 {
-					out = append(out, evidence{word: string(r), ps: ps, share: hanCharShare, grow: true})
-				}
+				out = ix.keyEvidence(out, &seen, key(w), evidence{word: string(r), share: hanCharShare, grow: true})
 			}
 		}
+	}
+	return out
+}
+
+// keyEvidence appends ev with the postings of the catalog key k, unless
+// the clause gave k already (seen) or the catalog has no entry for it.
+func (ix *offlineIndex) keyEvidence(out []evidence, seen *map[string]bool, k string, ev evidence) []evidence {
+	if (*seen)[k] {
+		return out
+	}
+	if *seen == nil {
+		*seen = map[string]bool{}
+	}
+	(*seen)[k] = true
+	if ps, _ := ix.post.Get(k); len(ps) > 0 {
+		ev.ps = ps
+		out = append(out, ev)
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func TestSearchReadsEvidence(t *testing.T) {
 		"n-mail__send_mail": {"发邮件", "邮件"}}
 	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
 	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
-	for _, c := range []struct{ query, want string }{
+	wantFirst(t, p, []searchCase{
 		{"will it rain in London tomorrow", "a-weather__weather_forecast"},
 		{"what was the weather in Lima on 2019-12-25", "a-weather__weather_archive"},
 		{"what's the weather in Lima", "a-weather__current_weather"},
@@ -90,14 +90,5 @@ func TestSearchReadsEvidence(t *testing.T) {
 		{"莫斯科明天天气怎么样", "a-weather__weather_forecast"},
 		// A keyword that holds a date (明天天气) is still the keyword.
 		{"北京明天天气怎么样", "a-weather__weather_forecast"},
-	} {
-		hits := p.Search("default", c.query, 3)
-		var got []string
-		for _, h := range hits {
-			got = append(got, h.Entry.Name)
-		}
-		if len(got) == 0 || got[0] != c.want {
-			t.Errorf("%q: hits %v, want %s first", c.query, got, c.want)
-		}
-	}
+	})
 }

@@ -84,17 +84,7 @@ func (ix *offlineIndex) synonyms(c *clause, out []evidence) []evidence {
 				if isASCII(s) {
 					k = englishKey(s)
 				}
-				k = key(k)
-				if seen[k] {
-					continue
-				}
-				if seen == nil {
-					seen = map[string]bool{}
-				}
-				seen[k] = true
-				if ps, _ := ix.post.Get(k); len(ps) > 0 {
-					out = append(out, evidence{word: t.text, ps: ps, share: synShare, grow: !lead, lead: lead})
-				}
+				out = ix.keyEvidence(out, &seen, key(k), evidence{word: t.text, share: synShare, grow: !lead, lead: lead})
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func TestSearchRanksClasses(t *testing.T) {
 	kw := map[string][]string{"a-hotel__search_hotels": {"酒店"}, "b-hotel__cancel_booking": {"取消订单", "退订"}}
 	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
 	p.Keywords = func(e registry.Entry) []string { return kw[e.Name] }
-	for _, c := range []struct{ query, want string }{
+	wantFirst(t, p, []searchCase{
 		{"will it rain in London", "b-weather__weather_forecast"},
 		{"帮我取消酒店订单", "b-hotel__cancel_booking"},
 		{"plan a 3 day trip to Kyoto", "c-travel__plan_trip"},
@@ -46,16 +46,7 @@ func TestSearchRanksClasses(t *testing.T) {
 		{"check me in for my flight", "e-air__online_checkin"},
 		{"get me a taxi to the airport", "f-ride__request_ride"},
 		{"cheap flights to bangkok in march", "e-air__search_flights"},
-	} {
-		hits := p.Search("default", c.query, 3)
-		var got []string
-		for _, h := range hits {
-			got = append(got, h.Entry.Name)
-		}
-		if len(got) == 0 || got[0] != c.want {
-			t.Errorf("%q: hits %v, want %s first", c.query, got, c.want)
-		}
-	}
+	})
 }
 
 // Tool search takes first the entry the scores choose, not the one the
@@ -75,11 +66,20 @@ func TestSearchRanksPlannerPreferences(t *testing.T) {
 		{"c-stay", def("vacation_rentals", "短租民宿和公寓", none)},
 	}
 	p := offlineFor(t, newSchemaHub(t, tools, nil, nil))
-	for _, c := range []struct{ query, want string }{
+	wantFirst(t, p, []searchCase{
 		{"make this photo higher resolution", "a-image__upscale_image"},
 		{"可乐鸡翅的做法", "b-food__recipe_steps"},
 		{"在大理找一家民宿住一周", "c-stay__vacation_rentals"},
-	} {
+	})
+}
+
+// searchCase is a query and the entry tool search must rank first.
+type searchCase struct{ query, want string }
+
+// wantFirst checks that each case's query ranks its entry first.
+func wantFirst(t *testing.T, p *Planner, cases []searchCase) {
+	t.Helper()
+	for _, c := range cases {
 		hits := p.Search("default", c.query, 3)
 		var got []string
 		for _, h := range hits {
