@@ -183,6 +183,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind3 catalog2", "testdata/blind3_catalog2.yaml"},
 		{"blind4 default", "testdata/blind4_default.yaml"},
 		{"blind4 catalog2", "testdata/blind4_catalog2.yaml"},
+		{"blind5 default", "testdata/blind5_default.yaml"},
+		{"blind5 catalog2", "testdata/blind5_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
@@ -190,7 +192,7 @@ func TestHeldOut(t *testing.T) {
 		}
 		scores := scoreSet(t, set.name, cases, planners)
 		logScores(t, set.name, scores)
-		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") {
+		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") {
 			continue
 		}
 		floorTools, floorArgs := heldOutFloorTools, heldOutFloorArgs
