@@ -837,6 +837,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		switch t.kind {
 		case tWord:
 			lw := strings.ToLower(t.text)
+			if p, ok := prepositionTypos[lw]; ok {
+				lw = p
+			}
 			switch lw {
 			case "from":
 				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
@@ -963,8 +966,47 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			}
 		}
 	}
+	if pl.place == "" && pl.dest == "" && pl.origin == "" {
+		if i := loneWordBesideKey(toks, ix); i >= 0 {
+			set(&pl.place, toks[i].text, i) // "weahter sarajevo", "sarajevo forecast"
+		}
+	}
 	return pl, used
 }
+
+// loneWordBesideKey returns the index of the one plain word of a clause
+// of two words, the other a word of the catalog or a typo of one
+// ("weahter sarajevo"), or -1: the plain word is what the word asks of.
+func loneWordBesideKey(toks []token, ix *offlineIndex) int {
+	var content []int
+	for i, t := range toks {
+		if t.kind == tPunct || t.kind == tWord && (t.stop || timeWords[strings.ToLower(t.text)]) {
+			continue
+		}
+		if t.kind != tWord {
+			return -1
+		}
+		content = append(content, i)
+	}
+	if len(content) != 2 {
+		return -1
+	}
+	isKey := func(t token) bool {
+		return ix.strongKey(key(t.norm)) || ix.typo(t.norm) != "" && ix.strongKey(ix.typo(t.norm))
+	}
+	for k, i := range content {
+		other := toks[content[1-k]]
+		t := toks[i]
+		if len(t.text) >= 3 && isKey(other) && !isKey(t) && plainNameWord(t, strings.ToLower(t.text), ix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// prepositionTypos are the prepositions of a place as typed in haste:
+// "directions frm brooklyn bridge".
+var prepositionTypos = map[string]string{"frm": "from", "fom": "from", "fromm": "from", "neer": "near", "nr": "near", "nearr": "near"}
 
 // foodKindAt says whether the Chinese run toks[i] names a kind of food,
 // not a place: before 菜 or 料理 (泰国菜), or between 的 and a word for a
@@ -1125,8 +1167,11 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return strings.Join(words, " "), idx
 	}
 	limit := 1
-	if the || placeHeadAt(toks, i) {
+	switch {
+	case the || placeHeadAt(toks, i):
 		limit = 3
+	case plainPairAt(toks, i, ix):
+		limit = 2
 	}
 	for j := i; j < len(toks) && len(words) < limit; j++ {
 		tj := toks[j]
@@ -1139,9 +1184,58 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		}
 		words = append(words, tj.text)
 		idx = append(idx, j)
+		if placeHeads[lj] && len(words) > 1 {
+			break // the noun ends the name: "leicester square", not "leicester square top"
+		}
 	}
 	return strings.Join(words, " "), idx
 }
+
+// plainPairAt says whether the two plain words at toks[i] are one name
+// typed in lower case ("kowloon tong", "adams morgan", "downtown austin"):
+// neither is a function word, a time, a word of the catalog or the
+// lexicon, a praise or a filler, and the clause ends after them or goes
+// on with a function word ("kings cross by tube").
+func plainPairAt(toks []token, i int, ix *offlineIndex) bool {
+	if i+1 >= len(toks) {
+		return false
+	}
+	for _, t := range toks[i : i+2] {
+		lw := strings.ToLower(t.text)
+		if t.kind != tWord || !plainNameWord(t, lw, ix) {
+			return false
+		}
+	}
+	if i+2 == len(toks) {
+		return true
+	}
+	next := toks[i+2]
+	lw := strings.ToLower(next.text)
+	return next.kind == tPunct || next.kind == tWord && (next.stop || next.conj || timeWords[lw] || englishThere[lw] || fillerWords[lw])
+}
+
+// plainNameWord says whether a lower-case word may be part of a place's
+// name: no function word, time, filler, praise, number, word of the
+// catalog or concept of the lexicon ("food", "walking").
+func plainNameWord(t token, lw string, ix *offlineIndex) bool {
+	if t.stop || t.conj || timeWords[lw] || englishThere[lw] || fillerWords[lw] || kindAdjectives[lw] || determiners[lw] {
+		return false
+	}
+	if ix.strongKey(key(t.norm)) || concepts[t.norm] != "" || kindLists[0].words[lw] || kindLists[0].heads[lw] {
+		return false
+	}
+	for _, r := range lw {
+		if unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// fillerWords end a clause without meaning anything for its arguments:
+// "weather in lisbon rn", "pizza near soho asap".
+var fillerWords = map[string]bool{"rn": true, "asap": true, "plz": true, "pls": true, "please": true, "thx": true, "thanks": true,
+	"tho": true, "lol": true, "btw": true, "pronto": true, "quickly": true, "fast": true, "now": true, "today": true, "real": true}
 
 // determiners lead a place of plain words: "the train station", "my
 // hotel", "our office".
@@ -1205,7 +1299,7 @@ func tokKey(t token) string {
 
 // enumIn finds an enum value named in the clause: by its words ("walking"
 // in "walking route"), or through the lexicon ("步行" → walking).
-func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any, bool) {
+func (ix *offlineIndex) enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any, bool) {
 	keys := map[string]bool{}
 	lower := map[string]bool{}
 	for i, t := range toks {
@@ -1218,6 +1312,11 @@ func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any,
 		if k := tokKey(t); k != "" {
 			keys[k] = true
 		}
+		if t.kind == tWord {
+			if k := ix.typo(t.norm); k != "" {
+				keys[k] = true // "drivng directions"
+			}
+		}
 		// A phrase of the lexicon ("public transport") names its concept.
 		words := []string{t.norm}
 		for j := i + 1; t.kind == tWord && j < len(toks) && j-i < 3 && toks[j].kind == tWord && !placeToks[j]; j++ {
@@ -1227,6 +1326,10 @@ func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any,
 			}
 		}
 	}
+	// The value of the most words named wins: "premium economy" is
+	// premium_economy, not economy.
+	var best any
+	bestWords := 0
 	for _, v := range enum {
 		s, ok := v.(string)
 		if !ok || s == "" {
@@ -1239,14 +1342,14 @@ func enumIn(enum []any, toks []token, placeToks map[int]bool, goal string) (any,
 				all = false
 			}
 		}
-		if all {
-			return v, true
+		if all && len(ws) > bestWords {
+			best, bestWords = v, len(ws)
 		}
-		if hanRuns(s) != nil && strings.Contains(goal, s) {
+		if hanRuns(s) != nil && strings.Contains(goal, s) && bestWords == 0 {
 			return v, true
 		}
 	}
-	return nil, false
+	return best, best != nil
 }
 
 func enumValue(enum []any, v string) (any, bool) {

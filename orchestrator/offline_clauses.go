@@ -198,9 +198,11 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 
 // saysMoreText says whether c, a short part after a comma that no tool
 // fits and that names no place, says more of the text of the step before
-// (", anime style" of "paint me a dragon, anime style").
+// (", anime style" of "paint me a dragon, anime style"); after "and" too
+// when it is a thing, not an errand ("an image with a mountain and a
+// coffee cup").
 func (ix *offlineIndex) saysMoreText(c, prev *clause) bool {
-	if c.cond || c.before != "," && c.before != "，" {
+	if c.cond || c.before != "," && c.before != "，" && !(andLike[c.before] && namesAThing(c)) {
 		return false
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
@@ -224,14 +226,20 @@ func (ix *offlineIndex) saysMoreText(c, prev *clause) bool {
 // modifies says whether c, after a comma, only says more of the step
 // before it: its tool is prev's, it names no place and no action, and it
 // is short (", watercolor style", ", pm2.5 specifically", "，PM10高不高").
+// After "and" (和) it does when the step only takes a text: two things
+// of one picture are one prompt (画一幅富士山和樱花的图).
 func modifies(c, prev *clause, ix *offlineIndex) bool {
-	if c.best < 0 || c.cond || c.before != "," && c.before != "，" || c.ranked[c.best].entry != prev.ranked[prev.best].entry {
+	if c.best < 0 || c.cond || c.ranked[c.best].entry != prev.ranked[prev.best].entry {
 		return false
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
-	placed := false // the entry takes a place: a place of c is its own request
+	placed, text := false, false // the entry takes a place: a place of c is its own request
 	for _, p := range oe.params {
 		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+		text = text || p.role == roleText && oe.required[p.name]
+	}
+	if c.before != "," && c.before != "，" && !(andLike[c.before] && text && !placed) {
+		return false
 	}
 	content := 0
 	for i, t := range c.toks {
@@ -248,6 +256,18 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 	}
 	return content <= 3
 }
+
+// namesAThing says whether a part begins with an article or a number, as
+// a thing does ("a coffee cup"), not an errand ("send it to my sister").
+func namesAThing(c *clause) bool {
+	if len(c.toks) == 0 {
+		return false
+	}
+	t := c.toks[0]
+	return t.kind == tNum || t.kind == tWord && articles[strings.ToLower(t.text)]
+}
+
+var articles = map[string]bool{"a": true, "an": true, "the": true, "some": true, "two": true, "three": true}
 
 // thenLike lead on to a part that is only a place, which asks the tool of
 // the clause before again ("weather in Paris, then in London").
@@ -348,7 +368,7 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 			return true
 		}
 		if len(p.enum) > 0 {
-			if _, ok := enumIn(p.enum, c.toks, c.placeToks, ""); ok {
+			if _, ok := ix.enumIn(p.enum, c.toks, c.placeToks, ""); ok {
 				return true
 			}
 		}

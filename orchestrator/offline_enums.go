@@ -58,7 +58,8 @@ func normPhrase(s string) string {
 	ws := strings.Fields(wordJoiners.Replace(s))
 	for i, w := range ws {
 		if a, ok := englishAliases[w]; ok {
-			w = a
+			ws[i] = normPhrase(a) // every word of "united kingdom" stemmed, as the description's are
+			continue
 		}
 		ws[i] = stem(w)
 	}

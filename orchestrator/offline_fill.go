@@ -186,7 +186,7 @@ func (f *filler) enums() {
 		if len(p.enum) == 0 {
 			continue
 		}
-		if v, ok := enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok && f.set(p, v) {
+		if v, ok := f.ix.enumIn(p.enum, f.c.toks, f.c.placeToks, f.goal); ok && f.set(p, v) {
 			continue
 		}
 		for _, m := range enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok) {

@@ -78,8 +78,10 @@ var numberHints = map[string][]string{
 	"people": {"guest", "passeng", "person", "adult"}, "person": {"guest", "passeng", "adult"}, "adult": {"guest", "passeng"}, "pax": {"guest", "passeng"},
 	"guest": {"passeng", "person", "adult"}, "traveller": {"passeng", "guest"}, "traveler": {"passeng", "guest"},
 	"under": {"max", "maximum", "highest", "budget"}, "below": {"max", "maximum", "highest"}, "max": {"maximum", "highest"}, "budget": {"max", "highest"},
-	"以内": {"max", "highest"}, "以下": {"max", "highest"}, "不超过": {"max", "highest"}, "分钟": {"minut"}, "小时": {"hour"}, "条": {"limit", "headlin", "many"},
+	"以内": {"max", "highest"}, "以下": {"max", "highest"}, "不超过": {"max", "highest"}, "不要超过": {"max", "highest"}, "不高于": {"max", "highest"}, "低于": {"max", "highest"}, "最多": {"max", "highest", "limit"}, "分钟": {"minut"}, "小时": {"hour"}, "条": {"limit", "headlin", "many"},
 	"家": {"limit"}, "个": {"limit"}, "top": {"limit"}, "headlin": {"limit"}, "min": {"minut"}, "mins": {"minut"},
+	// "gimme 4 options", "3 suggestions" (stemmed: options → opt)
+	"opt": {"limit"}, "choic": {"limit"}, "result": {"limit"}, "suggest": {"limit"}, "recommendat": {"limit"}, "idea": {"limit"}, "pick": {"limit"},
 }
 
 // hintDistance is how near toks[i] a word naming p is (0: none): the
@@ -140,6 +142,9 @@ func (f *filler) text(quotes []string) {
 				continue
 			}
 			tail := f.trimUsed(freeText(f.goal, f.c, f.matched))
+			if !wantReq && f.holdsKeyed(tail) {
+				continue // "… with subject X": the text before a value said by its key is no body
+			}
 			if titleNames[strings.ToLower(p.name)] || tail == "" || f.onlyArgs(tail) {
 				tail = f.rest()
 			}
@@ -148,6 +153,17 @@ func (f *filler) text(quotes []string) {
 			}
 		}
 	}
+}
+
+// holdsKeyed says whether text ends with a value the clause says by its
+// key ("… with subject X").
+func (f *filler) holdsKeyed(text string) bool {
+	for _, t := range f.c.toks {
+		if t.kind == tQuote && t.key != "" && strings.HasSuffix(text, t.text) {
+			return true
+		}
+	}
+	return false
 }
 
 // trimUsed cuts from the end of tail the words given to other arguments

@@ -240,8 +240,8 @@ func tokenize(goal string, dict *hanDict) []token {
 }
 
 // readWord reads the word or number at goal[i:] (its first rune is size
-// bytes): letters and digits, with inner apostrophes and dots ("what's",
-// "README.md", "3.5"), a time of day ("10:00") and thousands ("1,250").
+// bytes): letters and digits, with inner apostrophes, dots and ampersands
+// ("what's", "README.md", "3.5", "v&a"), a time of day ("10:00") and thousands ("1,250").
 func readWord(goal string, i, size int) token {
 	j := i + size
 	for j < len(goal) {
@@ -250,7 +250,7 @@ func readWord(goal string, i, size int) token {
 			j += s2
 			continue
 		}
-		if (r2 == '\'' || r2 == '’' || r2 == '.') && j+s2 < len(goal) {
+		if (r2 == '\'' || r2 == '’' || r2 == '.' || r2 == '&') && j+s2 < len(goal) {
 			if r3, _ := utf8.DecodeRuneInString(goal[j+s2:]); isWordRune(r3) {
 				j += s2
 				continue
@@ -276,6 +276,17 @@ func readWord(goal string, i, size int) token {
 // keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
 var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|：|:)\s*`)
 
+// bareSubjectRe reads a subject said without a colon ("with subject
+// vacation request", "subject line hello"); bareBodyRe ends its value
+// where the body's key begins ("… and body see you").
+var (
+	bareSubjectRe = regexp.MustCompile(`^(?i:(subject)(?:\s+line)?\s+(?:is\s+|of\s+|as\s+)?)\S`)
+	bareBodyRe    = regexp.MustCompile(`(?i)\s+(?:(?:and|with)\s+)?(?:the\s+)?(?:body|message|text|content)\b`)
+	// A body said without a colon is one only after "and" or "with".
+	bareBodyLeadRe = regexp.MustCompile(`(?i)\b(?:and|with)\s+(?:the\s+)?$`)
+	bareBodyKeyRe  = regexp.MustCompile(`^(?i:(body|message)\s+(?:is\s+|saying\s+)?)\S`)
+)
+
 // keyValueAt reads a "key: value" at goal[i:] into one tQuote token with
 // its key: the value is quoted text, or runs to the next separator.
 func keyValueAt(goal string, i int) (token, int) {
@@ -291,8 +302,17 @@ func keyValueAt(goal string, i int) (token, int) {
 		}
 	}
 	m := keyValueRe.FindStringSubmatchIndex(goal[i:])
+	bare := false
 	if m == nil {
-		return token{}, 0
+		// "with subject running late, body: …": a subject said without
+		// a colon runs to the next separator or to the body's key.
+		if m = bareSubjectRe.FindStringSubmatchIndex(goal[i:]); m == nil && bareBodyLeadRe.MatchString(goal[:i]) {
+			m = bareBodyKeyRe.FindStringSubmatchIndex(goal[i:]) // "… and body see you at noon"
+		}
+		if m == nil {
+			return token{}, 0
+		}
+		bare = true
 	}
 	k := ""
 	if m[2] >= 0 {
@@ -301,6 +321,9 @@ func keyValueAt(goal string, i int) (token, int) {
 		k = goal[i+m[4] : i+m[5]]
 	}
 	from := i + m[1]
+	if bare {
+		from -= utf8.RuneLen(lastRune(goal[:from])) // the value's first character, matched to see there is one
+	}
 	rest := goal[from:]
 	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 {
 		if j := strings.IndexRune(rest[size:], quotePairs[r]); j > 0 {
@@ -313,6 +336,11 @@ func keyValueAt(goal string, i int) (token, int) {
 		if isHardSep(r) || j >= 500 {
 			end = j
 			break
+		}
+	}
+	if bare {
+		if b := bareBodyRe.FindStringIndex(rest[:end]); b != nil {
+			end = b[0]
 		}
 	}
 	v := strings.TrimSpace(rest[:end])
@@ -453,6 +481,12 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			i += n
 			continue
 		}
+		if n := placeSuffixAt(goal[i:to]); n > 0 && raw >= 0 {
+			// A name, then what it names: 虹桥火车站, 人民广场, 中山大学.
+			i += n
+			placeEnd = i
+			continue
+		}
 		if w, n := dict.longest(goal[i:to]); n > 0 {
 			hw := dict.words[w]
 			if hw.place {
@@ -500,6 +534,14 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			i += n
 			continue
 		}
+		if numeralStartsName(goal[i:to], dict) {
+			// 三里屯, 五道口, 九寨沟: a numeral that counts nothing starts a name.
+			if raw < 0 {
+				raw = i
+			}
+			i += utf8.RuneLen(firstRuneOf(goal[i:to]))
+			continue
+		}
 		if v, n := hanNumber(goal[i:to]); n > 0 {
 			flush(i)
 			out = append(out, token{kind: tNum, text: goal[i : i+n], val: float64(v), start: i, end: i + n})
@@ -515,6 +557,55 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 	flush(to)
 	return out
 }
+
+// placeSuffixes are the words that follow a name and make it a place's:
+// 虹桥火车站, 人民广场, 中山大学 (the dictionary knows 火车, 广场 and 大学
+// as words of their own).
+var placeSuffixes = []string{"火车站", "高铁站", "地铁站", "汽车站", "客运站", "火车东站", "火车西站", "火车南站", "火车北站",
+	"国际机场", "机场", "广场", "公园", "大学", "博物馆", "体育馆", "体育场", "购物中心", "商场", "景区", "古镇", "老街",
+	"步行街", "夜市", "码头", "大桥", "大厦", "医院", "车站", "校区", "新区", "开发区"}
+
+// placeSuffixAt returns the length in bytes of the place suffix at the
+// start of s (the longest), or 0.
+func placeSuffixAt(s string) int {
+	n := 0
+	for _, w := range placeSuffixes {
+		if len(w) > n && strings.HasPrefix(s, w) {
+			n = len(w)
+		}
+	}
+	return n
+}
+
+// numeralStartsName says whether the numeral at the start of s counts
+// nothing and begins a name instead (三里屯, 五道口, 二环): a single
+// numeral from 二 to 九 followed by an unknown character, or by a
+// single-character function word and an unknown one; never before a
+// measure word, a unit or another number (三家, 三晚, 三块, 三百).
+func numeralStartsName(s string, dict *hanDict) bool {
+	r, n := utf8.DecodeRuneInString(s)
+	if !strings.ContainsRune("二三四五六七八九", r) || n == len(s) {
+		return false
+	}
+	rest := s[n:]
+	r2, _ := utf8.DecodeRuneInString(rest)
+	if numberSuffixes[r2] || strings.ContainsRune(hanUnitChars, r2) || isNumeral(rest) {
+		return false
+	}
+	w, m := dict.longest(rest)
+	if m == 0 {
+		return true
+	}
+	if !dict.words[w].function || utf8.RuneCountInString(w) != 1 || m == len(rest) {
+		return false
+	}
+	_, m2 := dict.longest(rest[m:])
+	return m2 == 0 && !isNumeral(rest[m:])
+}
+
+// hanUnitChars are units and measure words a number stands before that
+// are no place: 三块, 五斤, 两杯.
+const hanUnitChars = "块元角毛米斤克磅度杯瓶盒碗串套辆台双对件支名百千万亿十"
 
 // numberSuffixes are the measure words and the date and time words that
 // follow a number (5号, 8点, 三家, 两晚, 十条): after a number they are read

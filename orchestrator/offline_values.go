@@ -124,15 +124,7 @@ func findDates(text string, now time.Time) []found {
 		if r := lastRune(text[:m[0]]); unicode.IsDigit(r) || r == '月' || r == '第' || strings.ContainsRune(dayNotAfter, firstRuneOf(text[m[1]:])) {
 			continue
 		}
-		d := numeral(text[m[2]:m[3]])
-		t, ok := mkDate(today.Year(), int(today.Month()), d, today)
-		if ok && t.Before(today) {
-			t, ok = mkDate(today.Year(), int(today.Month())+1, d, today)
-			if int(today.Month()) == 12 {
-				t, ok = mkDate(today.Year()+1, 1, d, today)
-			}
-		}
-		if ok {
+		if t, ok := dayOfMonth(numeral(text[m[2]:m[3]]), today); ok {
 			add(t, m[0], m[1])
 		}
 	}
@@ -151,6 +143,12 @@ func findDates(text string, now time.Time) []found {
 			}
 		}
 	}
+	for _, m := range when(digits, enDayRe).FindAllStringSubmatchIndex(text, -1) {
+		// "on the 28th": a day of the month alone, as 28号.
+		if t, ok := dayOfMonth(atoi(text[m[2]:m[3]]), today); ok {
+			add(t, m[0], m[1])
+		}
+	}
 	for _, m := range relDayRe.FindAllStringIndex(text, -1) {
 		add(today.AddDate(0, 0, relativeDays(strings.ToLower(text[m[0]:m[1]]))), m[0], m[1])
 	}
@@ -166,6 +164,21 @@ func findDates(text string, now time.Time) []found {
 	out = append(out, findWeekdays(text, today, taken)...)
 	return out
 }
+
+// dayOfMonth is day d of this month, or of the next when it has passed.
+func dayOfMonth(d int, today time.Time) (time.Time, bool) {
+	t, ok := mkDate(today.Year(), int(today.Month()), d, today)
+	if ok && t.Before(today) {
+		t, ok = mkDate(today.Year(), int(today.Month())+1, d, today)
+		if int(today.Month()) == 12 {
+			t, ok = mkDate(today.Year()+1, 1, d, today)
+		}
+	}
+	return t, ok
+}
+
+// enDayRe reads a day of the month said alone: "on the 28th", "the 3rd".
+var enDayRe = regexp.MustCompile(`(?i)\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // dayNotAfter are characters after which 5号 numbers a thing, not a day:
 // 3号线, 5号楼, 2号门.
@@ -350,13 +363,26 @@ var currencyNames = map[string]string{
 	"krone": "NOK", "norwegian krone": "NOK", "kroner": "NOK", "swedish krona": "SEK", "krona": "SEK", "kronor": "SEK", "danish krone": "DKK",
 	"dirham": "AED", "dirhams": "AED", "迪拉姆": "AED", "ringgit": "MYR", "林吉特": "MYR", "rand": "ZAR", "兰特": "ZAR",
 	"dong": "VND", "越南盾": "VND", "台币": "TWD", "新台币": "TWD", "澳门元": "MOP", "bitcoin": "BTC", "比特币": "BTC",
+	// a currency named by its country, where the word alone is another's
+	"moroccan dirham": "MAD", "moroccan dirhams": "MAD", "摩洛哥迪拉姆": "MAD", "uae dirham": "AED", "emirati dirham": "AED", "阿联酋迪拉姆": "AED",
+	"saudi riyal": "SAR", "saudi riyals": "SAR", "riyal": "SAR", "riyals": "SAR", "沙特里亚尔": "SAR", "里亚尔": "SAR", "qatari riyal": "QAR", "卡塔尔里亚尔": "QAR",
+	"kuwaiti dinar": "KWD", "jordanian dinar": "JOD", "egyptian pound": "EGP", "egyptian pounds": "EGP", "埃及镑": "EGP",
+	"shekel": "ILS", "shekels": "ILS", "israeli shekel": "ILS", "新谢克尔": "ILS", "zloty": "PLN", "zlotys": "PLN", "polish zloty": "PLN", "兹罗提": "PLN",
+	"czech koruna": "CZK", "koruna": "CZK", "forint": "HUF", "hungarian forint": "HUF", "福林": "HUF",
+	"rupiah": "IDR", "indonesian rupiah": "IDR", "印尼盾": "IDR", "philippine peso": "PHP", "philippine pesos": "PHP", "菲律宾比索": "PHP",
+	"argentine peso": "ARS", "argentine pesos": "ARS", "阿根廷比索": "ARS", "chilean peso": "CLP", "chilean pesos": "CLP", "colombian peso": "COP", "colombian pesos": "COP",
+	"peruvian sol": "PEN", "soles": "PEN", "naira": "NGN", "nigerian naira": "NGN", "kenyan shilling": "KES", "kenyan shillings": "KES",
+	"pakistani rupee": "PKR", "pakistani rupees": "PKR", "sri lankan rupee": "LKR", "sri lankan rupees": "LKR", "taka": "BDT",
+	"new taiwan dollars": "TWD", "taiwan dollars": "TWD", "taiwan dollar": "TWD", "macau pataca": "MOP", "pataca": "MOP",
+	"swedish kronor": "SEK", "danish kroner": "DKK", "norwegian kroner": "NOK", "icelandic krona": "ISK", "ukrainian hryvnia": "UAH", "hryvnia": "UAH",
+	"new zealand dollar": "NZD", "kiwi dollars": "NZD", "新西兰元": "NZD", "south african rand": "ZAR", "malaysian ringgit": "MYR", "russian rubles": "RUB",
 }
 
 // isoCurrencies are the ISO 4217 codes read when typed (in either case).
 var isoCurrencies = map[string]bool{}
 
 func init() {
-	for _, c := range strings.Fields("USD EUR GBP JPY CNY HKD KRW INR CAD AUD SGD NZD CHF MXN THB RUB BRL TRY NOK SEK DKK AED MYR ZAR VND TWD MOP PLN CZK HUF IDR PHP SAR ILS EGP NGN KES ARS CLP COP PEN BTC") {
+	for _, c := range strings.Fields("USD EUR GBP JPY CNY HKD KRW INR CAD AUD SGD NZD CHF MXN THB RUB BRL TRY NOK SEK DKK AED MYR ZAR VND TWD MOP PLN CZK HUF IDR PHP SAR ILS EGP NGN KES ARS CLP COP PEN BTC MAD QAR KWD JOD PKR LKR BDT ISK UAH RON BGN KZT") {
 		isoCurrencies[c] = true
 	}
 	for w := range currencyNames {
