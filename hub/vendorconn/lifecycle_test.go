@@ -84,7 +84,9 @@ func (c *plugConn) set(state string) {
 
 // plug is the protocol: it takes specs with an MCP section; a new URL
 // replaces the vendor, a new name is taken in place.
-type plug struct{ l *Lifecycle[*plugConn, plugStatus] }
+type plug struct {
+	l *Lifecycle[*plugConn, plugStatus]
+}
 
 func (plug) Accepts(spec registry.Vendor) bool { return spec.MCP != nil }
 
