@@ -124,15 +124,18 @@ type Manager struct {
 	base     http.RoundTripper
 	ownHTTP  *http.Transport
 
-	set *vendorconn.Set[*vendor]
+	life *vendorconn.Lifecycle[*vendor, VendorStatus]
+	set  *vendorconn.Set[*vendor] // life's
 }
 
 var _ hub.Upstreams = (*Manager)(nil)
 
 // NewManager returns a manager that registers vendors' skills in cat.
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
-	m := &Manager{cat: cat, opts: opts.withDefaults(),
-		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
+	m := &Manager{cat: cat, opts: opts.withDefaults()}
+	m.life = vendorconn.NewLifecycle(cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor},
+		protocol{m}, &vendorconn.LifecycleOptions{Logger: m.opts.Logger, Noun: "a2a vendor"})
+	m.set = m.life.Set()
 	m.base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
 	m.cardHTTP = vendorconn.Client(m.opts.HTTPClient, m.base)
 	m.callHTTP = vendorconn.Client(m.opts.HTTPClient, &statusTransport{base: m.base, now: m.opts.Now})
@@ -150,7 +153,7 @@ func (m *Manager) Upstream(id string) (hub.Invoker, bool) {
 // [Manager.Refresh] to wait for it). It fails for an invalid spec, a
 // vendor that is not A2A, or an id already held.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.life.Add(ctx, spec)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A new card
@@ -158,38 +161,12 @@ func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
 // finish on the old client); any other change is taken as it is. An
 // unchanged spec changes nothing.
 func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	old, v, err := m.set.Replace(spec.ID, func(old *vendor) (*vendor, bool) {
-		cur := old.specCopy()
-		if vendorconn.SameJSON(cur.A2A, spec.A2A) && cur.Disabled == spec.Disabled {
-			old.mu.Lock()
-			old.spec = spec
-			old.mu.Unlock()
-			return nil, false
-		}
-		return newVendor(m, spec), true
-	})
-	if err != nil || v == nil {
-		return err
-	}
-	old.stop()
-	v.start()
-	m.opts.Logger.Info("a2a vendor updated", "vendor", spec.ID)
-	return nil
+	return m.life.Update(ctx, spec)
 }
 
 // Remove stops managing a vendor and removes its tools from the catalog.
 func (m *Manager) Remove(ctx context.Context, id string) error {
-	v, err := m.set.Remove(id)
-	if err != nil {
-		return err
-	}
-	v.stop()
-	m.opts.Logger.Info("a2a vendor removed", "vendor", id)
-	return nil
+	return m.life.Remove(ctx, id)
 }
 
 // Sync makes the managed set equal to the A2A vendors in specs (MCP
@@ -198,28 +175,7 @@ func (m *Manager) Remove(ctx context.Context, id string) error {
 // servers.Manager.Sync. Every spec is applied that can be; the errors of
 // the others are joined.
 func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
-	p := vendorconn.PlanSync(m.set, specs, func(s registry.Vendor) bool { return s.Kind() == registry.KindA2A }, (*vendor).specCopy)
-	errs := p.Errs
-	for _, id := range p.Gone {
-		if err := m.Remove(ctx, id); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, id := range p.Order {
-		s := p.Want[id]
-		old, held := p.Have[id]
-		var err error
-		switch {
-		case !held:
-			err = m.Add(ctx, s)
-		case !vendorconn.SameJSON(old, s):
-			err = m.Update(ctx, s)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return m.life.Sync(ctx, specs)
 }
 
 // Refresh fetches a vendor's card now and applies it, and returns what
@@ -243,7 +199,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 	if !ok {
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, Message: fmt.Sprintf("vendor %q is not managed", id)}
 	}
-	st := v.status()
+	st := v.Status()
 	if st.State != StateReady {
 		// Its card not fetched yet is the hub's own state, not a failed probe.
 		return &hub.Error{Code: hub.CodeUnavailable, Vendor: id, HubState: st.State == StateConnecting && st.LastError == "",
@@ -272,27 +228,19 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
+	return m.life.Status(id)
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
+	return m.life.Statuses()
 }
 
 // Close stops every vendor's refresh loop and waits for background work
 // (task cancellations) to end. The catalog is left as it is. Close is
 // idempotent.
 func (m *Manager) Close() error {
-	vs, first := m.set.Close(nil)
-	if !first {
-		return nil
-	}
-	for _, v := range vs {
-		v.stop()
-	}
-	m.set.Wait()
-	if m.ownHTTP != nil {
+	if m.life.Close() && m.ownHTTP != nil {
 		m.ownHTTP.CloseIdleConnections()
 	}
 	return nil
@@ -303,6 +251,32 @@ func (m *Manager) Close() error {
 func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
 	return m.set.SetTools(v.id, v, func() bool { return v.ctx.Err() == nil }, defs)
 }
+
+// protocol plugs A2A vendors into the manager's vendorconn.Lifecycle.
+type protocol struct{ m *Manager }
+
+var _ vendorconn.Protocol[*vendor, VendorStatus] = protocol{}
+
+func (protocol) Accepts(spec registry.Vendor) bool { return spec.Kind() == registry.KindA2A }
+
+func (protocol) Check(spec registry.Vendor) error { return checkSpec(spec) }
+
+func (p protocol) New(spec registry.Vendor) *vendor { return newVendor(p.m, spec) }
+
+// Change keeps old, taking spec as it is, unless the card URL (or
+// anything else of the a2a section) or Disabled changed.
+func (p protocol) Change(old *vendor, spec registry.Vendor) (*vendor, bool) {
+	cur := old.Spec()
+	if vendorconn.SameJSON(cur.A2A, spec.A2A) && cur.Disabled == spec.Disabled {
+		old.mu.Lock()
+		old.spec = spec
+		old.mu.Unlock()
+		return nil, false
+	}
+	return newVendor(p.m, spec), true
+}
+
+func (protocol) Unknown(id string) VendorStatus { return VendorStatus{ID: id} }
 
 func checkSpec(spec registry.Vendor) error {
 	if spec.A2A == nil || spec.Kind() != registry.KindA2A {

@@ -73,7 +73,8 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 	return v
 }
 
-func (v *vendor) start() {
+// Start runs the refresh loop (not for a disabled vendor).
+func (v *vendor) Start() {
 	if v.spec.Disabled {
 		close(v.done)
 		return
@@ -81,7 +82,10 @@ func (v *vendor) start() {
 	go v.loop()
 }
 
-func (v *vendor) stop() {
+// Stop ends the refresh loop and destroys the client, at once with drain
+// or without: an A2A vendor holds no connection of its own (the manager's
+// HTTP transport is shared), so there is nothing to drain.
+func (v *vendor) Stop(drain bool) {
 	v.cancel()
 	<-v.done
 	v.mu.Lock()
@@ -230,11 +234,12 @@ func (v *vendor) setState(s string) {
 
 func (v *vendor) changed() {
 	if f := v.m.opts.OnChange; f != nil {
-		f(v.status())
+		f(v.Status())
 	}
 }
 
-func (v *vendor) status() VendorStatus {
+// Status is the vendor's status now.
+func (v *vendor) Status() VendorStatus {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	st := VendorStatus{ID: v.id, Kind: registry.KindA2A, State: v.state, Card: v.spec.A2A.Card, Tools: v.tools,
@@ -248,7 +253,12 @@ func (v *vendor) status() VendorStatus {
 	return st
 }
 
-func (v *vendor) specCopy() registry.Vendor {
+// Retired is closed once the refresh loop has ended; Stop returns after
+// that, with the client destroyed.
+func (v *vendor) Retired() <-chan struct{} { return v.done }
+
+// Spec returns a copy of the vendor's spec.
+func (v *vendor) Spec() registry.Vendor {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.spec.Clone()

@@ -2,13 +2,9 @@ package servers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -170,8 +166,8 @@ type Manager struct {
 	ownHTTP    *http.Transport // closed with the manager, when it is ours
 	baseHTTP   *http.Transport // the base RoundTripper, when it is an *http.Transport
 
-	set     *vendorconn.Set[*vendor]
-	closing chan struct{} // closed when Close starts
+	life *vendorconn.Lifecycle[*vendor, VendorStatus]
+	set  *vendorconn.Set[*vendor] // life's
 
 	events fanout.List[Event] // OnEvent subscribers
 }
@@ -180,8 +176,10 @@ var _ hub.Upstreams = (*Manager)(nil)
 
 // NewManager returns a manager that registers vendors' tools in cat.
 func NewManager(cat *registry.Catalog, opts *Options) *Manager {
-	m := &Manager{cat: cat, opts: opts.withDefaults(), closing: make(chan struct{}),
-		set: vendorconn.NewSet[*vendor](cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor})}
+	m := &Manager{cat: cat, opts: opts.withDefaults()}
+	m.life = vendorconn.NewLifecycle(cat, vendorconn.Errors{Closed: ErrClosed, Duplicate: ErrDuplicateVendor, Unknown: ErrUnknownVendor},
+		protocol{m}, &vendorconn.LifecycleOptions{Logger: m.opts.Logger})
+	m.set = m.life.Set()
 	var base http.RoundTripper
 	base, m.ownHTTP = vendorconn.BaseTransport(m.opts.HTTPClient)
 	m.baseHTTP, _ = base.(*http.Transport)
@@ -215,7 +213,7 @@ func (m *Manager) Ping(ctx context.Context, id string) error {
 // spec, a vendor that is not MCP, or an id already held. ctx is not used
 // beyond the call.
 func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
-	return m.set.AddSpec(ctx, spec, checkSpec, func(spec registry.Vendor) *vendor { return newVendor(m, spec) }, (*vendor).start)
+	return m.life.Add(ctx, spec)
 }
 
 // Update applies a changed spec to a vendor the manager holds. A change
@@ -226,31 +224,7 @@ func (m *Manager) Add(ctx context.Context, spec registry.Vendor) error {
 // other change (name, timeout, limits) is taken without reconnecting. An
 // unchanged spec changes nothing.
 func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
-	if err := checkSpec(spec); err != nil {
-		return err
-	}
-	spec = spec.Clone()
-	// Replaced under the set's locks, so the old vendor cannot write the
-	// catalog after the new one has.
-	old, v, err := m.set.Replace(spec.ID, func(old *vendor) (*vendor, bool) {
-		if sameConnection(old.spec, spec) {
-			// Nothing about the connection changed: keep it, and the calls on it.
-			old.mu.Lock()
-			old.spec.Name, old.spec.Timeout, old.spec.Limits = spec.Name, spec.Timeout, spec.Limits
-			old.mu.Unlock()
-			return nil, false
-		}
-		v := newVendor(m, spec)
-		v.legacyListen.Store(old.legacyListen.Load() && sameMCP(old.spec.MCP, spec.MCP))
-		return v, true
-	})
-	if err != nil || v == nil {
-		return err
-	}
-	old.stop(true)
-	v.start()
-	m.logChange("vendor updated", spec.ID)
-	return waitCtx(ctx, old.retired)
+	return m.life.Update(ctx, spec)
 }
 
 // Remove stops managing a vendor and removes its tools from the catalog.
@@ -258,13 +232,7 @@ func (m *Manager) Update(ctx context.Context, spec registry.Vendor) error {
 // are done (at most Options.DrainTimeout); Remove waits for that until ctx
 // is done.
 func (m *Manager) Remove(ctx context.Context, id string) error {
-	v, err := m.set.Remove(id)
-	if err != nil {
-		return err
-	}
-	v.stop(true)
-	m.logChange("vendor removed", id)
-	return waitCtx(ctx, v.retired)
+	return m.life.Remove(ctx, id)
 }
 
 // Sync makes the managed set equal to the MCP vendors in specs (A2A
@@ -273,73 +241,25 @@ func (m *Manager) Remove(ctx context.Context, id string) error {
 // them, are not touched. It is what a configuration reload calls. Every
 // spec is applied that can be; the errors of the others are joined.
 func (m *Manager) Sync(ctx context.Context, specs []registry.Vendor) error {
-	p := vendorconn.PlanSync(m.set, specs, func(s registry.Vendor) bool { return s.Kind() == registry.KindMCP && s.MCP != nil }, (*vendor).specCopy)
-	errs := p.Errs
-
-	// Stop what goes and replace what changed in parallel; each drains on
-	// its own.
-	var wg sync.WaitGroup
-	var emu sync.Mutex
-	apply := func(f func() error) {
-		wg.Go(func() {
-			if err := f(); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-				emu.Lock()
-				errs = append(errs, err)
-				emu.Unlock()
-			}
-		})
-	}
-	for _, id := range p.Gone {
-		apply(func() error { return m.Remove(ctx, id) })
-	}
-	ids := slices.Sorted(maps.Keys(p.Want))
-	for _, id := range ids {
-		s := p.Want[id]
-		old, held := p.Have[id]
-		switch {
-		case !held:
-			if err := m.Add(ctx, s); err != nil {
-				emu.Lock()
-				errs = append(errs, err)
-				emu.Unlock()
-			}
-		case !sameSpec(old, s):
-			apply(func() error { return m.Update(ctx, s) })
-		}
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return m.life.Sync(ctx, specs)
 }
 
 // Status returns a vendor's status; State is "" for an id the manager does
 // not hold.
 func (m *Manager) Status(id string) VendorStatus {
-	return vendorconn.Status(m.set, id, (*vendor).status, VendorStatus{ID: id})
+	return m.life.Status(id)
 }
 
 // Statuses returns the status of every vendor, sorted by id.
 func (m *Manager) Statuses() []VendorStatus {
-	return vendorconn.Statuses(m.set, (*vendor).status, func(s VendorStatus) string { return s.ID })
+	return m.life.Statuses()
 }
 
 // Close stops every vendor at once (stdio vendors get their stdin closed,
 // then are killed after a grace period) and waits for them. Calls in
 // flight fail. The catalog is left as it is. Close is idempotent.
 func (m *Manager) Close() error {
-	vs, first := m.set.Close(func() { close(m.closing) })
-	if !first {
-		return nil
-	}
-	var wg sync.WaitGroup
-	for _, v := range vs {
-		wg.Go(func() {
-			v.stop(false)
-			<-v.retired
-		})
-	}
-	wg.Wait()
-	m.set.Wait()
-	if m.ownHTTP != nil {
+	if m.life.Close() && m.ownHTTP != nil {
 		m.ownHTTP.CloseIdleConnections()
 	}
 	return nil
@@ -351,15 +271,36 @@ func (m *Manager) setTools(v *vendor, defs []registry.ToolDef) ([]error, bool) {
 	return m.set.SetTools(v.id, v, func() bool { return v.ctx.Err() == nil }, defs)
 }
 
-func (m *Manager) logChange(msg, id string) {
-	m.opts.Logger.Info(msg, "vendor", id)
+// protocol plugs MCP vendors into the manager's vendorconn.Lifecycle.
+type protocol struct{ m *Manager }
+
+var _ vendorconn.Protocol[*vendor, VendorStatus] = protocol{}
+
+func (protocol) Accepts(spec registry.Vendor) bool {
+	return spec.Kind() == registry.KindMCP && spec.MCP != nil
 }
 
-func (v *vendor) specCopy() registry.Vendor {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return v.spec.Clone()
+func (protocol) Check(spec registry.Vendor) error { return checkSpec(spec) }
+
+func (p protocol) New(spec registry.Vendor) *vendor { return newVendor(p.m, spec) }
+
+// Change keeps old, and the calls on it, when nothing about the connection
+// changed (the mcp section, Disabled), taking the new name, timeout and
+// limits; else it returns the vendor that replaces old, which listens on
+// the legacy GET stream from the start if old had to.
+func (p protocol) Change(old *vendor, spec registry.Vendor) (*vendor, bool) {
+	if sameConnection(old.spec, spec) {
+		old.mu.Lock()
+		old.spec.Name, old.spec.Timeout, old.spec.Limits = spec.Name, spec.Timeout, spec.Limits
+		old.mu.Unlock()
+		return nil, false
+	}
+	v := newVendor(p.m, spec)
+	v.legacyListen.Store(old.legacyListen.Load() && sameMCP(old.spec.MCP, spec.MCP))
+	return v, true
 }
+
+func (protocol) Unknown(id string) VendorStatus { return VendorStatus{ID: id} }
 
 func checkSpec(spec registry.Vendor) error {
 	if spec.MCP == nil || spec.Kind() != registry.KindMCP {
@@ -374,18 +315,6 @@ func sameConnection(a, b registry.Vendor) bool {
 }
 
 func sameMCP(a, b *registry.MCPSpec) bool { return vendorconn.SameJSON(a, b) }
-
-func sameSpec(a, b registry.Vendor) bool { return vendorconn.SameJSON(a, b) }
-
-// waitCtx waits for done until ctx is done; what is left then goes on in
-// the background, so it is not an error.
-func waitCtx(ctx context.Context, done <-chan struct{}) error {
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-	return nil
-}
 
 // vendorClient is the HTTP client of one connection to an HTTP or SSE
 // vendor: the manager's client on a pool of its own — a clone of the base

@@ -126,8 +126,8 @@ func newVendor(m *Manager, spec registry.Vendor) *vendor {
 	return v
 }
 
-// start runs the supervisor (not for a disabled vendor).
-func (v *vendor) start() {
+// Start runs the supervisor (not for a disabled vendor).
+func (v *vendor) Start() {
 	if v.spec.Disabled {
 		close(v.done)
 		close(v.retired)
@@ -136,14 +136,24 @@ func (v *vendor) start() {
 	go v.run()
 }
 
-// stop ends the supervisor. With drain, the connection takes no new calls
+// Stop ends the supervisor. With drain, the connection takes no new calls
 // and closes once those in flight are done (at most DrainTimeout);
-// without, it closes at once. stop returns when the supervisor has
-// exited; v.retired is closed when the connection is.
-func (v *vendor) stop(drain bool) {
+// without, it closes at once. Stop returns when the supervisor has
+// exited; Retired is closed when the connection is.
+func (v *vendor) Stop(drain bool) {
 	v.drain.Store(drain)
 	v.cancel()
 	<-v.done
+}
+
+// Retired is closed once the vendor's last connection is closed.
+func (v *vendor) Retired() <-chan struct{} { return v.retired }
+
+// Spec returns a copy of the vendor's spec.
+func (v *vendor) Spec() registry.Vendor {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.spec.Clone()
 }
 
 // Invoke calls the vendor's tool c.Tool on the vendor's connection. A
@@ -164,7 +174,7 @@ func (v *vendor) Invoke(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 // Options.ConnectWait or until ctx ends; nil when there is none then.
 func (v *vendor) ready(ctx context.Context) *conn {
 	ch := *v.readyC.Load()
-	if c := v.cur.Load(); c != nil || v.m.opts.ConnectWait < 0 || v.status().State != StateConnecting {
+	if c := v.cur.Load(); c != nil || v.m.opts.ConnectWait < 0 || v.Status().State != StateConnecting {
 		return c
 	}
 	t := time.NewTimer(v.m.opts.ConnectWait)
@@ -277,7 +287,7 @@ func (v *vendor) loop() *conn {
 				st.PID = c.proc.pid()
 			}
 		})
-		v.log.Info("vendor ready", "transport", v.spec.MCP.Transport, "protocol", c.protocol, "tools", v.status().Tools)
+		v.log.Info("vendor ready", "transport", v.spec.MCP.Transport, "protocol", c.protocol, "tools", v.Status().Tools)
 
 		lostErr := v.serve(c)
 		v.setCur(nil)
@@ -312,32 +322,20 @@ func (v *vendor) wait(err error, d time.Duration) bool {
 }
 
 // retire closes a connection of a stopped vendor, letting in-flight calls
-// finish first when asked to.
+// finish first when asked to (see vendorconn.Lifecycle.Retire).
 func (v *vendor) retire(c *conn) {
-	if !v.drain.Load() {
-		c.close()
-		close(v.retired)
-		return
+	var drain func() <-chan struct{}
+	if v.drain.Load() {
+		drain = c.gate.drain // new calls are let go now; those in flight finish on c
 	}
-	// Let go of new calls now; those in flight finish on the old connection.
-	if !v.m.set.Track() {
-		c.close() // the manager is closing
-		close(v.retired)
-		return
-	}
-	go func() {
-		defer v.m.set.Done()
-		t := time.NewTimer(v.m.opts.DrainTimeout)
-		select {
-		case <-c.gate.drain():
-		case <-t.C:
+	v.m.life.Retire(drain, v.m.opts.DrainTimeout,
+		func() {
 			v.log.Warn("closing the old connection with calls still in flight", "in_flight", c.gate.count())
-		case <-v.m.closing:
-		}
-		t.Stop()
-		c.close()
-		close(v.retired)
-	}()
+		},
+		func() {
+			c.close()
+			close(v.retired)
+		})
 }
 
 // serve watches a ready connection until it is lost or the vendor stops:
@@ -488,7 +486,8 @@ func (v *vendor) update(fn func(*VendorStatus)) {
 	}
 }
 
-func (v *vendor) status() VendorStatus {
+// Status is the vendor's status now.
+func (v *vendor) Status() VendorStatus {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.snapshotLocked()

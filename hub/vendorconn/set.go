@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/toolhub/toolhub/hub"
@@ -260,25 +259,4 @@ func SameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
-}
-
-// Status is status(v) of the vendor held as id, or unknown when none is.
-func Status[V comparable, S any](s *Set[V], id string, status func(V) S, unknown S) S {
-	v, ok := s.Get(id)
-	if !ok {
-		return unknown
-	}
-	return status(v)
-}
-
-// Statuses is the status of every vendor held (asked outside the set's
-// lock), sorted by the id each names.
-func Statuses[V comparable, S any](s *Set[V], status func(V) S, id func(S) string) []S {
-	vs := s.All()
-	out := make([]S, len(vs))
-	for i, v := range vs {
-		out[i] = status(v)
-	}
-	slices.SortFunc(out, func(a, b S) int { return strings.Compare(id(a), id(b)) })
-	return out
 }

@@ -133,25 +133,3 @@ func TestPlanSync(t *testing.T) {
 		t.Errorf("Errs = %v, Have = %v", p.Errs, p.Have)
 	}
 }
-
-func TestStatuses(t *testing.T) {
-	s, _ := newSet()
-	for _, id := range []string{"b", "c", "a"} {
-		s.Add(id, func() *fake { return &fake{gen: int(id[0])} }, func(*fake) {})
-	}
-	type st struct {
-		id  string
-		gen int
-	}
-	ids := map[int]string{'a': "a", 'b': "b", 'c': "c"}
-	got := Statuses(s, func(f *fake) st { return st{ids[f.gen], f.gen} }, func(x st) string { return x.id })
-	if len(got) != 3 || got[0].id != "a" || got[1].id != "b" || got[2].id != "c" {
-		t.Errorf("Statuses = %v, want sorted a b c", got)
-	}
-	if x := Status(s, "zz", func(f *fake) st { return st{"held", f.gen} }, st{id: "zz"}); x.id != "zz" {
-		t.Errorf("Status of an id not held = %v", x)
-	}
-	if x := Status(s, "b", func(f *fake) st { return st{"held", f.gen} }, st{}); x.id != "held" || x.gen != 'b' {
-		t.Errorf("Status(b) = %v", x)
-	}
-}
