@@ -47,7 +47,7 @@ var conceptGroups = [][]string{
 	{"annotated", "annotation", "annotations", "标注", "注释"},
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
-	{"translate", "translation", "how do you say", "how do i say", "how to say", "翻译", "怎么说", "用英语说", "用日语说", "译成"},
+	{"translate", "translation", "how do you say", "how do i say", "how to say", "翻译", "怎么说", "用英语说", "用日语说", "译成", "翻成"},
 	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
@@ -60,7 +60,7 @@ var conceptGroups = [][]string{
 	{"stock", "share price", "股票", "股价"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
 	{"email", "mail", "邮件"},
-	{"calendar", "schedule", "meeting", "日历", "日程", "会议", "开个会", "约个会"},
+	{"calendar", "schedule", "meeting", "block", "block out", "日历", "日程", "会议", "开个会", "约个会"},
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "步行", "走路"},
@@ -117,7 +117,8 @@ var hanFunctionWords = []string{
 	"把", "将", "对", "为", "给", "个", "家", "只", "张", "条", "份", "遍", "次", "上", "下", "里",
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
-	"找下", "搜下", "问下", "算下", "换下", "翻下", "订下",
+	"找下", "搜下", "问下", "算下", "换下", "翻下", "订下", "推荐下", "介绍下", "安排下", "查询下", "搜索下", "规划下", "计算下", "确认下", "发封", "发个",
+	"这会儿", "这会", "此刻", "过去", "目前", "当前", "眼下",
 	// praise of food, never a place (曼谷有什么地道的泰国菜)
 	"地道", "正宗", "实惠", "便宜", "有名", "出名", "高档", "热门", "网红", "人气", "靠谱",
 	// a rate or a cap (每晚不超过800)
@@ -164,7 +165,10 @@ var cuisineWords = []string{
 	"sushi", "ramen", "pizza", "pasta", "tacos", "taco", "burrito", "burger", "burgers", "bbq", "barbecue", "steak", "steakhouse", "curry",
 	"kebab", "dumplings", "dumpling", "dim sum", "pho", "noodles", "noodle", "udon", "tapas", "paella", "falafel", "shawarma", "hot pot",
 	"hotpot", "fried chicken", "wings", "brisket", "oyster", "oysters", "lobster", "crab", "bagel", "bagels", "gelato", "dessert",
-	"desserts", "brunch", "street food", "fish and chips", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles",
+	"desserts", "brunch", "street food", "fish and chips", "biryani", "jollof", "injera", "ceviche", "empanadas", "arepas", "pierogi",
+	"goulash", "borscht", "tagine", "couscous", "mezze", "hummus", "dosa", "thali", "momo", "momos", "laksa", "satay", "nasi goreng", "rendang",
+	"banh mi", "pad thai", "tom yum", "bulgogi", "tteokbokki", "yakitori", "tempura", "okonomiyaki", "gyoza", "churros", "poutine", "fondue",
+	"raclette", "kimbap", "xiaolongbao", "baozi", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles",
 	"寿司", "拉面", "披萨", "火锅", "烧烤", "烤肉", "海鲜", "早茶", "小吃", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品", "日料",
 	"川菜", "粤菜", "湘菜", "鲁菜", "浙菜", "徽菜", "闽菜", "苏菜", "本帮菜", "东北菜", "西北菜", "西餐", "中餐", "韩餐", "泰餐", "法餐",
 	"意餐", "素食", "清真", "麻辣烫", "小龙虾", "螺蛳粉", "米线", "米粉", "煲仔饭", "点心", "汉堡", "炸鸡", "咖喱", "沙拉", "自助餐",
@@ -196,7 +200,7 @@ var placeHeads = map[string]bool{
 	"palace": true, "gate": true, "district": true, "quarter": true, "hill": true, "hills": true, "island": true, "river": true, "bay": true,
 	"plaza": true, "centre": true, "center": true, "mall": true, "university": true, "campus": true, "harbour": true, "harbor": true,
 	"pier": true, "castle": true, "cathedral": true, "church": true, "mosque": true, "stadium": true, "garden": true, "gardens": true,
-	"village": true, "town": true, "port": true, "valley": true, "mountain": true, "peak": true, "falls": true, "boulevard": true, "shrine": true, "monument": true, "zoo": true, "aquarium": true, "terminal": true,
+	"village": true, "town": true, "place": true, "circle": true, "port": true, "valley": true, "mountain": true, "peak": true, "falls": true, "boulevard": true, "shrine": true, "monument": true, "zoo": true, "aquarium": true, "terminal": true,
 }
 
 // actionVerbs lead a clause that asks for a step of its own, even of the

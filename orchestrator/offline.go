@@ -508,9 +508,27 @@ func genericKey(k string) bool { return k == key("search") }
 func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
-	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) {
+	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
+		c.places.origin+c.places.dest != "" && travels(c) {
+		// "drive from A to B", and a way of travel to or from one place
+		// ("how long to drive to the airport": from where is missing).
 		ix.boostRoutes(c)
 	}
+}
+
+// travelWords are ways of going somewhere: with one end of a route they
+// ask for one.
+var travelWords = map[string]bool{"drive": true, "driving": true, "walk": true, "walking": true, "cycle": true, "cycling": true, "bike": true,
+	"biking": true, "commute": true, "开车": true, "走路": true, "步行": true, "坐地铁": true, "打车": true, "骑车": true, "自驾": true, "坐公交": true, "搭地铁": true}
+
+// travels says whether the clause says a way of travel.
+func travels(c *clause) bool {
+	for _, t := range c.toks {
+		if travelWords[strings.ToLower(t.text)] {
+			return true
+		}
+	}
+	return false
 }
 
 // toolMatch is one entry's rank for a query: what a tool search lists.
@@ -890,6 +908,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.place, v, idx...)
 			}
 		case tHan:
+			if t.text == "过去" && i > 0 && travelWords[toks[i-1].text] {
+				pl.toThere = true // 开车过去: to the place named before
+			}
 			if i > 0 && backRef[t.text] {
 				// 从那里, 去那边: the place named before.
 				switch prev := toks[i-1].text; {
@@ -933,6 +954,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			switch {
 			case leadsTo(prev):
 				set(&pl.dest, t.text, i)
+			case prev == "从":
+				set(&pl.origin, t.text, i) // 从广州南站开车过去
+
 			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在" || prev == "人在":
 				set(&pl.place, t.text, i)
 			}
@@ -964,11 +988,6 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 					break
 				}
 			}
-		}
-	}
-	if pl.place == "" && pl.dest == "" && pl.origin == "" {
-		if i := loneWordBesideKey(toks, ix); i >= 0 {
-			set(&pl.place, toks[i].text, i) // "weahter sarajevo", "sarajevo forecast"
 		}
 	}
 	return pl, used
@@ -1179,13 +1198,24 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		if tj.kind != tWord || tj.stop || tj.conj || timeWords[lj] || englishThere[lj] {
 			break
 		}
-		if !the && ix.strongKey(key(tj.norm)) {
-			break // a word of the catalog ("weather"), not a place
+		if !the && ix.strongKey(key(tj.norm)) && !(placeHeads[lj] && len(words) > 0) {
+			break // a word of the catalog ("weather"), not a place ("connaught place" is one)
 		}
 		words = append(words, tj.text)
 		idx = append(idx, j)
 		if placeHeads[lj] && len(words) > 1 {
 			break // the noun ends the name: "leicester square", not "leicester square top"
+		}
+	}
+	if n := len(idx); n > 0 && placeHeads[strings.ToLower(words[n-1])] {
+		// "the old town of tbilisi": the part, then the city it is of.
+		if j := idx[n-1] + 1; j+1 < len(toks) && strings.EqualFold(toks[j].text, "of") {
+			if m := gazetteerName(toks, j+1); m > 0 {
+				for k := j; k < j+1+m; k++ {
+					words = append(words, toks[k].text)
+					idx = append(idx, k)
+				}
+			}
 		}
 	}
 	return strings.Join(words, " "), idx

@@ -126,6 +126,9 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 				return true, len(t.text) >= 4 && t.kind != tQuote
 			}
 		}
+		if p.isTicker() && marketTalk(c) && companyIn(c) {
+			return true, true // "hows tencent doing today", "how's tsla doing"
+		}
 		for i, t := range c.toks {
 			if !c.values.used[i] && !c.placeToks[i] && lowerIdentifier(t, ix) && p.pattern.MatchString(strings.ToUpper(t.text)) {
 				return true, false // "msft": evidence with the tool's own words
@@ -133,6 +136,42 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 		}
 	}
 	return false, false
+}
+
+// marketTalk says whether a clause asks how a listed thing fares: "how's
+// tsla doing", "is nvidia up today", 腾讯今天涨了吗.
+func marketTalk(c *clause) bool {
+	for _, t := range c.toks {
+		if marketWords[strings.ToLower(t.text)] || (t.kind == tHan || t.kind == tHanRaw) && strings.ContainsAny(t.text, "涨跌") {
+			return true
+		}
+	}
+	return false
+}
+
+var marketWords = map[string]bool{"doing": true, "trading": true, "performing": true, "走势": true, "表现": true, "行情": true}
+
+// companyIn says whether the clause names a company of companyTickers.
+func companyIn(c *clause) bool {
+	for i, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		if _, ok := companyTickers[lw]; ok && t.kind == tWord {
+			return true
+		}
+		if i+1 < len(c.toks) {
+			if _, ok := companyTickers[lw+" "+strings.ToLower(c.toks[i+1].text)]; ok {
+				return true
+			}
+		}
+		if t.kind == tHan || t.kind == tHanRaw {
+			for n := range companyTickers {
+				if !isASCII(n) && strings.Contains(t.text, n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // joinClauses joins to a clause the parts that only carry its arguments

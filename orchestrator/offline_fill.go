@@ -129,6 +129,12 @@ func (f *filler) patterns() {
 		if _, done := f.args[p.name]; done || p.pattern.MatchString("a") {
 			continue
 		}
+		if p.isTicker() {
+			f.tickerByName(p)
+			if _, done := f.args[p.name]; done {
+				continue
+			}
+		}
 		// An identifier the pattern wants in capitals, typed in lower case
 		// ("msft stock price").
 		for i, t := range f.c.toks {
@@ -138,6 +144,60 @@ func (f *filler) patterns() {
 			}
 		}
 	}
+}
+
+// isTicker says whether p takes a stock's ticker symbol.
+func (p param) isTicker() bool {
+	s := strings.ToLower(p.name + " " + p.desc)
+	return strings.Contains(s, "ticker") || strings.Contains(s, "stock") || strings.Contains(p.name, "symbol") && strings.Contains(s, "share")
+}
+
+// tickerByName gives p the ticker of a company the clause names ("microsoft
+// share price", 腾讯股价), when the pattern takes it.
+func (f *filler) tickerByName(p param) {
+	for i, t := range f.c.toks {
+		if f.usedTok[i] {
+			continue
+		}
+		name := strings.ToLower(t.text)
+		if i+1 < len(f.c.toks) && f.c.toks[i+1].kind == tWord {
+			if sym, ok := companyTickers[name+" "+strings.ToLower(f.c.toks[i+1].text)]; ok && p.pattern.MatchString(sym) && f.set(p, sym) {
+				f.usedTok[i], f.usedTok[i+1] = true, true
+				return
+			}
+		}
+		sym, ok := companyTickers[name]
+		if !ok && (t.kind == tHan || t.kind == tHanRaw) {
+			for n, s := range companyTickers {
+				if !isASCII(n) && strings.Contains(t.text, n) {
+					sym, ok = s, true
+					break
+				}
+			}
+		}
+		if ok && p.pattern.MatchString(sym) && f.set(p, sym) {
+			f.usedTok[i] = true
+			return
+		}
+	}
+}
+
+// companyTickers are the tickers of companies users ask about by name, in
+// English and Chinese, on their main listing.
+var companyTickers = map[string]string{
+	"apple": "AAPL", "microsoft": "MSFT", "tesla": "TSLA", "google": "GOOGL", "alphabet": "GOOGL", "amazon": "AMZN", "meta": "META",
+	"facebook": "META", "nvidia": "NVDA", "netflix": "NFLX", "intel": "INTC", "amd": "AMD", "ibm": "IBM", "oracle": "ORCL",
+	"salesforce": "CRM", "adobe": "ADBE", "paypal": "PYPL", "uber": "UBER", "airbnb": "ABNB", "disney": "DIS", "nike": "NKE",
+	"coca-cola": "KO", "coca cola": "KO", "coke": "KO", "pepsi": "PEP", "pepsico": "PEP", "mcdonald's": "MCD", "mcdonalds": "MCD", "starbucks": "SBUX",
+	"walmart": "WMT", "boeing": "BA", "visa": "V", "mastercard": "MA", "jpmorgan": "JPM", "goldman sachs": "GS", "toyota": "TM",
+	"sony": "SONY", "samsung": "005930.KS", "tencent": "0700.HK", "alibaba": "BABA", "baidu": "BIDU", "jd": "JD", "pinduoduo": "PDD",
+	"nio": "NIO", "byd": "1211.HK", "xiaomi": "1810.HK", "meituan": "3690.HK", "tsmc": "TSM", "asml": "ASML", "spotify": "SPOT",
+	"shopify": "SHOP", "zoom": "ZM", "netease": "NTES", "berkshire hathaway": "BRK.B",
+	// the best-known tickers, typed in lower case ("how's tsla doing")
+	"tsla": "TSLA", "aapl": "AAPL", "msft": "MSFT", "nvda": "NVDA", "amzn": "AMZN", "goog": "GOOG", "googl": "GOOGL", "nflx": "NFLX", "baba": "BABA",
+	"苹果": "AAPL", "微软": "MSFT", "特斯拉": "TSLA", "谷歌": "GOOGL", "亚马逊": "AMZN", "英伟达": "NVDA", "腾讯": "0700.HK", "阿里巴巴": "BABA",
+	"阿里": "BABA", "百度": "BIDU", "京东": "JD", "小米": "1810.HK", "美团": "3690.HK", "比亚迪": "1211.HK", "蔚来": "NIO", "拼多多": "PDD",
+	"台积电": "TSM", "贵州茅台": "600519.SS", "茅台": "600519.SS", "网易": "NTES", "奈飞": "NFLX", "英特尔": "INTC", "索尼": "SONY", "丰田": "TM", "三星": "005930.KS",
 }
 
 // lowerIdentifier says whether a lower-case word may be an identifier
@@ -224,7 +284,14 @@ func (f *filler) formatted() []string {
 // places gives the clause's places (or those before or after it) to the
 // place, origin and destination parameters.
 func (f *filler) places(ctx places, later string) {
-	here, origin, dest := placeArgs(f.c.places, ctx, later)
+	own := f.c.places
+	if own.any() == "" && f.takesPlace() {
+		if i := loneWordBesideKey(f.c.toks, f.ix); i >= 0 {
+			own.place = f.c.toks[i].text // "weahter sarajevo", "sarajevo forecast"
+			f.usedTok[i] = true
+		}
+	}
+	here, origin, dest := placeArgs(own, ctx, later)
 	for _, p := range f.oe.params {
 		var v string
 		switch p.role {
@@ -246,6 +313,16 @@ func (f *filler) places(ctx places, later string) {
 		}
 		f.set(p, v)
 	}
+}
+
+// takesPlace says whether the entry has a parameter of where.
+func (f *filler) takesPlace() bool {
+	for _, p := range f.oe.params {
+		if p.role == rolePlace {
+			return true
+		}
+	}
+	return false
 }
 
 // placeArgs works out where (here), from where and to where a clause

@@ -801,7 +801,7 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 // letters keep its first and last; every typo keeps the first letter or
 // swaps the first two); "" when none is, or when two are equally near.
 func (ix *offlineIndex) typo(w string) string {
-	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) {
+	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) || realWords[w] {
 		return ""
 	}
 	limit := 1
@@ -815,6 +815,9 @@ func (ix *offlineIndex) typo(w string) string {
 		}
 		if v[0] != w[0] && (len(v) != len(w) || v[1] != w[0] || v[0] != w[1]) {
 			return // a typo keeps its first letter, or swaps the first two: "lights" is no "flights"
+		}
+		if rest, ok := strings.CutPrefix(w, v); ok && (rest == "r" && strings.HasSuffix(v, "e") || rest == "er" && !strings.HasSuffix(v, "r")) {
+			return // a word made of another is no typo of it: a "timer" is no "time"
 		}
 		lim := limit
 		if len(w) < 8 && (v[0] != w[0] || v[len(v)-1] != w[len(w)-1]) {
@@ -841,6 +844,11 @@ func (ix *offlineIndex) typo(w string) string {
 	}
 	return best
 }
+
+// realWords are words an assistant hears often that are one edit from a
+// word of the catalog or the lexicon and mean something else: a "timer"
+// is no "times", a "lamp" no "map".
+var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true}
 
 // maxTypoLen bounds the words typo reads (longer ones are not words).
 const maxTypoLen = 32

@@ -96,6 +96,9 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 		if t.kind != tHanRaw && t.kind != tHan || c.placeToks[i] && !strings.HasSuffix(t.text, "菜") {
 			continue
 		}
+		if t.kind == tHan && t.norm == dishWord && k.hanSuffixes != nil && !c.placeToks[i] {
+			return t.text, []int{i} // a dish the segmenter found by its last character: 羊肉泡馍
+		}
 		for _, s := range k.hanSuffixes {
 			if strings.HasSuffix(t.text, s) && runeLen(t.text) > runeLen(s) && runeLen(t.text) <= 4 {
 				return t.text, []int{i}

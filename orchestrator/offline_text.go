@@ -274,7 +274,7 @@ func readWord(goal string, i, size int) token {
 }
 
 // keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
-var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|：|:)\s*`)
+var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|写|说|：|:)\s*`)
 
 // bareSubjectRe reads a subject said without a colon ("with subject
 // vacation request", "subject line hello"); bareBodyRe ends its value
@@ -335,6 +335,10 @@ func keyValueAt(goal string, i int) (token, int) {
 	for j, r := range rest {
 		if isHardSep(r) || j >= 500 {
 			end = j
+			break
+		}
+		if unicode.IsSpace(r) && keyValueRe.MatchString(strings.TrimLeftFunc(rest[j:], unicode.IsSpace)) {
+			end = j // "主题是周五聚餐 内容写…": the next key ends the value
 			break
 		}
 	}
