@@ -185,6 +185,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind4 catalog2", "testdata/blind4_catalog2.yaml"},
 		{"blind5 default", "testdata/blind5_default.yaml"},
 		{"blind5 catalog2", "testdata/blind5_catalog2.yaml"},
+		{"blind6 default", "testdata/blind6_default.yaml"},
+		{"blind6 catalog2", "testdata/blind6_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
@@ -192,7 +194,7 @@ func TestHeldOut(t *testing.T) {
 		}
 		scores := scoreSet(t, set.name, cases, planners)
 		logScores(t, set.name, scores)
-		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") {
+		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") || strings.HasPrefix(set.name, "blind6") {
 			continue
 		}
 		floorTools, floorArgs := heldOutFloorTools, heldOutFloorArgs
