@@ -21,7 +21,9 @@ var conceptGroups = [][]string{
 		"paella", "dumpling", "udon", "burrito", "oyster", "lobster", "crab", "wings", "fried chicken", "brisket", "dessert", "gelato", "hawker", "eatery", "eateries", "grill",
 		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃",
 		"菜馆", "饭馆", "小馆", "茶餐厅", "餐吧", "食堂", "大排档", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品",
-		"面馆", "粉店", "火锅店", "烧烤店", "热干面", "小笼包", "生煎", "煎饼", "肉夹馍", "凉皮", "羊肉串", "麻辣烫", "螺蛳粉", "米线", "过桥米线", "烧麦", "锅包肉", "小龙虾", "酸菜鱼", "烤鱼", "牛肉面", "兰州拉面", "炸酱面", "担担面", "煲仔饭", "肠粉", "茶餐厅", "奶茶", "咖啡"},
+		"面馆", "粉店", "火锅店", "烧烤店", "热干面", "小笼包", "生煎", "煎饼", "肉夹馍", "凉皮", "羊肉串", "麻辣烫", "螺蛳粉", "米线", "过桥米线", "烧麦", "锅包肉", "小龙虾", "酸菜鱼", "烤鱼", "牛肉面", "兰州拉面", "炸酱面", "担担面", "煲仔饭", "肠粉", "茶餐厅", "奶茶", "咖啡",
+		// the dishes of cuisineWords: a dish asks for a place to eat it
+		"hotpot", "oysters", "bagels", "desserts", "fish and chips", "biryani", "jollof", "injera", "ceviche", "empanadas", "arepas", "pierogi", "goulash", "borscht", "tagine", "couscous", "mezze", "hummus", "dosa", "thali", "momo", "momos", "laksa", "satay", "nasi goreng", "rendang", "banh mi", "pad thai", "tom yum", "bulgogi", "tteokbokki", "yakitori", "tempura", "okonomiyaki", "gyoza", "churros", "poutine", "fondue", "raclette", "kimbap", "xiaolongbao", "baozi", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles", "鲁菜", "浙菜", "徽菜", "闽菜", "苏菜", "本帮菜", "东北菜", "西北菜", "韩餐", "泰餐", "法餐", "意餐", "素食", "清真", "米粉", "点心", "汉堡", "炸鸡", "咖喱", "沙拉", "自助餐"},
 	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制"},
 	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
@@ -63,8 +65,8 @@ var conceptGroups = [][]string{
 	{"calendar", "schedule", "meeting", "block", "block out", "日历", "日程", "会议", "开个会", "约个会"},
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
-	{"walking", "walk", "on foot", "步行", "走路"},
-	{"driving", "drive", "car", "by car", "开车", "驾车", "自驾"},
+	{"walking", "walk", "on foot", "步行", "走路", "走到", "走过去", "走去"},
+	{"driving", "drive", "car", "by car", "taxi", "cab", "开车", "驾车", "自驾", "打车", "坐出租", "出租车", "叫车"},
 	{"transit", "train", "bus", "subway", "metro", "public transport", "公交", "地铁", "火车", "坐车"},
 	{"metric", "celsius", "公制", "摄氏"},
 	{"imperial", "fahrenheit", "英制", "华氏"},
@@ -118,7 +120,8 @@ var hanFunctionWords = []string{
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
 	"找下", "搜下", "问下", "算下", "换下", "翻下", "订下", "推荐下", "介绍下", "安排下", "查询下", "搜索下", "规划下", "计算下", "确认下", "发封", "发个",
-	"这会儿", "这会", "此刻", "过去", "目前", "当前", "眼下",
+	"这会儿", "这会", "此刻", "过去", "关于", "有关", "远吗", "远不远", "远不", "近吗", "近不近", "附进", "付近",
+	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "好不好", "目前", "当前", "眼下",
 	// praise of food, never a place (曼谷有什么地道的泰国菜)
 	"地道", "正宗", "实惠", "便宜", "有名", "出名", "高档", "热门", "网红", "人气", "靠谱",
 	// a rate or a cap (每晚不超过800)

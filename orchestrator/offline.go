@@ -332,7 +332,7 @@ func splitClauses(toks []token) []clause {
 	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.conj && (withPartner(toks, i) || andAHalf(toks, i)) {
+		if t.conj && (withPartner(toks, i) || andAHalf(toks, i) || asksWhether(toks, i)) {
 			// 和老王开会: 和 is "with", no clause ends.
 			t.conj, t.stop = false, true
 			cur = append(cur, t)
@@ -624,6 +624,20 @@ func (ix *offlineIndex) preferCapability(ranked []match, best int, vis []bool) i
 		}
 	}
 	return best
+}
+
+// asksWhether says whether the "if" at toks[i] asks a question ("tell me
+// if i need a jacket", "check if it's raining"): whether, not a condition.
+func asksWhether(toks []token, i int) bool {
+	if !strings.EqualFold(toks[i].text, "if") || i == 0 {
+		return false
+	}
+	prev := strings.ToLower(toks[i-1].text)
+	if prev == "me" && i >= 2 {
+		p2 := strings.ToLower(toks[i-2].text)
+		return p2 == "tell" || p2 == "show"
+	}
+	return prev == "check" || prev == "see" || prev == "wonder" || prev == "wondering" || prev == "ask" || prev == "know"
 }
 
 // condWords start a condition.
@@ -934,6 +948,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			if i > 0 {
 				prev = toks[i-1].text
 			}
+			if aboutWords[prev] {
+				continue // 关于特斯拉的新闻: a topic, not a place
+			}
 			if i+1 < len(toks) {
 				next = toks[i+1].text
 				if foodKindAt(toks, i) {
@@ -966,7 +983,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) && (i == 0 || !aboutWords[toks[i-1].text]) {
 				set(&pl.place, t.text, i)
 				break
 			}
@@ -1022,6 +1039,9 @@ func loneWordBesideKey(toks []token, ix *offlineIndex) int {
 	}
 	return -1
 }
+
+// aboutWords lead a topic: 关于特斯拉, 有关选举.
+var aboutWords = map[string]bool{"关于": true, "有关": true}
 
 // prepositionTypos are the prepositions of a place as typed in haste:
 // "directions frm brooklyn bridge".

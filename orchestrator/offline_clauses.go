@@ -182,7 +182,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1])) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1]) || onlyAsks(&c)) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
@@ -234,6 +234,27 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	}
 	return out
 }
+
+// onlyAsks says whether a part without a tool only asks again what the
+// step before answers (", which way", ", how far is it", "要多久").
+func onlyAsks(c *clause) bool {
+	if c.cond || c.places.any() != "" {
+		return false
+	}
+	content := 0
+	for _, t := range c.toks {
+		if t.stop || t.kind == tPunct {
+			continue
+		}
+		if t.kind != tWord || !askWords[strings.ToLower(t.text)] {
+			return false
+		}
+		content++
+	}
+	return content > 0
+}
+
+var askWords = map[string]bool{"way": true, "far": true, "long": true, "distance": true, "quickest": true, "fastest": true, "best": true, "route": true}
 
 // saysMoreText says whether c, a short part after a comma that no tool
 // fits and that names no place, says more of the text of the step before
@@ -336,7 +357,7 @@ func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []c
 	out := cs[:0:0]
 	for i := 0; i < len(cs); i++ {
 		c := cs[i]
-		if i+1 < len(cs) && c.best < 0 && !c.cond && len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) {
+		if i+1 < len(cs) && c.best < 0 && !c.cond && (len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) || ix.topicFor(&c, &cs[i+1])) {
 			next := cs[i+1]
 			next.toks = append(slices.Clone(c.toks), next.toks...)
 			next.start, next.before = c.start, c.before
@@ -348,6 +369,29 @@ func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []c
 		out = append(out, c)
 	}
 	return out
+}
+
+// topicFor says whether c, a part no tool fits, is the topic of next, a
+// part of only the tool's words and numbers whose tool takes a topic
+// ("whats happening with the elections in germany, give me 3 headlines").
+func (ix *offlineIndex) topicFor(c, next *clause) bool {
+	if next.best < 0 || next.cond || !hasContent(c.toks) {
+		return false
+	}
+	oe := ix.entries[next.ranked[next.best].entry]
+	topic := false
+	for _, p := range oe.params {
+		topic = topic || p.role == roleText && !oe.required[p.name]
+	}
+	if !topic {
+		return false
+	}
+	for _, t := range next.toks {
+		if !t.stop && t.kind != tPunct && t.kind != tNum && !(t.kind == tWord && ix.strongKey(key(t.norm))) {
+			return false
+		}
+	}
+	return true
 }
 
 func (ix *offlineIndex) takesDate(c *clause) bool {

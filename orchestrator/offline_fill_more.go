@@ -75,7 +75,7 @@ func (f *filler) numbers() {
 // words of a parameter's name or description.
 var numberHints = map[string][]string{
 	"晚": {"night"}, "夜": {"night"}, "宿": {"night"}, "人": {"guest", "passeng", "people", "person", "adult"}, "位": {"guest", "passeng", "person", "adult"},
-	"people": {"guest", "passeng", "person", "adult"}, "person": {"guest", "passeng", "adult"}, "adult": {"guest", "passeng"}, "pax": {"guest", "passeng"},
+	"people": {"guest", "passeng", "person", "adult"}, "peopl": {"guest", "passeng", "person", "adult"}, "ppl": {"guest", "passeng", "person", "adult"}, "person": {"guest", "passeng", "adult"}, "adult": {"guest", "passeng"}, "pax": {"guest", "passeng"},
 	"guest": {"passeng", "person", "adult"}, "traveller": {"passeng", "guest"}, "traveler": {"passeng", "guest"},
 	"under": {"max", "maximum", "highest", "budget"}, "below": {"max", "maximum", "highest"}, "max": {"maximum", "highest"}, "budget": {"max", "highest"},
 	"以内": {"max", "highest"}, "以下": {"max", "highest"}, "不超过": {"max", "highest"}, "不要超过": {"max", "highest"}, "不高于": {"max", "highest"}, "低于": {"max", "highest"}, "最多": {"max", "highest", "limit"}, "分钟": {"minut"}, "小时": {"hour"}, "条": {"limit", "headlin", "many"},
@@ -141,6 +141,16 @@ func (f *filler) text(quotes []string) {
 			if p.role != roleText {
 				continue
 			}
+			if run := f.latinRun(); wantReq && run != "" {
+				// 帮我把where is the station翻成中文: the words in
+				// another script are the text.
+				f.set(p, run)
+				continue
+			}
+			if obj := f.baObject(); wantReq && obj != "" {
+				f.set(p, obj) // 把你好翻译成英文: what 把 takes is the text
+				continue
+			}
 			tail := f.trimUsed(freeText(f.goal, f.c, f.matched))
 			if !wantReq && f.holdsKeyed(tail) {
 				continue // "… with subject X": the text before a value said by its key is no body
@@ -153,6 +163,51 @@ func (f *filler) text(quotes []string) {
 			}
 		}
 	}
+}
+
+// latinRun returns the longest run of three or more Latin words in a
+// clause written in Chinese (its words and the spaces and marks between
+// them, as typed), or "".
+func (f *filler) latinRun() string {
+	han := false
+	for _, t := range f.c.toks {
+		han = han || t.kind == tHan || t.kind == tHanRaw
+	}
+	if !han {
+		return ""
+	}
+	best, bestN := "", 0
+	for i := 0; i < len(f.c.toks); {
+		j, n := i, 0
+		for j < len(f.c.toks) && (f.c.toks[j].kind == tWord || f.c.toks[j].kind == tNum) && !f.usedTok[j] && (j == i || !hanBetween(f.goal[f.c.toks[j-1].end:f.c.toks[j].start])) {
+			j++
+			n++
+		}
+		if n >= 3 && n > bestN {
+			best, bestN = strings.TrimSpace(f.goal[f.c.toks[i].start:f.c.toks[j-1].end]), n
+		}
+		i = max(j, i+1)
+	}
+	return best
+}
+
+func hanBetween(s string) bool { return strings.ContainsFunc(s, isHan) }
+
+// baObject returns what 把 takes, up to the word that picked the tool
+// (把你好翻译成英文 → 你好), or "".
+func (f *filler) baObject() string {
+	for a, t := range f.c.toks {
+		if t.text != "把" {
+			continue
+		}
+		for b := a + 2; b < len(f.c.toks); b++ {
+			if f.matched[b] {
+				return strings.TrimSpace(f.goal[t.end:f.c.toks[b].start])
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 // holdsKeyed says whether text ends with a value the clause says by its

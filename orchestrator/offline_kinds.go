@@ -97,7 +97,9 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 			continue
 		}
 		if t.kind == tHan && t.norm == dishWord && k.hanSuffixes != nil && !c.placeToks[i] {
-			return t.text, []int{i} // a dish the segmenter found by its last character: 羊肉泡馍
+			// A dish the segmenter found by its last character (羊肉泡馍), or
+			// its shop's (泡馍店: the dish is 泡馍).
+			return strings.TrimRight(t.text, "店馆铺"), []int{i}
 		}
 		for _, s := range k.hanSuffixes {
 			if strings.HasSuffix(t.text, s) && runeLen(t.text) > runeLen(s) && runeLen(t.text) <= 4 {

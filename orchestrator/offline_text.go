@@ -274,23 +274,38 @@ func readWord(goal string, i, size int) token {
 }
 
 // keyValueRe reads "subject: lunch", "body = …", 主题是周报, 内容：….
-var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:是|为|写|说|：|:)\s*`)
+var keyValueRe = regexp.MustCompile(`^(?i:(subject|title|body|message|content|text|note)\s*[:=：]\s*)|^(主题|标题|内容|正文|题目|备注)(?:就说|就写|是|为|写|说|：|:|\s+)\s*`)
 
 // bareSubjectRe reads a subject said without a colon ("with subject
 // vacation request", "subject line hello"); bareBodyRe ends its value
 // where the body's key begins ("… and body see you").
 var (
 	bareSubjectRe = regexp.MustCompile(`^(?i:(subject)(?:\s+line)?\s+(?:is\s+|of\s+|as\s+)?)\S`)
-	bareBodyRe    = regexp.MustCompile(`(?i)\s+(?:(?:and|with)\s+)?(?:the\s+)?(?:body|message|text|content)\b`)
+	bareBodyRe    = regexp.MustCompile(`(?i)\s+(?:(?:and|with)\s+)?(?:the\s+)?(?:body|message|text|content)\b|\s+and\s+(?:tell|say|let)\b|\s+saying\b`)
 	// A body said without a colon is one only after "and" or "with".
 	bareBodyLeadRe = regexp.MustCompile(`(?i)\b(?:and|with)\s+(?:the\s+)?$`)
 	bareBodyKeyRe  = regexp.MustCompile(`^(?i:(body|message)\s+(?:is\s+|saying\s+)?)\S`)
+	bareTellRe     = regexp.MustCompile(`^(?i:(tell|let)\s+(?:them|him|her)(?:\s+know)?\s+(?:that\s+)?)\S`)
 )
+
+// errandAfter says whether s, after a separator, begins a new errand.
+func errandAfter(s string) bool {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	for _, w := range []string{"then ", "and then ", "also ", "然后", "再", "顺便", "另外", "还有"} {
+		if len(s) >= len(w) && strings.EqualFold(s[:len(w)], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// textKeys are the keys of a message's text, whose value runs past commas.
+var textKeys = map[string]bool{"body": true, "message": true, "content": true, "text": true, "内容": true, "正文": true}
 
 // keyValueAt reads a "key: value" at goal[i:] into one tQuote token with
 // its key: the value is quoted text, or runs to the next separator.
 func keyValueAt(goal string, i int) (token, int) {
-	if !strings.ContainsRune("stbmcnSTBMCN主标内正题备", firstRuneOf(goal[i:])) {
+	if !strings.ContainsRune("stbmcnlSTBMCNL主标内正题备", firstRuneOf(goal[i:])) {
 		return token{}, 0
 	}
 	if i > 0 {
@@ -308,6 +323,9 @@ func keyValueAt(goal string, i int) (token, int) {
 		// a colon runs to the next separator or to the body's key.
 		if m = bareSubjectRe.FindStringSubmatchIndex(goal[i:]); m == nil && bareBodyLeadRe.MatchString(goal[:i]) {
 			m = bareBodyKeyRe.FindStringSubmatchIndex(goal[i:]) // "… and body see you at noon"
+			if m == nil {
+				m = bareTellRe.FindStringSubmatchIndex(goal[i:]) // "… and tell them the report is late"
+			}
 		}
 		if m == nil {
 			return token{}, 0
@@ -319,6 +337,9 @@ func keyValueAt(goal string, i int) (token, int) {
 		k = strings.ToLower(goal[i+m[2] : i+m[3]])
 	} else {
 		k = goal[i+m[4] : i+m[5]]
+	}
+	if k == "tell" || k == "let" {
+		k = "body" // "… and tell them X": X is the message
 	}
 	from := i + m[1]
 	if bare {
@@ -333,7 +354,10 @@ func keyValueAt(goal string, i int) (token, int) {
 	}
 	end := len(rest)
 	for j, r := range rest {
-		if isHardSep(r) || j >= 500 {
+		if isHardSep(r) && !(textKeys[k] && r != '\n' && !errandAfter(rest[j+utf8.RuneLen(r):])) || j >= 500 {
+			// A message's text runs past its commas to the next key, a
+			// new errand (", then …") or the end: "body: Hi Amara, the
+			// invoice is attached."
 			end = j
 			break
 		}
@@ -567,7 +591,8 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 // as words of their own).
 var placeSuffixes = []string{"火车站", "高铁站", "地铁站", "汽车站", "客运站", "火车东站", "火车西站", "火车南站", "火车北站",
 	"国际机场", "机场", "广场", "公园", "大学", "博物馆", "体育馆", "体育场", "购物中心", "商场", "景区", "古镇", "老街",
-	"步行街", "夜市", "码头", "大桥", "大厦", "医院", "车站", "校区", "新区", "开发区"}
+	"步行街", "夜市", "码头", "大桥", "大厦", "医院", "车站", "校区", "新区", "开发区",
+	"歌剧院", "海滩", "大教堂", "教堂", "动物园", "植物园", "美术馆", "图书馆", "乐园", "寺庙"}
 
 // placeSuffixAt returns the length in bytes of the place suffix at the
 // start of s (the longest), or 0.
@@ -651,7 +676,11 @@ const dishHeads = "面粉饭菜鸭鸡鱼肉虾蟹馍饺粥锅串饼"
 // last place name ends at placeEnd (-1: none): the end of that place name,
 // raw for a run that is all dish, or -1 when the run is no dish.
 func dishAt(goal string, raw, placeEnd, end int) int {
-	if !strings.ContainsRune(dishHeads, lastRune(goal[raw:end])) {
+	last := lastRune(goal[raw:end])
+	if strings.ContainsRune("店馆铺", last) && end-raw > utf8.RuneLen(last) {
+		last = lastRune(goal[raw : end-utf8.RuneLen(last)]) // 泡馍店: a dish's shop
+	}
+	if !strings.ContainsRune(dishHeads, last) {
 		return -1
 	}
 	start := raw
@@ -809,8 +838,12 @@ func isNumeral(s string) bool {
 // and returns its value and length in bytes (0 when there is none).
 func hanNumber(s string) (int, int) {
 	total, section, digit, n := 0, 0, -1, 0
+	unit := 0 // the unit right before the last numeral, 0 when none is
 	for i, r := range s {
 		if d, ok := hanNumerals[r]; ok {
+			if digit >= 0 && unit == 0 || d == 0 {
+				unit = 0 // 一百零五: the numeral after 零 counts ones
+			}
 			digit = d
 			n = i + utf8.RuneLen(r)
 			continue
@@ -825,7 +858,7 @@ func hanNumber(s string) (int, int) {
 			} else {
 				section += digit * u
 			}
-			digit = 0
+			digit, unit = 0, u
 			n = i + utf8.RuneLen(r)
 			continue
 		}
@@ -835,6 +868,11 @@ func hanNumber(s string) (int, int) {
 		return 0, 0
 	}
 	if digit > 0 {
+		if unit >= 100 {
+			// 一千五, 两百五, 三万五: a numeral right after a unit of
+			// hundreds or more counts the next unit down.
+			digit *= unit / 10
+		}
 		section += digit
 	}
 	return total + section, n

@@ -181,8 +181,8 @@ func dayOfMonth(d int, today time.Time) (time.Time, bool) {
 var enDayRe = regexp.MustCompile(`(?i)\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // dayNotAfter are characters after which 5号 numbers a thing, not a day:
-// 3号线, 5号楼, 2号门.
-const dayNotAfter = "线楼门房馆院车站口厅位桌床机"
+// 3号线, 5号楼, 2号门; and 日元 is a currency (一千五日元).
+const dayNotAfter = "线楼门房馆院车站口厅位桌床机元币"
 
 func relativeDays(w string) int {
 	switch {
@@ -371,7 +371,7 @@ var currencyNames = map[string]string{
 	"czech koruna": "CZK", "koruna": "CZK", "forint": "HUF", "hungarian forint": "HUF", "福林": "HUF",
 	"rupiah": "IDR", "indonesian rupiah": "IDR", "印尼盾": "IDR", "philippine peso": "PHP", "philippine pesos": "PHP", "菲律宾比索": "PHP",
 	"argentine peso": "ARS", "argentine pesos": "ARS", "阿根廷比索": "ARS", "chilean peso": "CLP", "chilean pesos": "CLP", "colombian peso": "COP", "colombian pesos": "COP",
-	"peruvian sol": "PEN", "soles": "PEN", "naira": "NGN", "nigerian naira": "NGN", "kenyan shilling": "KES", "kenyan shillings": "KES",
+	"peruvian sol": "PEN", "soles": "PEN", "naira": "NGN", "nigerian naira": "NGN", "kenyan shilling": "KES", "kenyan shillings": "KES", "kenya shilling": "KES", "kenya shillings": "KES", "shilling": "KES", "shillings": "KES", "肯尼亚先令": "KES",
 	"pakistani rupee": "PKR", "pakistani rupees": "PKR", "sri lankan rupee": "LKR", "sri lankan rupees": "LKR", "taka": "BDT",
 	"new taiwan dollars": "TWD", "taiwan dollars": "TWD", "taiwan dollar": "TWD", "macau pataca": "MOP", "pataca": "MOP",
 	"swedish kronor": "SEK", "danish kroner": "DKK", "norwegian kroner": "NOK", "icelandic krona": "ISK", "ukrainian hryvnia": "UAH", "hryvnia": "UAH",
