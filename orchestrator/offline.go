@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,6 +308,26 @@ func (ix *offlineIndex) clauses(goal string, vis []bool, now time.Time) []clause
 	return out
 }
 
+// courtesy says whether a part is only a greeting or thanks.
+func courtesy(toks []token) bool {
+	has := false
+	for _, t := range toks {
+		switch {
+		case t.kind == tPunct:
+		case courtesyWords[strings.ToLower(t.text)]:
+			has = true
+		case t.stop && t.kind == tWord:
+		default:
+			return false
+		}
+	}
+	return has
+}
+
+var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "thanks": true, "thank": true, "thx": true, "ty": true, "cheers": true,
+	"much": true, "lot": true, "advance": true, "bye": true, "dear": true, "sir": true, "madam": true, "good": true, "morning": true,
+	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}
+
 // splitClauses splits the tokens into clauses and folds clauses that only
 // carry arguments ("add 3 and 5") into a neighbour.
 func splitClauses(toks []token) []clause {
@@ -384,6 +405,10 @@ func splitClauses(toks []token) []clause {
 		} else {
 			out = append(out, clause{toks: pending, start: pending[0].start, end: pending[len(pending)-1].end})
 		}
+	}
+	if len(out) > 1 {
+		// "Hello," and "Thank you very much." ask for nothing.
+		out = slices.DeleteFunc(out, func(c clause) bool { return courtesy(c.toks) })
 	}
 	return out
 }
@@ -507,6 +532,12 @@ func genericKey(k string) bool { return k == key("search") }
 // (boostValues) and, naming an origin and a destination, routes.
 func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
+	if verb := mediaVerb(c.toks); verb != "" {
+		// "play some afrobeats", 放一首周杰伦的晴天: media to play; a tool
+		// fits only when its own words include the verb's, not a song's
+		// title that names the weather.
+		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return !m.keys[key(verb)] })
+	}
 	ix.boostValues(c)
 	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
 		c.places.origin+c.places.dest != "" && travels(c) {
@@ -529,6 +560,27 @@ func travels(c *clause) bool {
 		}
 	}
 	return false
+}
+
+// mediaVerb returns the word of a clause that asks to play media (play,
+// listen, 播放, 放一首), or "".
+func mediaVerb(toks []token) string {
+	var han strings.Builder
+	for _, t := range toks {
+		lw := strings.ToLower(t.text)
+		if t.kind == tWord && (lw == "play" || lw == "listen" || lw == "stream") {
+			return t.norm
+		}
+		if t.kind != tWord {
+			han.WriteString(t.text)
+		}
+	}
+	for _, w := range []string{"播放", "放一首", "来一首", "听一首", "放首", "放点歌", "放歌"} {
+		if strings.Contains(han.String(), w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // toolMatch is one entry's rank for a query: what a tool search lists.
@@ -1209,14 +1261,17 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 	switch {
 	case the || placeHeadAt(toks, i):
 		limit = 3
-	case plainPairAt(toks, i, ix):
-		limit = 2
+	default:
+		limit = max(1, plainRunAt(toks, i, ix))
 	}
 	for j := i; j < len(toks) && len(words) < limit; j++ {
 		tj := toks[j]
 		lj := strings.ToLower(tj.text)
 		if tj.kind != tWord || tj.stop || tj.conj || timeWords[lj] || englishThere[lj] {
 			break
+		}
+		if travelWords[lj] {
+			break // "to drive from cusco": a way of going, not a place
 		}
 		if !the && ix.strongKey(key(tj.norm)) && !(placeHeads[lj] && len(words) > 0) {
 			break // a word of the catalog ("weather"), not a place ("connaught place" is one)
@@ -1241,27 +1296,41 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 	return strings.Join(words, " "), idx
 }
 
-// plainPairAt says whether the two plain words at toks[i] are one name
-// typed in lower case ("kowloon tong", "adams morgan", "downtown austin"):
-// neither is a function word, a time, a word of the catalog or the
-// lexicon, a praise or a filler, and the clause ends after them or goes
-// on with a function word ("kings cross by tube").
-func plainPairAt(toks []token, i int, ix *offlineIndex) bool {
-	if i+1 >= len(toks) {
-		return false
-	}
-	for _, t := range toks[i : i+2] {
-		lw := strings.ToLower(t.text)
-		if t.kind != tWord || !plainNameWord(t, lw, ix) {
-			return false
+// plainRunAt returns how many plain words at toks[i], three or two, are
+// one name typed in lower case ("tsim sha tsui", "kowloon tong", "downtown
+// austin"), or 0: none is a function word, a time, a word of the catalog
+// or the lexicon, a praise or a filler, and the clause ends after them or
+// goes on with a function word or a number ("kings cross by tube",
+// "tsim sha tsui 6 places").
+func plainRunAt(toks []token, i int, ix *offlineIndex) int {
+	city := gazetteerName(toks, i) == 1
+	for n := 3; n >= 2; n-- {
+		if i+n > len(toks) {
+			continue
+		}
+		plain := true
+		for k, t := range toks[i : i+n] {
+			if t.kind != tWord || !plainNameWord(t, strings.ToLower(t.text), ix) || city && k > 0 && ix.post.Has(key(t.norm)) {
+				// (After a city of the gazetteer, a word of the catalog's
+				// is no part of its name: "santiago ozone", but "dubai
+				// marina".)
+				plain = false
+				break
+			}
+		}
+		if !plain {
+			continue
+		}
+		if i+n == len(toks) {
+			return n
+		}
+		next := toks[i+n]
+		lw := strings.ToLower(next.text)
+		if next.kind == tPunct || next.kind == tNum || next.kind == tWord && (next.stop || next.conj || timeWords[lw] || englishThere[lw] || fillerWords[lw]) {
+			return n
 		}
 	}
-	if i+2 == len(toks) {
-		return true
-	}
-	next := toks[i+2]
-	lw := strings.ToLower(next.text)
-	return next.kind == tPunct || next.kind == tWord && (next.stop || next.conj || timeWords[lw] || englishThere[lw] || fillerWords[lw])
+	return 0
 }
 
 // plainNameWord says whether a lower-case word may be part of a place's
@@ -1284,7 +1353,7 @@ func plainNameWord(t token, lw string, ix *offlineIndex) bool {
 
 // fillerWords end a clause without meaning anything for its arguments:
 // "weather in lisbon rn", "pizza near soho asap".
-var fillerWords = map[string]bool{"rn": true, "asap": true, "plz": true, "pls": true, "please": true, "thx": true, "thanks": true,
+var fillerWords = map[string]bool{"right": true, "gimme": true, "lemme": true, "specifically": true, "especially": true, "only": true, "exactly": true, "rn": true, "asap": true, "plz": true, "pls": true, "please": true, "thx": true, "thanks": true,
 	"tho": true, "lol": true, "btw": true, "pronto": true, "quickly": true, "fast": true, "now": true, "today": true, "real": true}
 
 // determiners lead a place of plain words: "the train station", "my

@@ -82,7 +82,7 @@ var hanAliases = map[string]string{
 	"公里": "kilometers", "千米": "kilometers", "英里": "miles", "米": "meters", "英尺": "feet", "英寸": "inches", "厘米": "centimeters", "公分": "centimeters",
 	"公斤": "kilograms", "千克": "kilograms", "磅": "pounds", "盎司": "ounces", "克": "grams", "摄氏": "celsius", "华氏": "fahrenheit",
 	"升": "liters", "加仑": "gallons", "臭氧": "ozone", "二氧化氮": "nitrogen dioxide",
-	"头等舱": "first", "商务舱": "business", "经济舱": "economy", "超级经济舱": "premium economy",
+	"头等舱": "first", "商务舱": "business", "公务舱": "business", "经济舱": "economy", "超级经济舱": "premium economy",
 	"顺丰": "sf express", "顺丰快递": "sf express", "中国邮政": "china post", "邮政": "china post", "联邦快递": "fedex", "敦豪": "dhl", "美国邮政": "usps",
 	"步行": "walking", "走路": "walking", "开车": "driving", "驾车": "driving", "自驾": "driving", "公交": "transit", "地铁": "transit", "火车": "transit",
 }

@@ -230,6 +230,13 @@ func tokenize(goal string, dict *hanDict) []token {
 			i = j
 		case isWordRune(r):
 			t := readWord(goal, i, size)
+			if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && !clockWordRe.MatchString(strings.ToLower(t.text)) && !ordinalSuffix[strings.ToLower(m[2])] {
+				// "23kg", "5km": a number and its unit, typed together.
+				n := len(m[1])
+				out = append(out, readWord(goal[:i+n], i, size), readWord(goal[:t.end], i+n, 1))
+				i = t.end
+				continue
+			}
 			out = append(out, t)
 			i = t.end
 		default:
@@ -238,6 +245,13 @@ func tokenize(goal string, dict *hanDict) []token {
 	}
 	return joinNumbers(out)
 }
+
+// numberUnitRe is a number with letters after it ("23kg", "5km"); ordinal
+// suffixes ("28th") and times ("3pm") stay one word.
+var (
+	numberUnitRe  = regexp.MustCompile(`^(\d+(?:\.\d+)?)([A-Za-z]+)$`)
+	ordinalSuffix = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
+)
 
 // readWord reads the word or number at goal[i:] (its first rune is size
 // bytes): letters and digits, with inner apostrophes, dots and ampersands
@@ -559,6 +573,14 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			// A word typed with a character that sounds the same (天汽 → 天气).
 			flush(i)
 			out = append(out, token{kind: tHan, text: goal[i : i+n], norm: w, start: i, end: i + n})
+			i += n
+			continue
+		}
+		if v, n := hanNumber(goal[i:to]); n > 0 && v > 0 && placeSuffixAt(goal[i+n:to]) > 0 && !numberSuffixes[firstRuneOf(goal[i+n:to])] {
+			// 五一广场, 二七广场: a number that names a place.
+			if raw < 0 {
+				raw = i
+			}
 			i += n
 			continue
 		}
