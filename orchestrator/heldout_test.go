@@ -189,6 +189,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind6 catalog2", "testdata/blind6_catalog2.yaml"},
 		{"blind7 default", "testdata/blind7_default.yaml"},
 		{"blind7 catalog2", "testdata/blind7_catalog2.yaml"},
+		{"blind8 default", "testdata/blind8_default.yaml"},
+		{"blind8 catalog2", "testdata/blind8_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
@@ -196,7 +198,7 @@ func TestHeldOut(t *testing.T) {
 		}
 		scores := scoreSet(t, set.name, cases, planners)
 		logScores(t, set.name, scores)
-		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") || strings.HasPrefix(set.name, "blind6") || strings.HasPrefix(set.name, "blind7") {
+		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") || strings.HasPrefix(set.name, "blind6") || strings.HasPrefix(set.name, "blind7") || strings.HasPrefix(set.name, "blind8") {
 			continue
 		}
 		floorTools, floorArgs := heldOutFloorTools, heldOutFloorArgs
