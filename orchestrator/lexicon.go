@@ -11,7 +11,7 @@ package orchestrator
 // lexicon is built.
 var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
-		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么",
+		"temp", "temps", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "brolly", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么",
 		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
 	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
@@ -96,7 +96,7 @@ var conceptGroups = [][]string{
 // stopwords carry no meaning for choosing a tool.
 var stopwordList = []string{
 	"a", "an", "the", "and", "or", "of", "to", "in", "into", "for", "from", "on", "at", "by", "with", "about",
-	"me", "my", "mine", "i", "i'm", "you", "your", "we", "us", "our", "it", "its", "it's", "this", "that", "these", "those",
+	"me", "my", "mine", "i", "i'm", "im", "him", "her", "hers", "his", "he", "she", "they", "them", "their", "you", "your", "we", "us", "our", "it", "its", "it's", "this", "that", "these", "those",
 	"is", "are", "was", "were", "be", "been", "am", "do", "does", "did", "can", "could", "would", "will", "shall", "should",
 	"what", "what's", "whats", "which", "who", "how", "how's", "where", "when", "why", "there", "here", "please", "pls", "kindly",
 	"some", "any", "all", "one", "get", "give", "show", "tell", "let", "let's", "want", "need", "like", "going", "go", "gonna",
@@ -121,8 +121,8 @@ var hanFunctionWords = []string{
 	// words that follow a place and are no part of its name (纽约出差, 芝加哥开会)
 	"坐", "乘", "搭", "骑", "打车", "出差", "开会", "旅游", "玩", "度假", "出发", "回来", "入住", "住", "待", "逛", "逛街", "工作", "上学", "留学", "参观", "转机", "飞", "飞往", "前往",
 	"找下", "搜下", "问下", "算下", "换下", "翻下", "订下", "推荐下", "介绍下", "安排下", "查询下", "搜索下", "规划下", "计算下", "确认下", "发封", "发个",
-	"这会儿", "这会", "此刻", "过去", "关于", "有关", "这两天", "这几天", "近几天", "最近几天", "评分高", "评分高的", "好评", "口碑好", "没", "远吗", "远不远", "远不", "近吗", "近不近", "附进", "付近",
-	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "好不好", "目前", "当前", "眼下",
+	"这会儿", "这会", "此刻", "过去", "关于", "有关", "那块", "那一块", "这块", "大概", "大约", "别超过", "不能超过", "吃完", "吃完饭", "坐坐", "这两天", "这几天", "近几天", "最近几天", "评分高", "评分高的", "没", "远吗", "远不远", "远不", "近吗", "近不近", "附进", "付近",
+	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "目前", "当前", "眼下",
 	// praise of food, never a place (曼谷有什么地道的泰国菜)
 	"地道", "正宗", "实惠", "便宜", "有名", "出名", "高档", "热门", "网红", "人气", "靠谱",
 	// a rate or a cap (每晚不超过800)
@@ -152,7 +152,7 @@ var timeWords = map[string]bool{
 }
 
 // hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.
-var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '俩': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
 var hanUnits = map[rune]int{'十': 10, '百': 100, '千': 1000, '万': 10000}
 
 // cuisineWords are kinds of food a parameter named cuisine asks for:

@@ -552,10 +552,13 @@ func (ix *offlineIndex) rankClause(c *clause) {
 var travelWords = map[string]bool{"drive": true, "driving": true, "walk": true, "walking": true, "cycle": true, "cycling": true, "bike": true,
 	"biking": true, "commute": true, "开车": true, "走路": true, "步行": true, "坐地铁": true, "打车": true, "骑车": true, "自驾": true, "坐公交": true, "搭地铁": true}
 
-// travels says whether the clause says a way of travel.
+// travels says whether the clause says a way of travel (开车, "drive", 坐地铁).
 func travels(c *clause) bool {
-	for _, t := range c.toks {
+	for i, t := range c.toks {
 		if travelWords[strings.ToLower(t.text)] {
+			return true
+		}
+		if i > 0 && (t.text == "地铁" || t.text == "公交" || t.text == "出租车" || t.text == "高铁") && strings.Contains("坐乘搭", c.toks[i-1].text) {
 			return true
 		}
 	}
@@ -1250,7 +1253,11 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return strings.Join(words, " "), idx
 	}
 	if n := gazetteerSpan(toks, i); n > 0 {
-		// "new york", "cape town": a name of the gazetteer, as typed.
+		// "new york", "cape town": a name of the gazetteer, as typed; and
+		// the head noun after it ("santa monica pier").
+		if j := i + n; j < len(toks) && toks[j].kind == tWord && placeHeads[strings.ToLower(toks[j].text)] {
+			n++
+		}
 		for j := i; j < i+n; j++ {
 			words = append(words, toks[j].text)
 			idx = append(idx, j)
@@ -1278,8 +1285,8 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		}
 		words = append(words, tj.text)
 		idx = append(idx, j)
-		if placeHeads[lj] && len(words) > 1 {
-			break // the noun ends the name: "leicester square", not "leicester square top"
+		if placeHeads[lj] && len(words) > 1 && !(j+1 < len(toks) && placeHeads[strings.ToLower(toks[j+1].text)]) {
+			break // the noun ends the name: "leicester square", not "leicester square top" (but "brooklyn bridge park")
 		}
 	}
 	if n := len(idx); n > 0 && placeHeads[strings.ToLower(words[n-1])] {

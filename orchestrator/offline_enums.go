@@ -76,6 +76,7 @@ var englishAliases = map[string]string{"lbs": "pounds", "foot": "feet", "kilos":
 	"celcius": "celsius", "farenheit": "fahrenheit", "british": "united kingdom", "uk": "united kingdom", "usa": "united states", "america": "united states"}
 
 var hanAliases = map[string]string{
+	"国内": "china",
 	"英文": "english", "英语": "english", "中文": "chinese", "汉语": "chinese", "日语": "japanese", "日文": "japanese", "韩语": "korean", "韩文": "korean",
 	"法语": "french", "法文": "french", "德语": "german", "德文": "german", "西班牙语": "spanish", "西语": "spanish", "意大利语": "italian",
 	"葡萄牙语": "portuguese", "俄语": "russian", "俄文": "russian", "阿拉伯语": "arabic",

@@ -297,7 +297,7 @@ var (
 	bareSubjectRe = regexp.MustCompile(`^(?i:(subject)(?:\s+line)?\s+(?:is\s+|of\s+|as\s+)?)\S`)
 	bareBodyRe    = regexp.MustCompile(`(?i)\s+(?:(?:and|with)\s+)?(?:the\s+)?(?:body|message|text|content)\b|\s+and\s+(?:tell|say|let)\b|\s+saying\b`)
 	// A body said without a colon is one only after "and" or "with".
-	bareBodyLeadRe = regexp.MustCompile(`(?i)\b(?:and|with)\s+(?:the\s+)?$`)
+	bareBodyLeadRe = regexp.MustCompile(`(?i)(?:\b(?:and|with)|,)\s+(?:the\s+)?$`)
 	bareBodyKeyRe  = regexp.MustCompile(`^(?i:(body|message)\s+(?:is\s+|saying\s+)?)\S`)
 	bareTellRe     = regexp.MustCompile(`^(?i:(tell|let)\s+(?:them|him|her)(?:\s+know)?\s+(?:that\s+)?)\S`)
 )
@@ -663,7 +663,7 @@ const hanUnitChars = "块元角毛米斤克磅度杯瓶盒碗串套辆台双对�
 // on their own, never as the start of a name.
 var numberSuffixes = map[rune]bool{'号': true, '日': true, '点': true, '時': true, '时': true, '月': true, '年': true, '晚': true, '夜': true,
 	'家': true, '条': true, '张': true, '个': true, '位': true, '份': true, '间': true, '人': true, '天': true, '周': true, '本': true, '首': true,
-	'只': true, '幅': true, '次': true, '遍': true, '分': true, '岁': true, '层': true}
+	'只': true, '幅': true, '次': true, '遍': true, '分': true, '岁': true, '层': true, '口': true}
 
 // numberSuffix returns the length in bytes of a number's suffix at the
 // start of s ("号", "点半", "分钟"), or 0 when s starts with a place name

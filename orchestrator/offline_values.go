@@ -128,7 +128,9 @@ func findDates(text string, now time.Time) []found {
 			add(t, m[0], m[1])
 		}
 	}
-	for _, re := range []*regexp.Regexp{enDateRe, enDate2Re} {
+	// The day before its month first: "from 20th march 5 nights" is the
+	// 20th, not March 5.
+	for _, re := range []*regexp.Regexp{enDate2Re, enDateRe} {
 		for _, m := range when(digits, re).FindAllStringSubmatchIndex(text, -1) {
 			mon, day := text[m[2]:m[3]], text[m[4]:m[5]]
 			if re == enDate2Re {
