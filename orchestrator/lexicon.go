@@ -67,7 +67,7 @@ var conceptGroups = [][]string{
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "步行", "走路", "走到", "走过去", "走去"},
-	{"driving", "drive", "car", "by car", "taxi", "cab", "开车", "驾车", "自驾", "打车", "坐出租", "出租车", "叫车"},
+	{"driving", "drive", "car", "by car", "开车", "驾车", "自驾"},
 	{"transit", "train", "bus", "subway", "metro", "public transport", "u-bahn", "u bahn", "s-bahn", "s bahn", "tube", "underground", "tram", "mrt", "light rail", "公交", "地铁", "火车", "坐车"},
 	{"metric", "celsius", "公制", "摄氏"},
 	{"imperial", "fahrenheit", "英制", "华氏"},

@@ -1443,6 +1443,9 @@ func (ix *offlineIndex) enumIn(enum []any, toks []token, placeToks map[int]bool,
 				keys[k] = true // "drivng directions"
 			}
 		}
+		if v, ok := hanEnumWords[t.text]; ok {
+			keys[key(stem(v))] = true // 打车 goes by car: driving (the taxi concept is a tool's, not a mode)
+		}
 		// A phrase of the lexicon ("public transport") names its concept.
 		words := []string{t.norm}
 		for j := i + 1; t.kind == tWord && j < len(toks) && j-i < 3 && toks[j].kind == tWord && !placeToks[j]; j++ {
@@ -1618,3 +1621,8 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 	}
 	return out
 }
+
+// hanEnumWords name an enum value in words the lexicon gives a concept of
+// their own: 打车 is a taxi (a tool's concept) and, as a way of going,
+// driving.
+var hanEnumWords = map[string]string{"打车": "driving", "打个车": "driving", "坐出租": "driving", "出租车": "driving", "叫车": "driving"}
