@@ -558,7 +558,7 @@ func travels(c *clause) bool {
 		if travelWords[strings.ToLower(t.text)] {
 			return true
 		}
-		if i > 0 && (t.text == "地铁" || t.text == "公交" || t.text == "出租车" || t.text == "高铁") && strings.Contains("坐乘搭", c.toks[i-1].text) {
+		if i > 0 && (t.text == "地铁" || t.text == "公交" || t.text == "出租车" || t.text == "高铁") && travelVerbs[c.toks[i-1].text] {
 			return true
 		}
 	}
@@ -1028,7 +1028,6 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.dest, t.text, i)
 			case prev == "从":
 				set(&pl.origin, t.text, i) // 从广州南站开车过去
-
 			case next == "的" || next == "附近" || next == "周边" || next == "周围" || prev == "在" || prev == "人在":
 				set(&pl.place, t.text, i)
 			}
@@ -1481,6 +1480,11 @@ func (ix *offlineIndex) enumIn(enum []any, toks []token, placeToks map[int]bool,
 	return best, best != nil
 }
 
+// hanEnumWords name an enum value in words the lexicon gives a concept of
+// their own: 打车 is a taxi (a tool's concept) and, as a way of going,
+// driving.
+var hanEnumWords = map[string]string{"打车": "driving", "打个车": "driving", "坐出租": "driving", "出租车": "driving", "叫车": "driving"}
+
 func enumValue(enum []any, v string) (any, bool) {
 	for _, e := range enum {
 		if s, ok := e.(string); ok && strings.EqualFold(s, v) {
@@ -1621,8 +1625,3 @@ func (p *Planner) functions(tenant, goal string) []registry.FunctionTool {
 	}
 	return out
 }
-
-// hanEnumWords name an enum value in words the lexicon gives a concept of
-// their own: 打车 is a taxi (a tool's concept) and, as a way of going,
-// driving.
-var hanEnumWords = map[string]string{"打车": "driving", "打个车": "driving", "坐出租": "driving", "出租车": "driving", "叫车": "driving"}

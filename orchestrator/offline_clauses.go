@@ -126,7 +126,7 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 				return true, len(t.text) >= 4 && t.kind != tQuote
 			}
 		}
-		if p.isTicker() && marketTalk(c) && companyIn(c) {
+		if p.ticker && marketTalk(c) && companyIn(c) {
 			return true, true // "hows tencent doing today", "how's tsla doing"
 		}
 		for i, t := range c.toks {
@@ -153,22 +153,9 @@ var marketWords = map[string]bool{"doing": true, "trading": true, "performing": 
 
 // companyIn says whether the clause names a company of companyTickers.
 func companyIn(c *clause) bool {
-	for i, t := range c.toks {
-		lw := strings.ToLower(t.text)
-		if _, ok := companyTickers[lw]; ok && t.kind == tWord {
+	for i := range c.toks {
+		if _, n := companyAt(c.toks, i); n > 0 {
 			return true
-		}
-		if i+1 < len(c.toks) {
-			if _, ok := companyTickers[lw+" "+strings.ToLower(c.toks[i+1].text)]; ok {
-				return true
-			}
-		}
-		if t.kind == tHan || t.kind == tHanRaw {
-			for n := range companyTickers {
-				if !isASCII(n) && strings.Contains(t.text, n) {
-					return true
-				}
-			}
 		}
 	}
 	return false

@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -129,7 +131,7 @@ func (f *filler) patterns() {
 		if _, done := f.args[p.name]; done || p.pattern.MatchString("a") {
 			continue
 		}
-		if p.isTicker() {
+		if p.ticker {
 			f.tickerByName(p)
 			if _, done := f.args[p.name]; done {
 				continue
@@ -146,41 +148,65 @@ func (f *filler) patterns() {
 	}
 }
 
-// isTicker says whether p takes a stock's ticker symbol.
-func (p param) isTicker() bool {
-	s := strings.ToLower(p.name + " " + p.desc)
-	return strings.Contains(s, "ticker") || strings.Contains(s, "stock") || strings.Contains(p.name, "symbol") && strings.Contains(s, "share")
+// tickerParam says whether a parameter so named and described takes a
+// stock's ticker symbol.
+func tickerParam(name, desc string) bool {
+	s := strings.ToLower(name + " " + desc)
+	return strings.Contains(s, "ticker") || strings.Contains(s, "stock") || strings.Contains(name, "symbol") && strings.Contains(s, "share")
 }
 
 // tickerByName gives p the ticker of a company the clause names ("microsoft
 // share price", 腾讯股价), when the pattern takes it.
 func (f *filler) tickerByName(p param) {
-	for i, t := range f.c.toks {
+	for i := range f.c.toks {
 		if f.usedTok[i] {
 			continue
 		}
-		name := strings.ToLower(t.text)
-		if i+1 < len(f.c.toks) && f.c.toks[i+1].kind == tWord {
-			if sym, ok := companyTickers[name+" "+strings.ToLower(f.c.toks[i+1].text)]; ok && p.pattern.MatchString(sym) && f.set(p, sym) {
-				f.usedTok[i], f.usedTok[i+1] = true, true
-				return
+		if sym, n := companyAt(f.c.toks, i); n > 0 && p.pattern.MatchString(sym) && f.set(p, sym) {
+			for j := i; j < i+n; j++ {
+				f.usedTok[j] = true
 			}
-		}
-		sym, ok := companyTickers[name]
-		if !ok && (t.kind == tHan || t.kind == tHanRaw) {
-			for n, s := range companyTickers {
-				if !isASCII(n) && strings.Contains(t.text, n) {
-					sym, ok = s, true
-					break
-				}
-			}
-		}
-		if ok && p.pattern.MatchString(sym) && f.set(p, sym) {
-			f.usedTok[i] = true
 			return
 		}
 	}
 }
+
+// companyAt returns the ticker of the company named at toks[i] (by two
+// words, one word, or inside a Chinese run: 查一下英伟达) and how many
+// tokens name it, or 0.
+func companyAt(toks []token, i int) (string, int) {
+	t := toks[i]
+	lw := strings.ToLower(t.text)
+	if i+1 < len(toks) && toks[i+1].kind == tWord {
+		if sym, ok := companyTickers[lw+" "+strings.ToLower(toks[i+1].text)]; ok {
+			return sym, 2
+		}
+	}
+	if sym, ok := companyTickers[lw]; ok {
+		return sym, 1
+	}
+	if t.kind == tHan || t.kind == tHanRaw {
+		for _, n := range hanCompanies {
+			if strings.Contains(t.text, n) {
+				return companyTickers[n], 1
+			}
+		}
+	}
+	return "", 0
+}
+
+// hanCompanies are the Chinese names of companyTickers, longest first (贵州茅台
+// before 茅台), so a run is read the same way every time.
+var hanCompanies = func() []string {
+	var out []string
+	for n := range companyTickers {
+		if !isASCII(n) {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	return out
+}()
 
 // companyTickers are the tickers of companies users ask about by name, in
 // English and Chinese, on their main listing.

@@ -479,6 +479,7 @@ type param struct {
 	pattern         *regexp.Regexp  // the schema's pattern, when Go reads it
 	group           string          // parameters filled together (groupCurrency, or one enum read from its description)
 	syn             map[string]any  // an enum's values by their synonyms (enumSynonyms)
+	ticker          bool            // takes a stock's ticker symbol (tickerParam)
 	// vsig names what decides whether a clause has a typed value for the
 	// parameter (clause.hasValueFor): parameters of one vsig have one
 	// answer for a clause. "" when no value can fill it.
@@ -523,6 +524,7 @@ func schemaParams(raw json.RawMessage) ([]param, map[string]bool) {
 			continue
 		}
 		pr := param{name: kv.k, desc: strings.TrimSpace(p.Title + " " + p.Description), enum: p.Enum, words: map[string]bool{}}
+		pr.ticker = tickerParam(pr.name, pr.desc)
 		switch t := p.Type.(type) {
 		case string:
 			pr.typ = t
@@ -574,6 +576,8 @@ func valueSig(p param) string {
 			fmt.Fprintf(&b, "\x00%s\x01%#v", k, p.syn[k])
 		}
 		return b.String()
+	case p.pattern != nil && p.ticker:
+		return "t" + p.pattern.String() // a company's name is a value too ("microsoft share price")
 	case p.pattern != nil:
 		return "p" + p.pattern.String()
 	}
@@ -847,7 +851,7 @@ func (ix *offlineIndex) typo(w string) string {
 
 // realWords are words an assistant hears often that are one edit from a
 // word of the catalog or the lexicon and mean something else: a "timer"
-// is no "times", a "lamp" no "map".
+// is no "times", "lamps" no "maps".
 var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true}
 
 // maxTypoLen bounds the words typo reads (longer ones are not words).

@@ -576,7 +576,8 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			i += n
 			continue
 		}
-		if v, n := hanNumber(goal[i:to]); n > 0 && v > 0 && placeSuffixAt(goal[i+n:to]) > 0 && !numberSuffixes[firstRuneOf(goal[i+n:to])] {
+		v, n := hanNumber(goal[i:to])
+		if n > 0 && v > 0 && placeSuffixAt(goal[i+n:to]) > 0 && !numberSuffixes[firstRuneOf(goal[i+n:to])] {
 			// 五一广场, 二七广场: a number that names a place.
 			if raw < 0 {
 				raw = i
@@ -592,7 +593,7 @@ func segmentHan(goal string, from, to int, dict *hanDict) []token {
 			i += utf8.RuneLen(firstRuneOf(goal[i:to]))
 			continue
 		}
-		if v, n := hanNumber(goal[i:to]); n > 0 {
+		if n > 0 {
 			flush(i)
 			out = append(out, token{kind: tNum, text: goal[i : i+n], val: float64(v), start: i, end: i + n})
 			i += n
@@ -863,7 +864,7 @@ func hanNumber(s string) (int, int) {
 	unit := 0 // the unit right before the last numeral, 0 when none is
 	for i, r := range s {
 		if d, ok := hanNumerals[r]; ok {
-			if digit >= 0 && unit == 0 || d == 0 {
+			if d == 0 {
 				unit = 0 // 一百零五: the numeral after 零 counts ones
 			}
 			digit = d
