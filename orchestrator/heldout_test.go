@@ -191,6 +191,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind7 catalog2", "testdata/blind7_catalog2.yaml"},
 		{"blind8 default", "testdata/blind8_default.yaml"},
 		{"blind8 catalog2", "testdata/blind8_catalog2.yaml"},
+		{"blind9 default", "testdata/blind9_default.yaml"},
+		{"blind9 catalog2", "testdata/blind9_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
@@ -198,7 +200,9 @@ func TestHeldOut(t *testing.T) {
 		}
 		scores := scoreSet(t, set.name, cases, planners)
 		logScores(t, set.name, scores)
-		if set.name == "tuning" || strings.HasPrefix(set.name, "blind3") || strings.HasPrefix(set.name, "blind4") || strings.HasPrefix(set.name, "blind5") || strings.HasPrefix(set.name, "blind6") || strings.HasPrefix(set.name, "blind7") || strings.HasPrefix(set.name, "blind8") {
+		// Blind sets after the second are measured, not held to a floor:
+		// each is first run as it came, then read for classes to fix.
+		if set.name == "tuning" || strings.HasPrefix(set.name, "blind") && !strings.HasPrefix(set.name, "blind2") {
 			continue
 		}
 		floorTools, floorArgs := heldOutFloorTools, heldOutFloorArgs
