@@ -19,7 +19,7 @@ func (p *Planner) countClauses(goal string) int {
 	if ix := p.index(); ix != nil {
 		dict = ix.dict
 	}
-	return len(splitClauses(tokenize(goal, dict)))
+	return len(splitClauses(tokenize(hanFold(goal), dict)))
 }
 
 // bound cuts out's step results and answer when its JSON is over

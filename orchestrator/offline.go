@@ -146,6 +146,17 @@ func (pl places) any() string {
 // A goal of more than maxClauses clauses is not planned: its one Unplanned
 // says so.
 func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.Time) (*Plan, []Unplanned) {
+	folded := hanFold(goal)
+	plan, unplanned := ix.planFolded(folded, vis, maxClauses, now)
+	if folded != goal {
+		restoreTyped(goal, folded, plan, unplanned)
+		plan.Goal = goal
+	}
+	return plan, unplanned
+}
+
+// planFolded plans a goal hanFold has folded.
+func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now time.Time) (*Plan, []Unplanned) {
 	clauses := splitClauses(tokenize(goal, ix.dict))
 	if len(clauses) > maxClauses {
 		return &Plan{Goal: goal}, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
@@ -303,6 +314,7 @@ func stepID(name string, taken map[string]bool) string {
 // clauses splits goal into clauses (splitClauses) and ranks the catalog
 // for each (rankClauses).
 func (ix *offlineIndex) clauses(goal string, vis []bool, now time.Time) []clause {
+	goal = hanFold(goal)
 	out := splitClauses(tokenize(goal, ix.dict))
 	ix.rankClauses(goal, out, vis, now)
 	return out
@@ -598,6 +610,7 @@ type toolMatch struct {
 // clause (rankClause), best first, with the words that hit each entry:
 // the one ranking tool search and the offline planner share.
 func (ix *offlineIndex) search(query string, now time.Time) []toolMatch {
+	query = hanFold(query)
 	c := &clause{toks: tokenize(query, ix.dict), end: len(query)}
 	c.read(query, ix, now)
 	ix.rankClause(c)

@@ -293,6 +293,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__email_send map[body:已完成 subject:周报 to:li@x.cn]`}},
 		{"block out time", "kit", "block 90 minutes on monday at 2pm for code review",
 			[]string{`kit__calendar_create_event map[date:2027-03-15 duration_minutes:90 start_time:14:00 title:code review]`}},
+		{"traditional characters", "example", "高雄現在會下雨嗎",
+			[]string{`weather_current map[city:高雄]`}},
+		{"traditional characters, a date and a count", "kit", "下個禮拜三台北飛東京 兩個人",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-17 destination:東京 origin:台北 passengers:2]`}},
+		{"Cantonese, a route", "example", "由旺角搭港鐵去銅鑼灣點去",
+			[]string{`maps_route map[from:旺角 mode:transit to:銅鑼灣]`}},
+		{"Cantonese, the weather", "example", "聽日香港會唔會落雨",
+			[]string{`weather_current map[city:香港]`}},
+		{"Cantonese, restaurants", "example", "幫我搵幾間尖沙咀嘅日本餐廳",
+			[]string{`places_restaurants map[cuisine:日本 near:尖沙咀]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
