@@ -84,7 +84,7 @@ var conceptGroups = [][]string{
 	{"taxi", "cab", "uber", "ride", "打车", "打个车", "叫车", "出租车", "网约车"},
 	{"background", "cutout", "cut out", "抠图", "抠", "去背景", "背景"},
 	{"trending", "viral", "热搜", "热门"},
-	{"remind", "reminder", "提醒", "闹钟"},
+	{"remind", "reminder", "提醒"},
 	{"symptom", "symptoms", "headache", "fever", "症状", "头疼", "头痛", "发烧"},
 	{"lyrics", "歌词"},
 	{"subtitle", "subtitles", "caption", "captions", "字幕"},

@@ -544,18 +544,20 @@ func genericKey(k string) bool { return k == key("search") }
 // (boostValues) and, naming an origin and a destination, routes.
 func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
-	if verb := mediaVerb(c.toks); verb != "" {
-		// "play some afrobeats", 放一首周杰伦的晴天: media to play; a tool
-		// fits only when its own words include the verb's, not a song's
-		// title that names the weather.
-		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return !m.keys[key(verb)] })
-	}
 	ix.boostValues(c)
 	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
 		c.places.origin+c.places.dest != "" && travels(c) {
 		// "drive from A to B", and a way of travel to or from one place
 		// ("how long to drive to the airport": from where is missing).
 		ix.boostRoutes(c)
+	}
+	if verb := taskVerb(c.toks); verb != "" {
+		// "play some afrobeats", 放一首周杰伦的晴天, 把这张照片的背景p掉,
+		// 设个明早7点的闹钟: a task no generation, weather or calendar tool
+		// does; a tool fits only when its own words include the verb's,
+		// not for a song's title that names the weather, a photo that
+		// names an image or the time an alarm is set for.
+		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return !m.keys[key(verb)] })
 	}
 }
 
@@ -577,26 +579,52 @@ func travels(c *clause) bool {
 	return false
 }
 
-// mediaVerb returns the word of a clause that asks to play media (play,
-// listen, 播放, 放一首), or "".
-func mediaVerb(toks []token) string {
-	var han strings.Builder
+// taskVerb returns the word of a clause that asks for a task of its own,
+// which only a tool naming it does: to play media (play, listen, 播放,
+// 放一首), to edit a picture the user has (edit, crop, 修图, p掉), or to
+// set an alarm or a timer ("set an alarm", 设个闹钟; 画一个闹钟 draws one);
+// or "".
+func taskVerb(toks []token) string {
+	var all strings.Builder
+	alarm, set := "", false
 	for _, t := range toks {
 		lw := strings.ToLower(t.text)
-		if t.kind == tWord && (lw == "play" || lw == "listen" || lw == "stream") {
+		switch {
+		case t.kind != tWord:
+		case taskWords[lw]:
 			return t.norm
+		case lw == "alarm" || lw == "alarms" || lw == "timer":
+			alarm = t.norm
+		case lw == "set" || lw == "start":
+			set = true
 		}
-		if t.kind != tWord {
-			han.WriteString(t.text)
+		if t.kind != tPunct && t.kind != tQuote {
+			all.WriteString(lw)
 		}
 	}
-	for _, w := range []string{"播放", "放一首", "来一首", "听一首", "放首", "放点歌", "放歌"} {
-		if strings.Contains(han.String(), w) {
+	if alarm != "" && set {
+		return alarm
+	}
+	han := all.String()
+	for _, w := range hanTaskWords {
+		if strings.Contains(han, w) {
+			return w
+		}
+	}
+	for _, w := range []string{"闹钟", "闹铃", "定时器", "倒计时"} {
+		if strings.Contains(han, w) && strings.ContainsAny(han, "设定调") {
 			return w
 		}
 	}
 	return ""
 }
+
+// taskWords and hanTaskWords name the tasks of taskVerb but alarms.
+var (
+	taskWords    = map[string]bool{"play": true, "listen": true, "stream": true, "edit": true, "retouch": true, "crop": true, "photoshop": true, "resize": true}
+	hanTaskWords = []string{"播放", "放一首", "来一首", "听一首", "放首", "放点歌", "放歌",
+		"p掉", "p图", "p一下", "ps一下", "ps掉", "修图", "抠图", "美颜", "修一下照片", "去水印", "换背景", "抠掉"}
+)
 
 // toolMatch is one entry's rank for a query: what a tool search lists.
 type toolMatch struct {

@@ -303,6 +303,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:香港]`}},
 		{"Cantonese, restaurants", "example", "幫我搵幾間尖沙咀嘅日本餐廳",
 			[]string{`places_restaurants map[cuisine:日本 near:尖沙咀]`}},
+		{"editing a photo the user has is no generation", "example", "把我这张自拍p一下 美白点",
+			[]string{"no_match"}},
+		{"cropping is no generation", "example", "crop my photo into a square",
+			[]string{"no_match"}},
+		{"an alarm is no calendar event", "kit", "定个明天6点半的闹钟",
+			[]string{"no_match"}},
+		{"a timer is no calendar event", "kit", "set a timer for 20 minutes",
+			[]string{"no_match"}},
+		{"an alarm clock drawn is an image", "example", "画一个闹钟",
+			[]string{`image_generate map[prompt:闹钟]`}},
+		{"money after currency letters is no ticker", "kit", "split R2340 between the four of us",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
