@@ -1302,6 +1302,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 			words = append(words, toks[j].text)
 			idx = append(idx, j)
 		}
+		words, idx = ofCity(toks, words, idx) // "the old quarter of hanoi"
 		return strings.Join(words, " "), idx
 	}
 	limit := 1
@@ -1330,17 +1331,23 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		}
 	}
 	if n := len(idx); n > 0 && placeHeads[strings.ToLower(words[n-1])] {
-		// "the old town of tbilisi": the part, then the city it is of.
-		if j := idx[n-1] + 1; j+1 < len(toks) && strings.EqualFold(toks[j].text, "of") {
-			if m := gazetteerName(toks, j+1); m > 0 {
-				for k := j; k < j+1+m; k++ {
-					words = append(words, toks[k].text)
-					idx = append(idx, k)
-				}
+		words, idx = ofCity(toks, words, idx)
+	}
+	return strings.Join(words, " "), idx
+}
+
+// ofCity extends a part of a city read as words (its tokens idx) with the
+// city it is of: "the old town of tbilisi".
+func ofCity(toks []token, words []string, idx []int) ([]string, []int) {
+	if j := idx[len(idx)-1] + 1; j+1 < len(toks) && strings.EqualFold(toks[j].text, "of") {
+		if m := gazetteerName(toks, j+1); m > 0 {
+			for k := j; k < j+1+m; k++ {
+				words = append(words, toks[k].text)
+				idx = append(idx, k)
 			}
 		}
 	}
-	return strings.Join(words, " "), idx
+	return words, idx
 }
 
 // plainRunAt returns how many plain words at toks[i], three or two, are

@@ -315,6 +315,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`image_generate map[prompt:闹钟]`}},
 		{"money after currency letters is no ticker", "kit", "split R2340 between the four of us",
 			[]string{"no_match"}},
+		{"a landmark of three lower-case words", "example", "walk from marina bay sands to clarke quay",
+			[]string{`maps_route map[from:marina bay sands mode:walking to:clarke quay]`}},
+		{"a landmark with a dictionary word inside", "example", "从国王十字站走到大英图书馆要多久",
+			[]string{`maps_route map[from:国王十字站 mode:walking to:大英图书馆]`}},
+		{"an airport by its Chinese name", "example", "长水机场附近有什么好吃的",
+			[]string{`places_restaurants map[near:长水机场]`}},
+		{"a street before its city", "example", "la rambla barcelona tapas bars",
+			[]string{`places_restaurants map[cuisine:tapas near:la rambla]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -12,6 +12,12 @@ import (
 //go:embed gazetteer.txt
 var gazetteerText string
 
+// landmarksText lists landmarks, districts, stations and airports of the
+// world's cities in Chinese and English (landmarks.txt).
+//
+//go:embed landmarks.txt
+var landmarksText string
+
 // englishPlaceNames are the gazetteer's English names, lower-case ("new
 // york", "cape town", "tokyo"): typed in lower case they are still places.
 // maxPlaceWords is the most words one has.
@@ -50,22 +56,60 @@ func gazetteerName(toks []token, i int) int {
 
 func init() {
 	for _, line := range strings.Split(gazetteerText, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+		zh, en, _, ok := gazetteerLine(line)
+		if !ok {
 			continue
 		}
-		zh, en, _ := strings.Cut(line, "\t")
 		first, _, _ := strings.Cut(en, ",")
-		for _, n := range strings.Split(en, ",") {
-			if f := strings.Fields(strings.ToLower(n)); len(f) > 0 {
-				englishPlaceNames[strings.Join(f, " ")] = true
-				maxPlaceWords = max(maxPlaceWords, len(f))
-			}
-		}
+		addEnglishPlaces(en)
 		for _, w := range strings.Split(zh, ",") {
 			if w = strings.TrimSpace(w); w != "" {
-				hanPlaceNames[w] = strings.TrimSpace(first)
+				hanPlaceNames[w] = strings.TrimSuffix(strings.TrimSpace(first), "*")
 				baseDict.add(w, hanWord{place: true})
+			}
+		}
+	}
+	// A landmark is a place word of the dictionary and an English place
+	// name, but no city: 上海外滩 stays one name (innermostPlace splits
+	// only names of the gazetteer), and no enum value is named by it.
+	for _, line := range strings.Split(landmarksText, "\n") {
+		zh, en, _, ok := gazetteerLine(line)
+		if !ok {
+			continue
+		}
+		addEnglishPlaces(en)
+		for _, w := range strings.Split(zh, ",") {
+			if w = strings.TrimSpace(w); w != "" {
+				baseDict.add(w, hanWord{place: true})
+			}
+		}
+	}
+}
+
+// gazetteerLine splits a line of gazetteer.txt or landmarks.txt into its
+// Chinese names, English names and the rest; ok is false for a comment or
+// a blank line.
+func gazetteerLine(line string) (zh, en, rest string, ok bool) {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return "", "", "", false
+	}
+	zh, en, _ = strings.Cut(line, "\t")
+	en, rest, _ = strings.Cut(en, "\t")
+	return zh, en, rest, true
+}
+
+// addEnglishPlaces adds the comma-separated names of en to
+// englishPlaceNames, a name ending in "*" to ambiguousPlaceNames too.
+func addEnglishPlaces(en string) {
+	for _, n := range strings.Split(en, ",") {
+		n, amb := strings.CutSuffix(strings.TrimSpace(n), "*")
+		if f := strings.Fields(strings.ToLower(n)); len(f) > 0 {
+			name := strings.Join(f, " ")
+			englishPlaceNames[name] = true
+			maxPlaceWords = max(maxPlaceWords, len(f))
+			if amb {
+				ambiguousPlaceNames[name] = true
 			}
 		}
 	}

@@ -60,13 +60,17 @@ func init() {
 
 // hanFold folds goal's traditional characters and dialect words (see
 // hanFolder) in two passes: characters first, so that the dialect words
-// match however they were written. A goal with no Han character is
-// returned as it is.
+// match however they were written (a second pass only when the first
+// changed something). A goal with no Han character is returned as it is.
 func hanFold(goal string) string {
 	if hanRuns(goal) == nil {
 		return goal
 	}
-	return hanFolder.Replace(hanFolder.Replace(goal))
+	once := hanFolder.Replace(goal)
+	if once == goal {
+		return goal
+	}
+	return hanFolder.Replace(once)
 }
 
 // restoreTyped gives the values and clauses read from folded (hanFold of
