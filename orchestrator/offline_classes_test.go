@@ -323,6 +323,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[near:长水机场]`}},
 		{"a street before its city", "example", "la rambla barcelona tapas bars",
 			[]string{`places_restaurants map[cuisine:tapas near:la rambla]`}},
+		{"a date day first with a slash, a time with a dot", "kit", "add lunch with priya on 21/04 at 1.15pm to my calendar",
+			[]string{`kit__calendar_create_event map[date:2027-04-21 duration_minutes:60 start_time:13:15 title:lunch with priya]`}},
+		{"a date month first with a slash, the one that comes first", "kit", "5/2 深圳飞新加坡 两个人",
+			[]string{`kit__flights_search map[cabin:economy date:2027-05-02 destination:新加坡 origin:深圳 passengers:2]`}},
+		{"a week's stay is seven nights", "kit", "hotel in hanoi for a week from april 9",
+			[]string{`kit__hotels_search map[check_in:2027-04-09 city:hanoi guests:2 nights:7]`}},
+		{"two weeks' stay in Chinese", "kit", "下周三去大阪 订酒店 住两个星期",
+			[]string{`kit__hotels_search map[check_in:2027-03-17 city:大阪 guests:2 nights:14]`}},
+		{"in three weeks is a date", "kit", "flights oslo to bergen in 3 weeks",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-31 destination:bergen origin:oslo passengers:1]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -103,3 +103,60 @@ func readDuration(text string) (mins float64, from, to int, ok bool) {
 	}
 	return 0, 0, 0, false
 }
+
+// stays gives an integer parameter that counts nights or days (nights,
+// days) the weeks a clause names: "for a week" → 7, "a fortnight" → 14,
+// 住一周, 两个星期 (not 一周后, nor a weekday: 星期五).
+func (f *filler) stays() {
+	text := f.goal[f.c.start:f.c.end]
+	days, from, to := readWeeks(text)
+	if days == 0 {
+		return
+	}
+	for _, p := range f.oe.params {
+		if p.role != roleNumber || !p.words["night"] && !p.words["day"] {
+			continue
+		}
+		if f.set(p, numberFor(p, float64(days))) {
+			for i, t := range f.c.toks {
+				if t.start >= f.c.start+from && t.end <= f.c.start+to {
+					f.usedTok[i] = true
+				}
+			}
+			return
+		}
+	}
+}
+
+var (
+	enWeeksRe = regexp.MustCompile(`(?i)\bfor\s+(a|one|two|three|four|\d)\s+weeks?\b|\ba\s+fortnight\b`)
+	zhWeeksRe = regexp.MustCompile(`(一|两|二|三|四|[1-4])个?(周|星期|礼拜)`)
+)
+
+// readWeeks finds a stay of weeks in text: its days and byte span, or 0.
+func readWeeks(text string) (days, from, to int) {
+	if m := enWeeksRe.FindStringSubmatchIndex(text); m != nil {
+		if m[2] < 0 {
+			return 14, m[0], m[1] // a fortnight
+		}
+		n := strings.ToLower(text[m[2]:m[3]])
+		w, ok := enCounts[n]
+		if !ok {
+			w = float64(atoi(n))
+		}
+		return 7 * int(w), m[0], m[1]
+	}
+	for _, m := range zhWeeksRe.FindAllStringSubmatchIndex(text, -1) {
+		rest := text[m[1]:]
+		if r := firstRuneOf(rest); strings.ContainsRune("一二三四五六日天后内前以", r) {
+			continue // 一周后 is a date, 星期五 a weekday
+		}
+		n := text[m[2]:m[3]]
+		w := atoi(n)
+		if w == 0 {
+			w, _ = hanNumber(n)
+		}
+		return 7 * w, m[0], m[1]
+	}
+	return 0, 0, 0
+}

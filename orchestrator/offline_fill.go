@@ -45,6 +45,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	}
 	f.keyValues()
 	f.dates()
+	f.stays()
 	f.grouped()
 	f.patterns()
 	f.enums()

@@ -35,14 +35,18 @@ var (
 	enDateRe  = regexp.MustCompile(`(?i)\b` + monthRe + `\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s*(\d{4}))?`)
 	enDate2Re = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRe + `\b(?:,?\s*(\d{4}))?`)
 	relDayRe  = regexp.MustCompile(`(?i)\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b|\btmrw\b|\btonight\b|\btoday\b|大后天|后天|明天|明晚|明早|明日|今天|今晚|今日`)
+	inWeeksRe = regexp.MustCompile(`(?i)\bin\s+(a|one|two|three|four|\d+)\s+weeks?\b|(\d+|[一二三四两]+)个?(?:周|星期|礼拜)(?:后|以后|之后)`)
 	inDaysRe  = regexp.MustCompile(`(?i)\bin\s+(\d+)\s+days?\b|(\d+|[一二三四五六七八九十两]+)天(?:后|以后|之后)`)
 	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
 	zhDayRe   = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]`)
 	zhWdayRe  = regexp.MustCompile(`(下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
 	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
-	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
-	zhClockRe = regexp.MustCompile(`(早上|上午|中午|下午|晚上|傍晚|今晚|明晚|凌晨)?(\d{1,2}|[一二两三四五六七八九十]{1,3})[点點时](半|(\d{1,2}|[一二三四五六七八九十]{1,3})分?)?`)
-	noonRe    = regexp.MustCompile(`(?i)\bnoon\b|\bmidday\b|中午12点`)
+	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
+	// slashDateRe is a day and a month written with a slash, either way
+	// round (17/03, 4/1, 3/20/2027): not 24/7, nor inside a longer run.
+	slashDateRe = regexp.MustCompile(`(?:^|[^\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?:$|[^\d/])`)
+	zhClockRe   = regexp.MustCompile(`(早上|上午|中午|下午|晚上|傍晚|今晚|明晚|凌晨)?(\d{1,2}|[一二两三四五六七八九十]{1,3})[点點时](半|(\d{1,2}|[一二三四五六七八九十]{1,3})分?)?`)
+	noonRe      = regexp.MustCompile(`(?i)\bnoon\b|\bmidday\b|中午12点`)
 )
 
 var months = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
@@ -109,6 +113,11 @@ func findDates(text string, now time.Time) []found {
 			add(t, m[0], m[1])
 		}
 	}
+	for _, m := range when(digits && strings.Contains(text, "/"), slashDateRe).FindAllStringSubmatchIndex(text, -1) {
+		if t, ok := slashDate(text[m[2]:m[3]], text[m[4]:m[5]], m[6] >= 0 && atoi(text[m[6]:m[7]]) > 0, text[max(m[6], 0):max(m[7], 0)], today); ok {
+			add(t, m[2], max(m[5], m[7]))
+		}
+	}
 	for _, m := range when((digits || hanNum) && strings.Contains(text, "月"), zhDateRe).FindAllStringSubmatchIndex(text, -1) {
 		y := 0
 		if m[2] >= 0 {
@@ -162,6 +171,24 @@ func findDates(text string, now time.Time) []found {
 			n = numeral(text[m[4]:m[5]])
 		}
 		add(today.AddDate(0, 0, n), m[0], m[1])
+	}
+	for _, m := range when(strings.ContainsAny(text, "wW周星礼"), inWeeksRe).FindAllStringSubmatchIndex(text, -1) {
+		// "in two weeks", 一周后, 两个星期以后: that many weeks from today.
+		n := 2
+		if m[2] < 0 {
+			n = 4
+		}
+		c := strings.ToLower(text[m[n]:m[n+1]])
+		w, ok := enCounts[c]
+		if !ok {
+			if w = float64(atoi(c)); w == 0 {
+				h, _ := hanNumber(c)
+				w = float64(h)
+			}
+		}
+		if w >= 1 {
+			add(today.AddDate(0, 0, 7*int(w)), m[0], m[1])
+		}
 	}
 	out = append(out, findWeekdays(text, today, taken)...)
 	return out
@@ -227,6 +254,35 @@ func findWeekdays(text string, today time.Time, taken func(a, b int) bool) []fou
 		out = append(out, found{day(weekdays[text[m[4]:m[5]]], next).Format(time.DateOnly), m[0], m[1]})
 	}
 	return out
+}
+
+// slashDate reads a/b (and a year, when hasYear) as a date: the day first
+// where a cannot be a month (17/03), the month first where b cannot (3/20);
+// either way round, the one that comes first from today (4/1 on 10 March
+// is 1 April, as 4月1日). 24/7 is no date.
+func slashDate(a, b string, hasYear bool, year string, today time.Time) (time.Time, bool) {
+	x, y := atoi(a), atoi(b)
+	if x == 24 && y == 7 {
+		return time.Time{}, false
+	}
+	yr := 0
+	if hasYear {
+		if yr = atoi(year); yr < 100 {
+			yr += 2000
+		}
+	}
+	dm, okDM := mkDate(yr, y, x, today)
+	md, okMD := mkDate(yr, x, y, today)
+	switch {
+	case okDM && okMD:
+		if md.Before(dm) {
+			return md, true
+		}
+		return dm, true
+	case okDM:
+		return dm, true
+	}
+	return md, okMD
 }
 
 // mkDate makes a date; without a year, the next one on or after today.
