@@ -546,9 +546,11 @@ func (ix *offlineIndex) rankClause(c *clause) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
 	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
-		c.places.origin+c.places.dest != "" && travels(c) {
-		// "drive from A to B", and a way of travel to or from one place
-		// ("how long to drive to the airport": from where is missing).
+		c.places.origin+c.places.dest != "" && travels(c) || travels(c) && howFar(c) {
+		// "drive from A to B", a way of travel to or from one place ("how
+		// long to drive to the airport": from where is missing), and a way
+		// of travel asked how far or how long ("how far is it by car",
+		// 开车过去要多久: both ends are missing).
 		ix.boostRoutes(c)
 	}
 	if verb := taskVerb(c.toks); verb != "" {
@@ -566,6 +568,30 @@ func (ix *offlineIndex) rankClause(c *clause) {
 var travelWords = map[string]bool{"drive": true, "driving": true, "walk": true, "walking": true, "cycle": true, "cycling": true, "bike": true,
 	"biking": true, "commute": true, "开车": true, "走路": true, "步行": true, "坐地铁": true, "打车": true, "骑车": true, "自驾": true, "坐公交": true, "搭地铁": true}
 
+// howFar says whether the clause asks how far or how long a way is.
+func howFar(c *clause) bool {
+	var han strings.Builder
+	for i, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		if lw == "how" && i+1 < len(c.toks) && (strings.EqualFold(c.toks[i+1].text, "far") || strings.EqualFold(c.toks[i+1].text, "long")) {
+			return true
+		}
+		if t.kind == tHan || t.kind == tHanRaw {
+			han.WriteString(t.text)
+		}
+	}
+	for _, w := range []string{"多久", "多远", "多长时间", "几分钟", "几个小时", "要多少时间"} {
+		if strings.Contains(han.String(), w) {
+			return true
+		}
+	}
+	return false
+}
+
+// travelBy are the ways of going after "by" ("by car") or "on" ("on foot").
+var travelBy = map[string]bool{"car": true, "taxi": true, "cab": true, "uber": true, "bus": true, "train": true, "tube": true, "metro": true,
+	"subway": true, "mrt": true, "bike": true, "bicycle": true, "foot": true, "tram": true}
+
 // travels says whether the clause says a way of travel (开车, "drive", 坐地铁).
 func travels(c *clause) bool {
 	for i, t := range c.toks {
@@ -574,6 +600,9 @@ func travels(c *clause) bool {
 		}
 		if i > 0 && (t.text == "地铁" || t.text == "公交" || t.text == "出租车" || t.text == "高铁") && travelVerbs[c.toks[i-1].text] {
 			return true
+		}
+		if i > 0 && travelBy[strings.ToLower(t.text)] && (strings.EqualFold(c.toks[i-1].text, "by") || strings.EqualFold(c.toks[i-1].text, "on") && strings.EqualFold(t.text, "foot")) {
+			return true // "by car", "on foot"
 		}
 	}
 	return false

@@ -333,6 +333,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__hotels_search map[check_in:2027-03-17 city:大阪 guests:2 nights:14]`}},
 		{"in three weeks is a date", "kit", "flights oslo to bergen in 3 weeks",
 			[]string{`kit__flights_search map[cabin:economy date:2027-03-31 destination:bergen origin:oslo passengers:1]`}},
+		{"how long by a way of travel, no place: a route missing both ends", "example", "how long by train from here",
+			[]string{"missing_arguments"}},
+		{"how far by car to one place: a route missing its start", "example", "how far is bondi beach by car",
+			[]string{"missing_arguments"}},
+		{"走路要多久, no place", "example", "走路要多久",
+			[]string{"missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
