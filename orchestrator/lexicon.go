@@ -149,6 +149,7 @@ var timeWords = map[string]bool{
 	"week": true, "weeks": true, "month": true, "months": true, "year": true, "years": true, "weekend": true, "noon": true,
 	"moment": true, "future": true, "past": true, "general": true, "detail": true, "details": true, "order": true, "total": true,
 	"celsius": true, "fahrenheit": true, "english": true, "chinese": true, "french": true, "parallel": true,
+	"atm": true, "rn": true, "currently": true, "tmrw": true, "tmr": true, "tdy": true,
 }
 
 // hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.

@@ -400,6 +400,7 @@ func splitClauses(toks []token) []clause {
 			prev := &out[len(out)-1]
 			prev.toks = append(prev.toks, pt.toks...)
 			prev.end = pt.toks[len(pt.toks)-1].end
+			prev.after = pt.after // "if yes find one near umhlanga, just 1": the condition's action goes on
 			continue
 		}
 		toks := pt.toks
@@ -887,7 +888,7 @@ func hasContent(toks []token) bool {
 	for _, t := range toks {
 		switch t.kind {
 		case tWord, tHan:
-			if !t.stop {
+			if !t.stop && !boundWords[strings.ToLower(t.text)] {
 				return true
 			}
 		case tHanRaw:
@@ -896,6 +897,11 @@ func hasContent(toks []token) bool {
 	}
 	return false
 }
+
+// boundWords say how many, or end a request as Singaporeans and
+// Malaysians do ("max 4 can?", "just 1 lah"): no content of their own.
+var boundWords = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "only": true, "just": true, "upto": true,
+	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true}
 
 // unplanned explains a clause no visible entry fits. A clause that only
 // sets the scene ("plan my day in Nairobi") is not reported.
@@ -1344,7 +1350,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 	for j := i; j < len(toks) && len(words) < limit; j++ {
 		tj := toks[j]
 		lj := strings.ToLower(tj.text)
-		if tj.kind != tWord || tj.stop || tj.conj || timeWords[lj] || englishThere[lj] {
+		if tj.kind != tWord || tj.stop || tj.conj || timeWords[lj] || englishThere[lj] || boundWords[lj] {
 			break
 		}
 		if travelWords[lj] {

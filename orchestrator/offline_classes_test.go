@@ -339,6 +339,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"走路要多久, no place", "example", "走路要多久",
 			[]string{"missing_arguments"}},
+		{"a count after a comma, ended the Singapore way", "example", "laksa near katong, max 3 can?",
+			[]string{`places_restaurants map[cuisine:laksa limit:3 near:katong]`}},
+		{"a condition's action goes on after a comma", "example", "is it sunny in cusco? if so find a cuy place near plaza de armas, just 2",
+			[]string{`places_restaurants map[cuisine:cuy limit:2 near:plaza de armas]`, `weather_current map[city:cusco]`, "condition"}},
+		{"two plain words before a head noun are the cuisine", "example", "find a bunny chow place in durban",
+			[]string{`places_restaurants map[cuisine:bunny chow near:durban]`}},
+		{"atm is no part of a city", "example", "is it raining in leeds atm",
+			[]string{`weather_current map[city:leeds]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

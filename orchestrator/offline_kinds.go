@@ -73,17 +73,22 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 			}
 		}
 	}
-	// A plain word right before a head noun: "pho spots", "georgian restaurants".
-	for i := 0; i+1 < len(toks); i++ {
-		t, next := toks[i], toks[i+1]
-		if t.kind != tWord || next.kind != tWord || !k.heads[strings.ToLower(next.text)] {
-			continue
-		}
+	// A plain word right before a head noun: "pho spots", "georgian
+	// restaurants"; or two ("bunny chow place", "jollof rice spots").
+	plain := func(i int) bool {
+		t := toks[i]
 		lw := strings.ToLower(t.text)
-		if t.stop || t.conj || c.placeToks[i] || kindAdjectives[lw] || timeWords[lw] || k.heads[lw] || ix.strongKey(key(t.norm)) && concepts[t.norm] == "" {
+		return t.kind == tWord && !t.stop && !t.conj && !c.placeToks[i] && !kindAdjectives[lw] && !timeWords[lw] && !k.heads[lw] &&
+			!(ix.strongKey(key(t.norm)) && concepts[t.norm] == "")
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		if next := toks[i+1]; next.kind != tWord || !k.heads[strings.ToLower(next.text)] || !plain(i) {
 			continue
 		}
-		return lw, []int{i}
+		if i > 0 && plain(i-1) {
+			return strings.ToLower(toks[i-1].text + " " + toks[i].text), []int{i - 1, i}
+		}
+		return strings.ToLower(toks[i].text), []int{i}
 	}
 	// A Chinese word of the kind's suffix: 东北菜, 泰国菜 (泰国 + 菜).
 	for i, t := range toks {
