@@ -50,12 +50,12 @@ var conceptGroups = [][]string{
 	{"annotated", "annotation", "annotations", "标注", "注释"},
 	{"subscription", "subscriber", "subscribe", "订阅"},
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
-	{"translate", "translation", "how do you say", "how do i say", "how to say", "翻译", "怎么说", "咋说", "怎么讲", "咋讲", "用英语说", "用日语说", "译成", "翻成"},
+	{"translate", "translation", "how do you say", "how do i say", "how to say", "how do u say", "how would you say", "how would i say", "how can i say", "how do we say", "翻译", "怎么说", "咋说", "怎么讲", "咋讲", "用英语说", "用日语说", "译成", "翻成"},
 	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
 	{"convert", "conversion", "换算", "转换"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
-	{"air quality", "pollution", "smog", "aqi", "pollutant", "空气质量", "雾霾", "污染", "浓度", "污染物"},
+	{"air quality", "pollution", "smog", "aqi", "pollutant", "ozone", "haze", "空气质量", "雾霾", "污染", "浓度", "污染物", "臭氧", "空气好不好", "空气怎么样", "空气咋样"},
 	// 民宿 (a homestay) is no word of the hotel group: it is what a
 	// vacation rental tool says, and tool search finds those by it.
 	{"hotel", "accommodation", "lodging", "place to stay", "somewhere to stay", "hostel", "酒店", "宾馆", "住宿", "住的地方", "住处", "旅馆"},
@@ -123,6 +123,8 @@ var hanFunctionWords = []string{
 	"找下", "搜下", "问下", "算下", "换下", "翻下", "订下", "推荐下", "介绍下", "安排下", "查询下", "搜索下", "规划下", "计算下", "确认下", "发封", "发个",
 	"这会儿", "这会", "此刻", "过去", "关于", "有关", "那块", "那一块", "这块", "大概", "大约", "别超过", "不能超过", "吃完", "吃完饭", "坐坐", "这两天", "这几天", "近几天", "最近几天", "评分高", "评分高的", "没", "远吗", "远不远", "远不", "近吗", "近不近", "附进", "付近",
 	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "目前", "当前", "眼下",
+	// how things are, never a place (雾霾好严重啊)
+	"严重", "好严重", "太严重", "很严重", "非常严重", "特别严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了",
 	// praise of food, never a place (曼谷有什么地道的泰国菜)
 	"地道", "正宗", "实惠", "便宜", "有名", "出名", "高档", "热门", "网红", "人气", "靠谱",
 	// a rate or a cap (每晚不超过800)

@@ -186,7 +186,8 @@ func (b *planBuilder) build(clauses []clause) {
 	// before it, or else the first one named after it (later[i+1]: the
 	// first named after clause i).
 	var ctx places
-	var dates []value // the dates named last: a clause without its own takes them ("后天从深圳飞曼谷，顺便看看曼谷的酒店")
+	var dates []value       // the dates named last: a clause without its own takes them ("后天从深圳飞曼谷，顺便看看曼谷的酒店")
+	var remarks []Unplanned // clauses that only remark (remark), reported when nothing is planned
 	later := make([]string, len(clauses)+1)
 	for i := len(clauses) - 1; i >= 0; i-- {
 		if later[i] = clauses[i].places.any(); later[i] == "" {
@@ -211,7 +212,11 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 		default:
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
-				b.unplanned = append(b.unplanned, u)
+				if u.Reason == ReasonNoMatch && remark(c) {
+					remarks = append(remarks, u)
+				} else {
+					b.unplanned = append(b.unplanned, u)
+				}
 			}
 		}
 		if len(c.values.dates) > 0 {
@@ -223,6 +228,10 @@ func (b *planBuilder) build(clauses []clause) {
 				ctx.place = c.places.any()
 			}
 		}
+	}
+	if len(b.plan.Steps) == 0 {
+		// A remark beside nothing planned may be what the user asks.
+		b.unplanned = append(b.unplanned, remarks...)
 	}
 	if len(b.ids) > 1 {
 		b.plan.Steps = append(b.plan.Steps, Step{ID: IntegrateTool, Tool: IntegrateTool, DependsOn: b.ids})
@@ -970,6 +979,60 @@ func sceneSetting(c *clause) bool {
 	return true
 }
 
+// remark says whether a clause no tool fits only remarks on how things
+// are ("haze very bad today", "traffic so bad", 雾霾好严重啊): it says how
+// much or how bad, and has no question, no request, no verb that asks for
+// something. Beside a planned clause it is context, not an unplanned
+// request ("a taxi to the airport" is one).
+func remark(c *clause) bool {
+	var han strings.Builder
+	judged := false
+	for _, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		switch t.kind {
+		case tWord:
+			if requestWords[lw] || questionWords[lw] || askVerbs[lw] {
+				return false
+			}
+			judged = judged || judgeWords[lw]
+		case tPunct:
+			if strings.ContainsAny(t.text, "?？") {
+				return false
+			}
+		case tHan, tHanRaw:
+			han.WriteString(t.text)
+		case tQuote:
+			return false
+		}
+	}
+	for _, w := range hanAsks {
+		if strings.Contains(han.String(), w) {
+			return false
+		}
+	}
+	for _, w := range hanJudges {
+		judged = judged || strings.Contains(han.String(), w)
+	}
+	return judged
+}
+
+// judgeWords and hanJudges say how much or how bad.
+var (
+	judgeWords = map[string]bool{"so": true, "very": true, "really": true, "too": true, "super": true, "bad": true, "terrible": true, "awful": true,
+		"horrible": true, "crazy": true, "insane": true, "worse": true, "worst": true, "lovely": true, "great": true, "nice": true}
+	hanJudges = []string{"好严重", "太严重", "很严重", "严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了"}
+)
+
+// questionWords ask; askVerbs and hanAsks ask for something done.
+var (
+	questionWords = map[string]bool{"what": true, "whats": true, "what's": true, "how": true, "hows": true, "how's": true, "when": true, "where": true,
+		"which": true, "who": true, "why": true, "is": true, "are": true, "do": true, "does": true, "any": true, "will": true, "would": true, "should": true}
+	askVerbs = map[string]bool{"play": true, "make": true, "draw": true, "send": true, "buy": true, "reserve": true, "set": true, "open": true, "turn": true,
+		"start": true, "stop": true, "remind": true, "text": true, "message": true, "email": true, "pay": true, "transfer": true, "translate": true,
+		"give": true, "let": true, "take": true, "bring": true, "split": true, "venmo": true}
+	hanAsks = []string{"帮", "请", "给我", "查", "找", "订", "看看", "看下", "瞅", "要", "想", "能", "吗", "呢", "怎么", "咋", "多少", "几", "什么", "啥", "哪", "放", "画", "发", "买", "叫", "打", "设", "告诉", "推荐", "翻"}
+)
+
 // sceneLeads start a clause that tells where the user is ("I'm in …").
 var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true,
 	"flying": true, "heading": true, "going": true, "travelling": true, "traveling": true, "visiting": true, "staying": true, "landing": true,
@@ -1443,7 +1506,10 @@ func plainNameWord(t token, lw string, ix *offlineIndex) bool {
 // fillerWords end a clause without meaning anything for its arguments:
 // "weather in lisbon rn", "pizza near soho asap".
 var fillerWords = map[string]bool{"right": true, "gimme": true, "lemme": true, "specifically": true, "especially": true, "only": true, "exactly": true, "rn": true, "asap": true, "plz": true, "pls": true, "please": true, "thx": true, "thanks": true,
-	"tho": true, "lol": true, "btw": true, "pronto": true, "quickly": true, "fast": true, "now": true, "today": true, "real": true}
+	"tho": true, "lol": true, "btw": true, "pronto": true, "quickly": true, "fast": true, "now": true, "today": true, "real": true, "atm": true,
+	// how it is, not where: "haze very bad today"
+	"bad": true, "terrible": true, "awful": true, "horrible": true, "crazy": true, "insane": true, "worse": true, "worst": true, "lovely": true,
+	"fine": true, "okay": true, "ok": true, "very": true, "really": true, "super": true, "damn": true}
 
 // determiners lead a place of plain words: "the train station", "my
 // hotel", "our office".

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -139,8 +140,13 @@ func enumMentions(syn map[string]any, toks []token, tn tokenNames, used map[int]
 					n, v = j-i+1, e
 				}
 			}
-			single := n == 1 && len(t.text) < 2 && !(i > 0 && toks[i-1].kind == tNum)
-			if n > 0 && !single && !(n == 1 && t.stop && !(i > 0 && toks[i-1].kind == tNum)) {
+			// A one-letter value only after its number or "degrees" (30 c,
+			// "30 degrees c"), or after "to" a number was said before
+			// ("25 degrees c to f").
+			unit := i > 0 && (toks[i-1].kind == tNum || degreeWords[strings.ToLower(toks[i-1].text)] ||
+				intoWords[strings.ToLower(toks[i-1].text)] && slices.ContainsFunc(toks[:i-1], func(t token) bool { return t.kind == tNum }))
+			single := n == 1 && len(t.text) < 2 && !unit
+			if n > 0 && !single && !(n == 1 && t.stop && !unit) {
 				out = append(out, groupValue{v, i})
 				i += n - 1
 			}
@@ -158,6 +164,11 @@ func enumMentions(syn map[string]any, toks []token, tn tokenNames, used map[int]
 	}
 	return out
 }
+
+var (
+	degreeWords = map[string]bool{"degrees": true, "degree": true, "deg": true, "°": true}
+	intoWords   = map[string]bool{"to": true, "into": true, "in": true}
+)
 
 // hanNamesIn returns the English names of the aliases and places in s.
 func hanNamesIn(s string) []string {

@@ -420,6 +420,8 @@ var currencyNames = map[string]string{
 	"real": "BRL", "reais": "BRL", "brazilian real": "BRL", "雷亚尔": "BRL", "lira": "TRY", "turkish lira": "TRY", "里拉": "TRY",
 	"krone": "NOK", "norwegian krone": "NOK", "kroner": "NOK", "swedish krona": "SEK", "krona": "SEK", "kronor": "SEK", "danish krone": "DKK",
 	"dirham": "AED", "dirhams": "AED", "迪拉姆": "AED", "ringgit": "MYR", "林吉特": "MYR", "rand": "ZAR", "兰特": "ZAR",
+	"马币": "MYR", "令吉": "MYR", "马来西亚令吉": "MYR", "马来西亚林吉特": "MYR", "菲币": "PHP", "泰币": "THB", "美刀": "USD", "日圆": "JPY", "新元": "SGD", "坡币": "SGD", "新加坡币": "SGD",
+	"加拿大元": "CAD", "澳大利亚元": "AUD", "印度卢比": "INR", "韩圆": "KRW", "澳门币": "MOP", "欧币": "EUR", "越南币": "VND", "印尼币": "IDR",
 	"dong": "VND", "越南盾": "VND", "台币": "TWD", "新台币": "TWD", "澳门元": "MOP", "bitcoin": "BTC", "比特币": "BTC",
 	// a currency named by its country, where the word alone is another's
 	"moroccan dirham": "MAD", "moroccan dirhams": "MAD", "摩洛哥迪拉姆": "MAD", "uae dirham": "AED", "emirati dirham": "AED", "阿联酋迪拉姆": "AED",
@@ -467,7 +469,14 @@ func findCurrencies(toks []token) []value {
 			continue
 		}
 		if t.kind == tHan || t.kind == tHanRaw {
-			for _, w := range hanCurrencyWords(t.text) {
+			words := hanCurrencyWords(t.text)
+			if r, size := utf8.DecodeRuneInString(t.text); len(words) == 0 && i > 0 && toks[i-1].kind == tNum && toks[i-1].end == t.start && size < len(t.text) {
+				// 100刀换人民币: a one-character name right after its amount.
+				if code, ok := hanCurrencies[string(r)]; ok {
+					words = append([]string{code}, hanCurrencyWords(t.text[size:])...)
+				}
+			}
+			for _, w := range words {
 				out = append(out, value{w, i})
 			}
 		}
