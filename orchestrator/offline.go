@@ -162,6 +162,7 @@ func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now 
 		return &Plan{Goal: goal}, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
 	}
 	ix.rankClauses(goal, clauses, vis, now)
+	clauses = ix.splitSpaced(goal, clauses, vis, now)
 	clauses = ix.joinClauses(goal, clauses, now)
 	clauses = ix.joinUnfit(goal, clauses, vis, now)
 	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}

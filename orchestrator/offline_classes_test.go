@@ -367,6 +367,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__stock_quote map[symbol:WIT]`}},
 		{"a request by its noun beside another is no remark", "example", "weather in paris and a taxi to the airport",
 			[]string{`weather_current map[city:paris]`, "no_match"}},
+		{"two Chinese requests split by a space", "kit", "东京现在几点 帮我把“谢谢”翻译成日语",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:ja text:谢谢]`, `kit__world_time map[city:东京]`}},
+		{"weather, a space, restaurants", "example", "杭州天气咋样 西湖附近有啥好吃的杭帮菜",
+			[]string{`places_restaurants map[cuisine:杭帮菜 near:西湖]`, `weather_current map[city:杭州]`}},
+		{"spaces inside one Chinese request split nothing", "kit", "成都的酒店 下周一入住 住三晚",
+			[]string{`kit__hotels_search map[check_in:2027-03-15 city:成都 guests:2 nights:3]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -587,3 +587,90 @@ func colonQuote(goal string, c *clause) []token {
 	}
 	return out
 }
+
+// splitSpaced splits a clause at the spaces between its Chinese words
+// when the parts ask for different tools (伦敦现在几点 给我妈发个邮件…,
+// 巴黎天气咋样 埃菲尔铁塔附近有啥像样的法餐): Chinese users often end a
+// request with a space, not a comma. A part that no tool fits alone
+// (住三晚, 给我top10) stays with the part before it (or, first, after
+// it), so a space inside one request splits nothing.
+func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now time.Time) []clause {
+	out := cs[:0:0]
+	for _, c := range cs {
+		parts := spacedParts(goal, c)
+		if parts == nil {
+			out = append(out, c)
+			continue
+		}
+		ix.rankClauses(goal, parts, vis, now)
+		tools := map[int]bool{}
+		for _, p := range parts {
+			if p.best >= 0 {
+				tools[ix.family(p.ranked[p.best].entry)] = true
+			}
+		}
+		if len(tools) < 2 {
+			out = append(out, c)
+			continue
+		}
+		var merged []clause
+		var pending []token
+		for _, p := range parts {
+			switch {
+			case p.best < 0 && len(merged) > 0:
+				last := &merged[len(merged)-1]
+				last.toks = append(last.toks, p.toks...)
+				last.end, last.after = p.end, p.after
+			case p.best < 0:
+				pending = append(pending, p.toks...)
+			default:
+				if pending != nil {
+					p.toks, p.start = append(pending, p.toks...), pending[0].start
+					pending = nil
+				}
+				merged = append(merged, clause{toks: p.toks, start: p.start, end: p.end, before: p.before, after: p.after, cond: p.cond})
+			}
+		}
+		ix.rankClauses(goal, merged, vis, now)
+		out = append(out, merged...)
+	}
+	return out
+}
+
+// spacedParts cuts c at the spaces between two Chinese words, or returns
+// nil when it has none. The parts are unread (rankClauses reads them);
+// the first keeps c's separator before, the last c's after, and those
+// between are separated by a comma.
+func spacedParts(goal string, c clause) []clause {
+	han := func(t token) bool { return t.kind == tHan || t.kind == tHanRaw }
+	var parts []clause
+	from := 0
+	for k := 0; k+1 < len(c.toks); k++ {
+		a, b := c.toks[k], c.toks[k+1]
+		if !han(a) || !han(b) || b.start <= a.end || strings.TrimSpace(goal[a.end:b.start]) != "" {
+			continue
+		}
+		parts = append(parts, clause{toks: c.toks[from : k+1], start: c.toks[from].start, end: a.end, after: "，"})
+		from = k + 1
+	}
+	if parts == nil {
+		return nil
+	}
+	parts = append(parts, clause{toks: c.toks[from:], start: c.toks[from].start, end: c.toks[len(c.toks)-1].end, after: c.after})
+	parts[0].before, parts[0].cond = c.before, c.cond
+	for i := 1; i < len(parts); i++ {
+		parts[i].before = "，"
+	}
+	return parts
+}
+
+// family is the capability entry i is a vendor tool of, or i: a
+// capability and the tools of its chain do one thing.
+func (ix *offlineIndex) family(i int) int {
+	if e := ix.entries[i]; e != nil && e.e.Capability == nil {
+		if c, ok := ix.capIdx[e.e.Tool.Vendor+"/"+e.e.Tool.Def.Name]; ok {
+			return c
+		}
+	}
+	return i
+}
