@@ -23,7 +23,8 @@ type logEnv struct {
 	gw  *hub.Gateway
 }
 
-func newLogEnv(t testing.TB, h slog.Handler) *logEnv {
+// newLogEnv returns the gateway; queue is the governor's Options.LogQueue.
+func newLogEnv(t testing.TB, h slog.Handler, queue int) *logEnv {
 	g := govern.New(&govern.Options{
 		VendorLimits: func(string) registry.Limits { return registry.Limits{RPS: 1e6, Burst: 1 << 20, Concurrency: 64} },
 		// Breakers that never open: a breaker's change is a line of its
@@ -31,7 +32,8 @@ func newLogEnv(t testing.TB, h slog.Handler) *logEnv {
 		Breaker: func(string) *breaker.Options {
 			return &breaker.Options{MinCalls: 1 << 30, ConsecutiveFailures: 1 << 30}
 		},
-		Logger: slog.New(h),
+		Logger:   slog.New(h),
+		LogQueue: queue,
 	})
 	g.SetDebug("debugged", true)
 	up := hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
@@ -95,7 +97,7 @@ func TestDecisionLineSameBytes(t *testing.T) {
 		var got string
 		synctest.Test(t, func(t *testing.T) { // each run starts at the same (fake) time
 			w := &syncBuffer{}
-			newLogEnv(t, h(w)).burst(40)
+			newLogEnv(t, h(w), 0).burst(40)
 			got = w.String()
 		})
 		return got

@@ -23,6 +23,10 @@ import (
 // and findings (field, rule, span) when the vendor's result scan flagged
 // the result.
 //
+// The line says what the call was when it ended. With [Options.LogQueue]
+// it is encoded and written by the governor's writer goroutine, shortly
+// after the call returned; without, before the call returns.
+//
 // Argument values are never logged, and string argument values are
 // scrubbed from logged error texts ("[redacted]"), unless [Governor.SetDebug]
 // is on for the tenant: then an "arguments" field carries them.
@@ -122,6 +126,14 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 			l.errMsg = "arguments do not match the input schema" // the validator may quote values
 		} else if l.errMsg == "" {
 			l.errMsg = he.Message
+		}
+	}
+	if g.q != nil {
+		switch g.q.push(&l) {
+		case lineQueued:
+			return
+		case queueFull:
+			g.m.logInline.Inc()
 		}
 	}
 	g.logLine(&l)
