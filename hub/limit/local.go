@@ -5,8 +5,6 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 const localShards = 64 // power of two
@@ -21,8 +19,9 @@ type LocalOptions struct {
 	SweepEvery time.Duration
 }
 
-// Local is an in-process [Limiter]: one golang.org/x/time/rate token bucket
-// per key, held in 64 shards chosen by a hash of the key, so calls for
+// Local is an in-process [Limiter]: one token bucket per key (the
+// arithmetic of golang.org/x/time/rate's Limiter, under the shard's lock
+// alone), held in 64 shards chosen by a hash of the key, so calls for
 // different keys rarely contend. Safe for concurrent use.
 type Local struct {
 	now    func() time.Time
@@ -38,10 +37,29 @@ type localShard struct {
 	_         [64]byte // keep neighbouring shards' locks off one cache line
 }
 
+// localBucket is a token bucket: tokens as of last, refilled at rate up
+// to burst. It computes what golang.org/x/time/rate's Limiter does (which
+// Local used, with a lock of its own inside the shard's and the refill
+// computed twice an Allow: to look, then to take).
 type localBucket struct {
-	lim   *rate.Limiter
-	rate  float64
-	burst int
+	rate   float64
+	burst  int
+	tokens float64
+	last   time.Time
+}
+
+// tokensAt is how many tokens the bucket holds at now (rate.Limiter's
+// advance: a now before last counts as last).
+func (b *localBucket) tokensAt(now time.Time) float64 {
+	last := b.last
+	if now.Before(last) {
+		last = now
+	}
+	tokens := b.tokens + now.Sub(last).Seconds()*b.rate
+	if burst := float64(b.burst); tokens > burst {
+		tokens = burst
+	}
+	return tokens
 }
 
 var _ Limiter = (*Local)(nil)
@@ -76,18 +94,20 @@ func (l *Local) Allow(_ context.Context, key string, r Rule, n int) (Decision, e
 	b := s.buckets[key]
 	switch {
 	case b == nil:
-		b = &localBucket{lim: rate.NewLimiter(rate.Limit(r.Rate), r.Burst), rate: r.Rate, burst: r.Burst}
+		b = &localBucket{rate: r.Rate, burst: r.Burst, tokens: float64(r.Burst)}
 		s.buckets[key] = b
 	case b.rate != r.Rate || b.burst != r.Burst:
-		b.lim.SetLimitAt(now, rate.Limit(r.Rate))
-		b.lim.SetBurstAt(now, r.Burst)
+		// The tokens so far at the old rule, then the new rule from now
+		// (rate.Limiter's SetLimitAt and SetBurstAt).
+		b.tokens, b.last = b.tokensAt(now), now
 		b.rate, b.burst = r.Rate, r.Burst
 	}
 
 	// The shard lock makes "look, then take" atomic for this key.
-	tokens := b.lim.TokensAt(now)
+	tokens := b.tokensAt(now)
 	var d Decision
-	if need := float64(n + r.Reserve); tokens >= need && b.lim.AllowN(now, n) {
+	if need := float64(n + r.Reserve); tokens >= need {
+		b.tokens, b.last = tokens-float64(n), now
 		d = Decision{Allowed: true, Remaining: wholeTokens(tokens - float64(n))}
 	} else {
 		d = Decision{RetryAfter: durationForTokens(need-tokens, r.Rate), Remaining: wholeTokens(tokens)}
@@ -101,7 +121,7 @@ func (l *Local) Allow(_ context.Context, key string, r Rule, n int) (Decision, e
 func (s *localShard) sweepLocked(now time.Time) {
 	s.lastSweep = now
 	for k, b := range s.buckets {
-		if b.lim.TokensAt(now) >= float64(b.burst) {
+		if b.tokensAt(now) >= float64(b.burst) {
 			delete(s.buckets, k)
 		}
 	}
