@@ -41,13 +41,21 @@ func (g *Governor) OuterMiddleware() hub.Middleware {
 }
 
 func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err error) {
-	end := g.now()
-	start := c.Start
-	if start.IsZero() {
-		start = end
-	}
 	var l callLine
-	l.total = end.Sub(start)
+	var end time.Time
+	switch {
+	case c.Start.IsZero():
+		end = g.now()
+	case g.o.Now == nil:
+		// The wall clock: time.Since reads the monotonic clock alone
+		// (time.Now reads it and the wall clock), and the call's end is
+		// its start plus that.
+		l.total = time.Since(c.Start)
+		end = c.Start.Add(l.total)
+	default:
+		end = g.now()
+		l.total = end.Sub(c.Start)
+	}
 	if c.Trace != nil {
 		l.attempts, l.decisions = c.Trace.Attempts, c.Trace.Decisions
 	}
@@ -90,9 +98,9 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	if !g.log.Enabled(ctx, l.level) {
 		return
 	}
-	// The line's time: the reading that ended the call, when the
-	// governor's clock is the wall clock (a clock read costs, on some
-	// virtual machines, as much as a map lookup).
+	// The line's time: the call's end, when the governor's clock is the
+	// wall clock (a clock read costs, on some virtual machines, as much
+	// as a map lookup).
 	l.time = end
 	if g.o.Now != nil {
 		l.time = time.Now()
