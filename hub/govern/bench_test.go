@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -28,6 +29,13 @@ func BenchmarkGatewayGoverned(b *testing.B) {
 	benchGoverned(b, govern.NewJSONHandler(io.Discard, nil), govern.DefaultLogQueue)
 }
 
+// BenchmarkGatewayGovernedCallDeadline is BenchmarkGatewayGoverned with a
+// deadline for the whole call (hub.Options.Deadline), as toolhub serve
+// gives every call.
+func BenchmarkGatewayGovernedCallDeadline(b *testing.B) {
+	benchGovernedDeadline(b, govern.NewJSONHandler(io.Discard, nil), govern.DefaultLogQueue, time.Minute)
+}
+
 // BenchmarkGatewayGovernedLogInline is BenchmarkGatewayGoverned with each
 // line encoded and written by its call (no log queue).
 func BenchmarkGatewayGovernedLogInline(b *testing.B) {
@@ -41,7 +49,9 @@ func BenchmarkGatewayGovernedStdlibLog(b *testing.B) {
 	benchGoverned(b, slog.NewJSONHandler(io.Discard, nil), 0)
 }
 
-func benchGoverned(b *testing.B, h slog.Handler, queue int) {
+func benchGoverned(b *testing.B, h slog.Handler, queue int) { benchGovernedDeadline(b, h, queue, 0) }
+
+func benchGovernedDeadline(b *testing.B, h slog.Handler, queue int, deadline time.Duration) {
 	reg := prometheus.NewRegistry()
 	g := govern.New(&govern.Options{
 		VendorLimits: func(string) registry.Limits { return registry.Limits{RPS: 1e9, Burst: 1 << 20, Concurrency: 1 << 10} },
@@ -59,8 +69,9 @@ func benchGoverned(b *testing.B, h slog.Handler, queue int) {
 	})
 	ups := hub.UpstreamsFunc(func(vendor string) (hub.Invoker, bool) { return up, vendor == "weather-a" })
 	gw := hub.NewGateway(catalog(b), ups, &hub.Options{
-		Outer:  []hub.Middleware{g.OuterMiddleware()},
-		Vendor: []hub.Middleware{g.VendorMiddleware()},
+		Outer:    []hub.Middleware{g.OuterMiddleware()},
+		Vendor:   []hub.Middleware{g.VendorMiddleware()},
+		Deadline: func(registry.Entry) time.Duration { return deadline },
 	})
 	args := map[string]any{"city": "Oslo"}
 	ctx := context.Background()
