@@ -249,9 +249,11 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
 	c.Capability, c.Tool = e.Capability, e.Tool
 	if _, ok := ctx.Deadline(); !ok && g.opts.Deadline != nil {
 		if d := g.opts.Deadline(e); d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
+			// As context.WithTimeout(ctx, d), arming no timer until
+			// someone waits on Done (see attemptContext).
+			cctx := newAttemptContext(ctx, time.Now().Add(d))
+			defer cctx.end()
+			ctx = cctx
 		}
 	}
 	return g.resolved.Invoke(ctx, c)
