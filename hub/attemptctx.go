@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// attemptContext bounds one upstream attempt by its deadline, as
+// attemptContext bounds one upstream attempt by its deadline (or a whole
+// call by [Options].Deadline's), as
 // context.WithDeadline(parent, deadline) does, but it arms nothing until
 // someone asks for its Done channel: an upstream that answers without
 // waiting on Done (an in-process vendor, a quick pipe) costs the attempt

@@ -73,8 +73,9 @@ type Gateway struct {
 	vendor   Invoker // Vendor middlewares → attempt
 	resolved Invoker // Call middlewares → route
 	// realClock is set when Options.Now is the wall clock: its readings
-	// also serve a call's id and an attempt's deadline (each clock read
-	// costs, on some virtual machines, as much as a map lookup).
+	// also serve a call's id and an attempt's deadline, and latencies
+	// read the monotonic clock alone (each clock read costs, on some
+	// virtual machines, as much as a map lookup).
 	realClock bool
 }
 
@@ -144,8 +145,18 @@ func (g *Gateway) answer(c *Call, r *Result, err error) (*Result, error) {
 	}
 	r.Provenance.CallID = c.ID
 	r.Provenance.Attempts = len(c.Trace.Attempts)
-	r.Provenance.LatencyMS = float64(g.opts.Now().Sub(c.Start).Microseconds()) / 1000
+	r.Provenance.LatencyMS = float64(g.since(c.Start).Microseconds()) / 1000
 	return r, nil
+}
+
+// since is the time elapsed since t on the gateway's clock: on the wall
+// clock, time.Since, which reads only the monotonic clock when t has a
+// reading of it (time.Now reads it and the wall clock: two reads).
+func (g *Gateway) since(t time.Time) time.Duration {
+	if g.realClock {
+		return time.Since(t)
+	}
+	return g.opts.Now().Sub(t)
 }
 
 // Visible reports whether tenant may see and call e.
@@ -238,9 +249,11 @@ func (g *Gateway) resolve(ctx context.Context, c *Call) (*Result, error) {
 	c.Capability, c.Tool = e.Capability, e.Tool
 	if _, ok := ctx.Deadline(); !ok && g.opts.Deadline != nil {
 		if d := g.opts.Deadline(e); d > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
+			// As context.WithTimeout(ctx, d), arming no timer until
+			// someone waits on Done (see attemptContext).
+			cctx := newAttemptContext(ctx, time.Now().Add(d))
+			defer cctx.end()
+			ctx = cctx
 		}
 	}
 	return g.resolved.Invoke(ctx, c)
@@ -327,7 +340,7 @@ func (g *Gateway) attempt(ctx context.Context, c *Call) (*Result, error) {
 	} else {
 		err = upstreamError(ctx, t.Vendor, timeout, err)
 	}
-	g.record(c, g.opts.Now().Sub(start), r, err)
+	g.record(c, g.since(start), r, err)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,11 @@ type Options struct {
 	Refresh time.Duration
 	// Now is the clock of the series' window; nil means time.Now.
 	Now func() time.Time
+	// Flush, when set, is called before the decisions and the series are
+	// read: a decision log written off the call path (govern's
+	// Options.LogQueue, Governor.Flush) hands over the lines that wait,
+	// so that every call that returned is in them.
+	Flush func()
 }
 
 type asset struct {
@@ -164,6 +169,9 @@ func (h *handler) decisions(w http.ResponseWriter, r *http.Request) {
 	lines := []json.RawMessage{}
 	var recorded uint64
 	if h.o.Recorder != nil {
+		if h.o.Flush != nil {
+			h.o.Flush()
+		}
 		lines = h.o.Recorder.Lines(limit)
 		recorded = h.o.Recorder.Recorded()
 	}
@@ -175,6 +183,9 @@ func (h *handler) series(w http.ResponseWriter, r *http.Request) {
 	vendors := map[string][]Point{}
 	bucket := DefaultBucket
 	if h.o.Recorder != nil {
+		if h.o.Flush != nil {
+			h.o.Flush()
+		}
 		vendors, bucket = h.o.Recorder.Series(h.o.Now())
 	}
 	w.Header().Set("Cache-Control", "no-store")

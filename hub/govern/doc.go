@@ -15,7 +15,9 @@
 //     JSON decision-log line (attempts, decisions, outcome, latency, time
 //     spent deciding) and the call metrics. The outcome is [hub.OutcomeOf]'s,
 //     the one classifier billing and traces read too. It never logs argument values
-//     unless [Governor.SetDebug] is on for the tenant.
+//     unless [Governor.SetDebug] is on for the tenant. With [Options.LogQueue],
+//     lines are encoded and written by the governor's own goroutine, off the
+//     call path; [Governor.Flush] and [Governor.Close] hand over what waits.
 //   - [Governor.Status] reports a vendor's breaker, ramp, health, limits and
 //     load for the status API; [Governor.MetricsHandler] serves /metrics.
 //
@@ -24,7 +26,9 @@
 //	g := govern.New(&govern.Options{
 //		VendorLimits: func(id string) registry.Limits { return vendorsByID[id].Limits },
 //		Logger:       decisionLog, // JSON
+//		LogQueue:     govern.DefaultLogQueue,
 //	})
+//	defer g.Close() // the decision-log lines still queued
 //	gw := hub.NewGateway(cat, ups, &hub.Options{
 //		Outer:  []hub.Middleware{g.OuterMiddleware()},
 //		Vendor: []hub.Middleware{g.VendorMiddleware()},

@@ -94,6 +94,18 @@ type Options struct {
 	// Logger receives the decision log (one line per call) and breaker and
 	// health changes. Nil means JSON to os.Stderr.
 	Logger *slog.Logger
+	// LogQueue is how many decision-log lines may wait for the governor's
+	// writer goroutine, which hands them to Logger's handler off the call
+	// path (a call copies its line into the queue; the writer takes the
+	// queue every millisecond while calls come, and stops when none do).
+	// A call that finds the queue full hands its own line to the handler
+	// and counts in toolhub_decision_log_inline_total. [Governor.Flush]
+	// and [Governor.Close] hand over what waits. Zero means no queue: each
+	// call hands its line to the handler before it returns, so a line is
+	// in the log once its call returned. [DefaultLogQueue] suits a server.
+	// Other lines (breaker and health changes) are logged at once, so they
+	// may come before the queued lines of calls that ended earlier.
+	LogQueue int
 	// Registerer receives the metrics. Nil means a private registry, served
 	// by [Governor.MetricsHandler]. A Registerer that is also a
 	// [prometheus.Gatherer] (like *prometheus.Registry) is served by
@@ -124,6 +136,8 @@ type Governor struct {
 
 	probesMu sync.Mutex
 	probes   map[string]*probeRun
+
+	q *logQueue // nil: lines are logged on the call path
 }
 
 // vendorState is what the governor keeps per vendor.
@@ -194,7 +208,7 @@ func New(opts *Options) *Governor {
 		g.log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	if g.o.Limiter == nil {
-		g.o.Limiter = limit.NewLocal(&limit.LocalOptions{Now: g.now})
+		g.o.Limiter = limit.NewLocal(&limit.LocalOptions{Now: g.o.Now}) // nil: the wall clock, read cheaper
 	}
 	if g.o.BulkheadWait == 0 {
 		g.o.BulkheadWait = DefaultBulkheadWait
@@ -210,6 +224,9 @@ func New(opts *Options) *Governor {
 		g.gatherer = prometheus.DefaultGatherer
 	}
 	g.m = newMetrics(reg)
+	if g.o.LogQueue > 0 {
+		g.q = newLogQueue(g.log.Handler(), g.o.LogQueue)
+	}
 	g.breakers = breaker.NewSet(g.breakerOptions)
 	return g
 }
@@ -280,6 +297,25 @@ func (g *Governor) state(vendor string) *vendorState {
 		g.m.breakerState.WithLabelValues(vendor).Set(stateValue(s))
 	}
 	return v.(*vendorState)
+}
+
+// Flush hands the decision-log lines waiting in the queue
+// ([Options.LogQueue]) to the logger's handler, and returns once it has:
+// every call that returned before Flush was called is then in the log.
+func (g *Governor) Flush() {
+	if g.q != nil {
+		g.q.flush()
+	}
+}
+
+// Close hands the decision-log lines still queued ([Options.LogQueue]) to
+// the logger's handler; calls after it log their own lines. It stops no
+// probe ([Governor.StopProbes]) and always returns nil.
+func (g *Governor) Close() error {
+	if g.q != nil {
+		g.q.close()
+	}
+	return nil
 }
 
 // Breaker returns the vendor's circuit breaker, for operator switches

@@ -2,6 +2,7 @@ package govern
 
 import (
 	"context"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"math"
@@ -160,31 +161,41 @@ func appendValue(b []byte, v slog.Value) []byte {
 	}
 	switch x := v.Any().(type) {
 	case []string:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i, s := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, s, true)
-		}
-		return append(b, ']')
+		return appendStrings(b, x)
 	case []hub.Attempt:
-		if x == nil {
-			return append(b, "null"...)
-		}
-		b = append(b, '[')
-		for i := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendAttempt(b, &x[i])
-		}
-		return append(b, ']')
+		return appendAttempts(b, x)
 	}
 	panic("govern: appendValue: unexpected value kind") // flatValue let it through: a bug
+}
+
+// appendStrings writes ss as encoding/json does.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, s, true)
+	}
+	return append(b, ']')
+}
+
+// appendAttempts writes as as encoding/json does (its latencies finite).
+func appendAttempts(b []byte, as []hub.Attempt) []byte {
+	if as == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range as {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendAttempt(b, &as[i])
+	}
+	return append(b, ']')
 }
 
 // appendAttempt writes a as encoding/json does (hub.Attempt's tags).
@@ -220,4 +231,73 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// appendLine appends the line the JSON handler writes for l.record(), or
+// returns b and false when that line is not on the handler's fast path
+// (findings, debug arguments, a latency that is not finite, a time
+// outside years 0-9999): then the handler must write it.
+func appendLine(b []byte, l *callLine) ([]byte, bool) {
+	if y := l.time.Year(); l.debug || len(l.findings) > 0 || y < 0 || y >= 10000 {
+		return b, false
+	}
+	for i := range l.attempts {
+		if !finite(l.attempts[i].LatencyMS) {
+			return b, false
+		}
+	}
+	b = append(b, `{"time":"`...)
+	b = l.time.Round(0).AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":`...)
+	b = jsonenc.AppendString(b, l.level.String(), false)
+	b = append(b, `,"msg":"call","call_id":`...)
+	b = jsonenc.AppendString(b, l.callID, false)
+	b = append(b, `,"tenant":`...)
+	b = jsonenc.AppendString(b, l.tenant, false)
+	b = append(b, `,"tool":`...)
+	b = jsonenc.AppendString(b, l.tool, false)
+	if l.capability != "" {
+		b = append(b, `,"capability":`...)
+		b = jsonenc.AppendString(b, l.capability, false)
+	}
+	if l.traced {
+		b = append(b, `,"trace_id":"`...)
+		b = hex.AppendEncode(b, l.traceID[:])
+		b = append(b, `","span_id":"`...)
+		b = hex.AppendEncode(b, l.spanID[:])
+		b = append(b, '"')
+	}
+	if l.planID != "" {
+		b = append(b, `,"plan_id":`...)
+		b = jsonenc.AppendString(b, l.planID, false)
+	}
+	b = append(b, `,"vendor":`...)
+	b = jsonenc.AppendString(b, l.vendor, false)
+	b = append(b, `,"priority":`...)
+	b = jsonenc.AppendString(b, l.priority.String(), false)
+	b = append(b, `,"outcome":`...)
+	b = jsonenc.AppendString(b, string(l.outcome), false)
+	b = append(b, `,"attempts":`...)
+	b = appendAttempts(b, l.attempts)
+	b = append(b, `,"decisions":`...)
+	b = appendStrings(b, l.decisions)
+	if l.failed {
+		b = append(b, `,"code":`...)
+		b = jsonenc.AppendString(b, string(l.code), false)
+		b = append(b, `,"error":`...)
+		b = jsonenc.AppendString(b, l.errMsg, false)
+	}
+	b = append(b, `,"fallback":`...)
+	b = strconv.AppendBool(b, l.fallback)
+	b = append(b, `,"cached":`...)
+	b = strconv.AppendBool(b, l.cached)
+	b = append(b, `,"stale":`...)
+	b = strconv.AppendBool(b, l.stale)
+	b = append(b, `,"queued":`...)
+	b = strconv.AppendBool(b, l.queued)
+	b = append(b, `,"latency_ms":`...)
+	b = appendJSONFloat(b, float64(l.total.Microseconds())/1000)
+	b = append(b, `,"decision_us":`...)
+	b = strconv.AppendInt(b, l.decisionUS, 10)
+	return append(b, '}', '\n'), true
 }

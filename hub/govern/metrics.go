@@ -21,6 +21,7 @@ type metrics struct {
 	retries      *prometheus.CounterVec   // vendor
 	inflight     *prometheus.GaugeVec     // vendor
 	probes       *prometheus.CounterVec   // vendor, result
+	logInline    prometheus.Counter       // lines a full log queue left to their call
 
 	// The series every call touches, resolved once per label set:
 	// WithLabelValues checks and hashes its labels on every use.
@@ -148,6 +149,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "toolhub_probe_results_total",
 			Help: "Active health probe results, by vendor and result (ok, fail).",
 		}, []string{"vendor", "result"}),
+		logInline: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolhub_decision_log_inline_total",
+			Help: "Decision-log lines a call encoded and wrote itself because the governor's log queue was full (its writer falls behind the calls).",
+		}),
 	}
 	m.calls = register(reg, m.calls)
 	m.duration = register(reg, m.duration)
@@ -157,6 +162,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.retries = register(reg, m.retries)
 	m.inflight = register(reg, m.inflight)
 	m.probes = register(reg, m.probes)
+	m.logInline = register(reg, m.logInline)
 	return m
 }
 

@@ -23,6 +23,10 @@ import (
 // and findings (field, rule, span) when the vendor's result scan flagged
 // the result.
 //
+// The line says what the call was when it ended. With [Options.LogQueue]
+// it is encoded and written by the governor's writer goroutine, shortly
+// after the call returned; without, before the call returns.
+//
 // Argument values are never logged, and string argument values are
 // scrubbed from logged error texts ("[redacted]"), unless [Governor.SetDebug]
 // is on for the tenant: then an "arguments" field carries them.
@@ -37,12 +41,21 @@ func (g *Governor) OuterMiddleware() hub.Middleware {
 }
 
 func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err error) {
-	l := callLine{c: c, r: r}
-	start := c.Start
-	if start.IsZero() {
-		start = g.now()
+	var l callLine
+	var end time.Time
+	switch {
+	case c.Start.IsZero():
+		end = g.now()
+	case g.o.Now == nil:
+		// The wall clock: time.Since reads the monotonic clock alone
+		// (time.Now reads it and the wall clock), and the call's end is
+		// its start plus that.
+		l.total = time.Since(c.Start)
+		end = c.Start.Add(l.total)
+	default:
+		end = g.now()
+		l.total = end.Sub(c.Start)
 	}
-	l.total = g.now().Sub(start)
 	if c.Trace != nil {
 		l.attempts, l.decisions = c.Trace.Attempts, c.Trace.Decisions
 	}
@@ -54,10 +67,12 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	}
 	l.decisionUS = max(0, (l.total - upstream).Microseconds())
 
+	var p hub.Provenance
 	if r != nil {
-		l.p = r.Provenance
+		p = r.Provenance
+		l.findings = r.Findings
 	}
-	l.vendor = l.p.Vendor
+	l.vendor = p.Vendor
 	if l.vendor == "" && len(l.attempts) > 0 {
 		l.vendor = l.attempts[len(l.attempts)-1].Vendor
 	}
@@ -66,106 +81,178 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	}
 	tool := c.Name
 	l.outcome = hub.OutcomeOf(r, err)
+	var he *hub.Error
 	if err != nil {
-		l.he = hub.AsError(err)
-		if l.he.Code == hub.CodeUnknownTool {
+		he = hub.AsError(err)
+		if he.Code == hub.CodeUnknownTool {
 			tool = "" // names asked for nothing are unbounded: keep them out of labels
 		}
 	}
 	g.m.call(tool, l.vendor, l.outcome).Inc()
 	g.m.latency(l.vendor).Observe(l.total.Seconds())
 
-	level := slog.LevelInfo
+	l.level = slog.LevelInfo
 	if err != nil {
-		level = slog.LevelWarn
+		l.level = slog.LevelWarn
 	}
-	if !g.log.Enabled(ctx, level) {
+	if !g.log.Enabled(ctx, l.level) {
 		return
 	}
-	l.debug = g.debugOn(c.Tenant)
-	if !l.debug && (err != nil || hasErrors(l.attempts)) {
-		l.scrub = scrubber(c.Arguments)
+	// The line's time: the call's end, when the governor's clock is the
+	// wall clock (a clock read costs, on some virtual machines, as much
+	// as a map lookup).
+	l.time = end
+	if g.o.Now != nil {
+		l.time = time.Now()
 	}
+	l.ctx = ctx
+	l.callID, l.tenant, l.tool, l.planID, l.priority = c.ID, c.Tenant, c.Name, c.PlanID, c.Priority
+	if c.Capability != nil {
+		l.capability = c.Capability.Name
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		l.traced, l.traceID, l.spanID = true, sc.TraceID(), sc.SpanID()
+	}
+	l.fallback, l.cached, l.stale, l.queued = p.Fallback, p.Cached, p.Stale, p.Queued
+	if g.debugOn(c.Tenant) {
+		l.debug, l.arguments = true, c.Arguments
+	} else if err != nil || hasErrors(l.attempts) {
+		// Argument values out of the logged error texts, here: the
+		// arguments are the caller's, who may reuse them once the call
+		// has returned.
+		if scrub := scrubber(c.Arguments); scrub != nil {
+			l.attempts = scrubAttempts(l.attempts, scrub)
+			l.decisions = scrubStrings(l.decisions, scrub)
+			if he != nil && he.Code != hub.CodeInvalidArguments {
+				l.errMsg = scrub.Replace(he.Message)
+			}
+		}
+	}
+	if he != nil {
+		l.failed, l.code = true, he.Code
+		if he.Code == hub.CodeInvalidArguments {
+			l.errMsg = "arguments do not match the input schema" // the validator may quote values
+		} else if l.errMsg == "" {
+			l.errMsg = he.Message
+		}
+	}
+	if g.q != nil {
+		switch g.q.push(&l) {
+		case lineQueued:
+			return
+		case queueFull:
+			g.m.logInline.Inc()
+		}
+	}
+	g.logLine(&l)
+}
+
+// logLine hands l to the decision log's handler: [NewJSONHandler]'s
+// writes it straight from l, others get its record.
+func (g *Governor) logLine(l *callLine) {
+	h := g.log.Handler()
+	if jh, ok := h.(*jsonHandler); ok {
+		bp := linePool.Get().(*[]byte)
+		b, ok := appendLine((*bp)[:0], l)
+		if ok {
+			_, _ = jh.lw.Write(b)
+		}
+		if cap(b) <= 64<<10 {
+			*bp = b
+			linePool.Put(bp)
+		}
+		if ok {
+			return
+		}
+	}
+	_ = h.Handle(l.ctx, l.record())
+}
+
+// callLine is the decision log's line of one call: a copy of what it
+// says, made when the call ends, so that it can be written later, off
+// the call path (its strings and slices are not changed once the call
+// is over).
+type callLine struct {
+	ctx   context.Context // the call's, for the handler
+	time  time.Time
+	level slog.Level
+
+	callID, tenant, tool, capability, planID string
+	priority                                 hub.Priority
+	traced                                   bool
+	traceID                                  trace.TraceID
+	spanID                                   trace.SpanID
+
+	vendor    string // the vendor that answered, or the last one tried
+	outcome   hub.Outcome
+	attempts  []hub.Attempt // argument values scrubbed from errors
+	decisions []string      // likewise
+	failed    bool
+	code      hub.Code
+	errMsg    string // likewise
+
+	fallback, cached, stale, queued bool
+	total                           time.Duration
+	decisionUS                      int64
+	findings                        []hub.Finding
+	debug                           bool           // log the arguments
+	arguments                       map[string]any // when debug
+}
+
+// record returns the line as an slog record.
+func (l *callLine) record() slog.Record {
 	// A record without the caller's PC: LogAttrs would unwind the stack
 	// (runtime.Callers) on every call for a source line no decision log
 	// handler shows.
-	rec := slog.NewRecord(time.Now(), level, "call", 0)
+	rec := slog.NewRecord(l.time, l.level, "call", 0)
 	var buf [22]slog.Attr // the most a line has, on the stack: AddAttrs copies them
-	rec.AddAttrs(l.attrs(ctx, buf[:0])...)
-	_ = g.log.Handler().Handle(ctx, rec)
-}
-
-// callLine is what the decision log's line of one call is made of.
-type callLine struct {
-	c          *hub.Call
-	r          *hub.Result
-	he         *hub.Error // the call's error, if it failed
-	p          hub.Provenance
-	vendor     string // the vendor that answered, or the last one tried
-	outcome    hub.Outcome
-	attempts   []hub.Attempt
-	decisions  []string
-	total      time.Duration
-	decisionUS int64
-	debug      bool              // log the arguments
-	scrub      *strings.Replacer // argument values out of error texts; nil: none
+	rec.AddAttrs(l.attrs(buf[:0])...)
+	return rec
 }
 
 // attrs appends the line's fields to attrs, in the order
 // [Governor.OuterMiddleware] documents.
-func (l *callLine) attrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
-	c := l.c
+func (l *callLine) attrs(attrs []slog.Attr) []slog.Attr {
 	attrs = append(attrs,
-		slog.String("call_id", c.ID),
-		slog.String("tenant", c.Tenant),
-		slog.String("tool", c.Name),
+		slog.String("call_id", l.callID),
+		slog.String("tenant", l.tenant),
+		slog.String("tool", l.tool),
 	)
-	if c.Capability != nil {
-		attrs = append(attrs, slog.String("capability", c.Capability.Name))
+	if l.capability != "" {
+		attrs = append(attrs, slog.String("capability", l.capability))
 	}
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+	if l.traced {
 		// The call's trace (OpenTelemetry): find its spans from this line.
-		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		attrs = append(attrs, slog.String("trace_id", l.traceID.String()), slog.String("span_id", l.spanID.String()))
 	}
-	if c.PlanID != "" {
+	if l.planID != "" {
 		// Every call of a plan carries its id: grep the log for it to
 		// replay the plan, step by step, with each step's decisions.
-		attrs = append(attrs, slog.String("plan_id", c.PlanID))
+		attrs = append(attrs, slog.String("plan_id", l.planID))
 	}
 	attrs = append(attrs,
 		slog.String("vendor", l.vendor),
-		slog.String("priority", c.Priority.String()),
+		slog.String("priority", l.priority.String()),
 		slog.String("outcome", string(l.outcome)),
+		slog.Any("attempts", l.attempts), slog.Any("decisions", l.decisions),
 	)
-	attempts, decisions := l.attempts, l.decisions
-	if l.scrub != nil {
-		attempts = scrubAttempts(attempts, l.scrub)
-		decisions = scrubStrings(decisions, l.scrub)
-	}
-	attrs = append(attrs, slog.Any("attempts", attempts), slog.Any("decisions", decisions))
-	if he := l.he; he != nil {
-		msg := he.Message
-		if he.Code == hub.CodeInvalidArguments {
-			msg = "arguments do not match the input schema" // the validator may quote values
-		} else if l.scrub != nil {
-			msg = l.scrub.Replace(msg)
-		}
-		attrs = append(attrs, slog.String("code", string(he.Code)), slog.String("error", msg))
+	if l.failed {
+		attrs = append(attrs, slog.String("code", string(l.code)), slog.String("error", l.errMsg))
 	}
 	attrs = append(attrs,
-		slog.Bool("fallback", l.p.Fallback),
-		slog.Bool("cached", l.p.Cached),
-		slog.Bool("stale", l.p.Stale),
-		slog.Bool("queued", l.p.Queued),
+		slog.Bool("fallback", l.fallback),
+		slog.Bool("cached", l.cached),
+		slog.Bool("stale", l.stale),
+		slog.Bool("queued", l.queued),
 		slog.Float64("latency_ms", float64(l.total.Microseconds())/1000),
 		slog.Int64("decision_us", l.decisionUS),
 	)
-	if l.r != nil && len(l.r.Findings) > 0 {
+	if len(l.findings) > 0 {
 		// The vendor's result scan flagged the result (it was not changed).
-		attrs = append(attrs, slog.Any("findings", l.r.Findings))
+		attrs = append(attrs, slog.Any("findings", l.findings))
 	}
 	if l.debug {
-		attrs = append(attrs, slog.Any("arguments", c.Arguments))
+		attrs = append(attrs, slog.Any("arguments", l.arguments))
 	}
 	return attrs
 }

@@ -13,7 +13,7 @@
 //
 // Implementations, all passing one contract test suite:
 //
-//   - [Local]: in-process golang.org/x/time/rate buckets in 64 shards keyed by
+//   - [Local]: in-process token buckets (golang.org/x/time/rate's arithmetic) in 64 shards keyed by
 //     a hash of the key, so keys rarely contend; buckets that have refilled
 //     are dropped, as they carry no state. The embedded default.
 //   - hub/limit/redislimit: GCRA in one Lua script on the Redis server's clock. Several

@@ -86,7 +86,11 @@ func NewFallback(primary Limiter, opts *FallbackOptions) *Fallback {
 		f.log = slog.Default()
 	}
 	if f.local == nil {
-		f.local = NewLocal(&LocalOptions{Now: f.now})
+		var now func() time.Time // nil: the wall clock, which Local reads cheaper
+		if opts != nil {
+			now = opts.Now
+		}
+		f.local = NewLocal(&LocalOptions{Now: now})
 	}
 	return f
 }

@@ -177,6 +177,7 @@ func New(ctx context.Context, cfg *config.Config, opts *Options) (_ *App, err er
 	gopts := a.governOptions(cfg, a.stores.Limiter)
 	gopts.Registerer = a.metrics
 	a.Gov = govern.New(gopts)
+	a.cleanups.Add(a.Gov.Close) // after the front doors: the lines still queued
 	a.cleanups.AddFunc(a.stopProbes)
 	if err := a.degradation(cfg); err != nil {
 		return nil, err
@@ -283,7 +284,7 @@ func (a *App) routes(cfg *config.Config, mux *http.ServeMux) {
 	mux.Handle(a2a.RPCPath, api.Require(a.Agent.Handler(), auth.RoleTenant, auth.RoleOperator))
 	// The dashboard: public static files (the page asks for a key and
 	// calls the APIs above with it); its decision log is operators'.
-	dash := ui.Handler(&ui.Options{Recorder: a.Decisions})
+	dash := ui.Handler(&ui.Options{Recorder: a.Decisions, Flush: a.Gov.Flush})
 	mux.Handle("GET /ui/api/", api.Require(dash, auth.RoleOperator))
 	mux.Handle("/ui/", dash)
 	mux.Handle("GET /v1/admin/budgets", api.Require(http.HandlerFunc(a.budgetsHandler), auth.RoleOperator, auth.RoleFinance))

@@ -24,8 +24,11 @@ func (a *App) governOptions(cfg *config.Config, l limit.Limiter) *govern.Options
 		ramp.Floor = 10 * time.Millisecond
 	}
 	return &govern.Options{
-		Limiter:      l,
-		Logger:       slog.New(a.Decisions), // the decision log, also kept for /ui
+		Limiter: l,
+		Logger:  slog.New(a.Decisions), // the decision log, also kept for /ui
+		// Lines are encoded and written off the call path (/ui flushes
+		// them first; App.Close writes the last).
+		LogQueue:     govern.DefaultLogQueue,
 		VendorLimits: a.vendorLimits,
 		// Retries start only when they can finish inside the call's deadline.
 		AttemptTimeout: a.attemptTimeout,

@@ -87,6 +87,7 @@ capabilities:
 	if err != nil || out.PlanID == "" {
 		t.Fatalf("plan: %v %+v", err, out)
 	}
+	l.App.Gov.Flush() // the decision log is written off the call path
 	var steps []string
 	for _, line := range strings.Split(logs.String(), "\n") {
 		var e struct {

@@ -219,6 +219,7 @@ func TestTenantIsolationAndKeys(t *testing.T) {
 // noKeysInLogs greps everything toolhub logged for every token.
 func (e *env) noKeysInLogs(extra ...string) {
 	e.t.Helper()
+	e.lab.App.Gov.Flush() // the decision log is written off the call path
 	logs := e.logs.String()
 	if !strings.Contains(logs, `"msg":"call"`) {
 		e.t.Fatal("no decision-log lines captured; the grep below would prove nothing")
