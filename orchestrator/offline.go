@@ -165,6 +165,7 @@ func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now 
 	clauses = ix.splitSpaced(goal, clauses, vis, now)
 	clauses = ix.joinClauses(goal, clauses, now)
 	clauses = ix.joinUnfit(goal, clauses, vis, now)
+	clauses = ix.joinPrompt(goal, clauses, vis, now)
 	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}
 	b.build(clauses)
 	return b.plan, b.unplanned

@@ -373,6 +373,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:杭帮菜 near:西湖]`, `weather_current map[city:杭州]`}},
 		{"spaces inside one Chinese request split nothing", "kit", "成都的酒店 下周一入住 住三晚",
 			[]string{`kit__hotels_search map[check_in:2027-03-15 city:成都 guests:2 nights:3]`}},
+		{"a prompt goes on after its commas", "example", "draw a red fox in the snow, watercolor style",
+			[]string{`image_generate map[prompt:a red fox in the snow, watercolor style]`}},
+		{"a prompt's commas do not swallow another request", "example", "draw a cat in space, and whats the weather in paris",
+			[]string{`image_generate map[prompt:a cat in space]`, `weather_current map[city:paris]`}},
+		{"a condition's number is no argument", "kit", "if nvda is over $150 convert 1000 usd to eur",
+			[]string{`kit__currency_convert map[amount:1000 from:USD to:EUR]`, "condition"}},
+		{"唔好 is 不要", "kit", "下個禮拜五曼谷嘅酒店 住兩晚 每晚唔好超過1500泰銖",
+			[]string{`kit__hotels_search map[check_in:2027-03-19 city:曼谷 guests:2 max_price:1500 nights:2]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -674,3 +674,50 @@ func (ix *offlineIndex) family(i int) int {
 	}
 	return i
 }
+
+// joinPrompt joins to a clause whose tool takes a free text the parts
+// after it that go on describing it ("generate a pic of the jollof rice
+// war, as an old school boxing poster"; "a logo - a baobab tree, minimal,
+// green and gold"): a part no tool fits, or that asks for the same tool,
+// after a comma, a dash or "and", with no verb of its own at its head.
+func (ix *offlineIndex) joinPrompt(goal string, cs []clause, vis []bool, now time.Time) []clause {
+	out := cs[:0:0]
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		for c.best >= 0 && !c.cond && i+1 < len(cs) && ix.entries[c.ranked[c.best].entry].takesText() && promptGoesOn(c, cs[i+1], ix) {
+			next := cs[i+1]
+			j := clause{toks: append(slices.Clone(c.toks), next.toks...), start: c.start, end: next.end, before: c.before, after: next.after}
+			one := []clause{j}
+			ix.rankClauses(goal, one, vis, now)
+			if one[0].best < 0 || ix.family(one[0].ranked[one[0].best].entry) != ix.family(c.ranked[c.best].entry) {
+				break
+			}
+			c = one[0]
+			i++
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// promptGoesOn says whether next goes on describing c's free text.
+func promptGoesOn(c, next clause, ix *offlineIndex) bool {
+	if next.cond || !(c.after == "," || c.after == "，" || c.after == "and" || c.after == "-" || c.after == "、") {
+		return false
+	}
+	if next.best >= 0 && ix.family(next.ranked[next.best].entry) != ix.family(c.ranked[c.best].entry) {
+		return false
+	}
+	for _, t := range next.toks {
+		if t.kind == tPunct {
+			continue
+		}
+		lw := strings.ToLower(t.text)
+		if t.kind == tWord && t.stop && !askVerbs[lw] && !questionWords[lw] {
+			continue
+		}
+		// The head word: a verb or a question starts a request of its own.
+		return !(askVerbs[lw] || questionWords[lw] || requestWords[lw] || ix.strongKey(key(t.norm)) && t.kind == tWord && next.best >= 0 && next.ranked[next.best].keys[key(t.norm)])
+	}
+	return false
+}

@@ -43,6 +43,13 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	for i := range c.values.used {
 		f.usedTok[i] = true
 	}
+	if c.cond {
+		// "if it's below 200 convert 5000 sgd": the condition's number is
+		// no argument of the step.
+		for i := range comparedNumbers(c.toks) {
+			f.usedTok[i] = true
+		}
+	}
 	f.keyValues()
 	f.dates()
 	f.stays()
@@ -488,3 +495,29 @@ var timeNameRe = regexp.MustCompile(`(?i)(^|_|[a-z])(time|at)$`)
 func (p param) isTimeParam() bool {
 	return p.typ == "string" && timeNameRe.MatchString(p.name) && p.pattern != nil && p.pattern.MatchString("10:00")
 }
+
+// comparedNumbers are the tokens of the numbers a condition compares
+// with: the number after "below", "above", "under", "over", "less than",
+// "more than", 低于, 超过, 跌破 (a currency sign between them is allowed).
+func comparedNumbers(toks []token) map[int]bool {
+	var out map[int]bool
+	for i, t := range toks {
+		lw := strings.ToLower(t.text)
+		if !compareWords[lw] && !(lw == "than" && i > 0 && (strings.EqualFold(toks[i-1].text, "less") || strings.EqualFold(toks[i-1].text, "more"))) {
+			continue
+		}
+		for j := i + 1; j < len(toks) && j <= i+2; j++ {
+			if toks[j].kind == tNum {
+				if out == nil {
+					out = map[int]bool{}
+				}
+				out[j] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+var compareWords = map[string]bool{"below": true, "above": true, "under": true, "over": true, "beneath": true, "exceeds": true,
+	"低于": true, "高于": true, "超过": true, "跌破": true, "突破": true, "不到": true, "大于": true, "小于": true}

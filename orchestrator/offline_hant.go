@@ -23,11 +23,12 @@ var hanFolder *strings.Replacer
 // dialectWords are Cantonese and Taiwanese words (in simplified
 // characters, after the character fold) and the Mandarin words of the same
 // length the planner knows. A word listed as itself guards a Mandarin word
-// from a shorter entry (理由 keeps its 由).
+// from a shorter entry (理由 keeps its 由); a longer word comes before a
+// shorter one it starts with (唔好 before 唔): the first listed wins.
 var dialectWords = [][2]string{
 	{"自由", "自由"}, {"理由", "理由"}, {"由于", "由于"}, {"缘由", "缘由"}, {"经由", "经由"}, {"由此", "由此"}, {"来由", "来由"},
 	{"由", "从"}, // 由尖沙咀去中环
-	{"嘅", "的"}, {"搵", "找"}, {"揾", "找"}, {"落雨", "下雨"}, {"好食", "好吃"}, {"食饭", "吃饭"}, {"几间", "几家"}, {"睇", "看"}, {"啲", "些"}, {"咗", "了"}, {"喺", "在"}, {"冇", "没"}, {"唔", "不"}, {"乜", "啥"},
+	{"嘅", "的"}, {"搵", "找"}, {"揾", "找"}, {"落雨", "下雨"}, {"好食", "好吃"}, {"食饭", "吃饭"}, {"几间", "几家"}, {"睇", "看"}, {"啲", "些"}, {"咗", "了"}, {"喺", "在"}, {"冇", "没"}, {"唔好", "不要"}, {"唔该", "谢谢"}, {"唔", "不"}, {"乜", "啥"},
 	{"点样", "咋样"}, {"点去", "咋去"}, {"点走", "咋走"}, {"点行", "咋走"}, {"几远", "多远"}, {"几耐", "多久"}, {"几多", "多少"},
 	{"今日", "今天"}, {"听日", "明天"}, {"琴日", "昨天"}, {"寻日", "昨天"}, {"后日", "后天"}, {"今朝", "今早"}, {"今晚黑", "今晚上"},
 	{"礼拜", "星期"}, {"边度", "哪里"}, {"边个", "哪个"}, {"系咪", "是不"},
