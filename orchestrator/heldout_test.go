@@ -193,6 +193,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind8 catalog2", "testdata/blind8_catalog2.yaml"},
 		{"blind9 default", "testdata/blind9_default.yaml"},
 		{"blind9 catalog2", "testdata/blind9_catalog2.yaml"},
+		{"blind10 default", "testdata/blind10_default.yaml"},
+		{"blind10 catalog2", "testdata/blind10_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
