@@ -623,11 +623,12 @@ func travels(c *clause) bool {
 // taskVerb returns the word of a clause that asks for a task of its own,
 // which only a tool naming it does: to play media (play, listen, 播放,
 // 放一首), to edit a picture the user has (edit, crop, 修图, p掉), or to
-// set an alarm or a timer ("set an alarm", 设个闹钟; 画一个闹钟 draws one);
-// or "".
+// set an alarm or a timer ("set an alarm", 设个闹钟; 画一个闹钟 draws one),
+// or to hail a ride ("order me an uber", 叫个车); or "".
 func taskVerb(toks []token) string {
 	var all strings.Builder
 	alarm, set := "", false
+	ride, booking := "", false
 	for _, t := range toks {
 		lw := strings.ToLower(t.text)
 		switch {
@@ -638,6 +639,10 @@ func taskVerb(toks []token) string {
 			alarm = t.norm
 		case lw == "set" || lw == "start":
 			set = true
+		case rideWords[lw]:
+			ride = t.norm
+		case bookWords[lw]:
+			booking = true
 		}
 		if t.kind != tPunct && t.kind != tQuote {
 			all.WriteString(lw)
@@ -645,6 +650,9 @@ func taskVerb(toks []token) string {
 	}
 	if alarm != "" && set {
 		return alarm
+	}
+	if ride != "" && booking {
+		return ride // "order me an uber from heathrow", not a route
 	}
 	han := all.String()
 	for _, w := range hanTaskWords {
@@ -657,8 +665,20 @@ func taskVerb(toks []token) string {
 			return w
 		}
 	}
+	for _, w := range []string{"叫车", "叫个车", "叫辆车", "约车", "叫个滴滴", "叫滴滴", "叫出租", "叫个出租", "叫个uber", "叫uber"} {
+		if strings.Contains(han, w) {
+			return w
+		}
+	}
 	return ""
 }
+
+// rideWords are rides to hail; with a verb of bookWords they ask for one
+// ("order me an uber", "book a cab"), not for a route ("how long by taxi").
+var (
+	rideWords = map[string]bool{"uber": true, "taxi": true, "cab": true, "lyft": true, "grab": true, "ride": true, "bolt": true, "didi": true}
+	bookWords = map[string]bool{"order": true, "book": true, "call": true, "get": true, "request": true, "hail": true}
+)
 
 // taskWords and hanTaskWords name the tasks of taskVerb but alarms.
 var (
@@ -781,7 +801,7 @@ func asksWhether(toks []token, i int) bool {
 var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}
 
 // andLike separators join what is on either side ("3 and 5").
-var andLike = map[string]bool{"and": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
+var andLike = map[string]bool{"and": true, "n": true, "&": true, "+": true, "＋": true, "plus": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
 
 // preferFillable breaks near ties (within 10% of the best score) in favour
 // of the entry whose arguments the clause fills best: "translate hello into
@@ -1352,7 +1372,8 @@ func (ix *offlineIndex) strongKey(k string) bool {
 
 func isCapitalised(s string) bool {
 	for _, r := range s {
-		return unicode.IsUpper(r)
+		// A word with digits is a code (BA117, M25), not a name.
+		return unicode.IsUpper(r) && !strings.ContainsAny(s, "0123456789")
 	}
 	return false
 }

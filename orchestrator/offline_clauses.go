@@ -123,7 +123,11 @@ func (c *clause) hasValueFor(p param, ix *offlineIndex) (bool, bool) {
 	case p.pattern != nil:
 		for i, t := range c.toks {
 			if !c.values.used[i] && patternCandidate(t, ix) && t.kind != tNum && p.pattern.MatchString(t.text) {
-				return true, len(t.text) >= 4 && t.kind != tQuote
+				// A ticker's pattern fits most words in capitals (CA981,
+				// a flight): alone it names the tool only for a known
+				// symbol or one with its market (0700.HK).
+				strong := len(t.text) >= 4 && t.kind != tQuote && (!p.ticker || knownTickers[t.text] || strings.Contains(t.text, "."))
+				return true, strong
 			}
 		}
 		if p.ticker && marketTalk(c) && companyIn(c) {

@@ -248,6 +248,15 @@ var companyTickers = map[string]string{
 	"台积电": "TSM", "贵州茅台": "600519.SS", "茅台": "600519.SS", "网易": "NTES", "奈飞": "NFLX", "英特尔": "INTC", "索尼": "SONY", "丰田": "TM", "三星": "005930.KS",
 }
 
+// knownTickers are the symbols of companyTickers.
+var knownTickers = map[string]bool{}
+
+func init() {
+	for _, sym := range companyTickers {
+		knownTickers[sym] = true
+	}
+}
+
 // lowerIdentifier says whether a lower-case word may be an identifier
 // typed in lower case (a ticker: "msft", "tsla", "aapl"): two to five
 // letters, no function word, no word of the catalog or the lexicon nor a

@@ -243,7 +243,28 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return joinNumbers(out)
+	return textAnd(joinNumbers(out))
+}
+
+// textAnd reads "n", "&", "+" and "plus" between words as "and"
+// ("karachi n islamabad", "weather auckland + a route from …"); between
+// two numbers "+" and "plus" stay a sum (3 + 5).
+func textAnd(toks []token) []token {
+	for i := range toks {
+		t := &toks[i]
+		if t.kind != tWord {
+			continue
+		}
+		lw := strings.ToLower(t.text)
+		if lw != "n" && lw != "&" && lw != "plus" && lw != "+" && lw != "＋" {
+			continue
+		}
+		if i == 0 || i+1 == len(toks) || (lw == "plus" || lw == "+" || lw == "＋") && (toks[i-1].kind == tNum || toks[i+1].kind == tNum) {
+			continue
+		}
+		t.conj, t.stop = true, true
+	}
+	return toks
 }
 
 // numberUnitRe is a number with letters after it ("23kg", "5km"); ordinal
