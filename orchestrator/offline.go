@@ -157,7 +157,7 @@ func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.T
 
 // planFolded plans a goal hanFold has folded.
 func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now time.Time) (*Plan, []Unplanned) {
-	clauses := splitClauses(tokenize(goal, ix.dict))
+	clauses := splitConditions(splitClauses(tokenize(goal, ix.dict)))
 	if len(clauses) > maxClauses {
 		return &Plan{Goal: goal}, []Unplanned{{Clause: cut(goal, 200), Reason: ReasonTooLarge, Message: tooManyClauses(len(clauses), maxClauses).Message}}
 	}
@@ -201,6 +201,15 @@ func (b *planBuilder) build(clauses []clause) {
 		text := strings.TrimSpace(b.goal[c.start:c.end])
 		switch {
 		case c.cond && c.condOnly():
+			if c.best >= 0 && len(c.values.dates) == 0 {
+				// "if it's raining in portland, …", "how's austin, if it's
+				// nice out …": what the condition asks about is read when
+				// it, or the goal before it, says all it needs (not from
+				// the action after it: 如果天气好的话，推荐一下昆明的餐厅).
+				if _, missing, err := b.ix.fill(b.goal, c, b.ix.entries[c.ranked[c.best].entry], ctx, ""); len(missing) == 0 && err == nil {
+					b.step(c, text, ctx, "")
+				}
+			}
 			b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
 				Message: "the offline planner does not check conditions: the steps after it run whatever it says (configure an LLM to plan conditions)"})
 		case c.best >= 0:
@@ -798,6 +807,35 @@ func asksWhether(toks []token, i int) bool {
 }
 
 // condWords start a condition.
+// splitConditions cuts a condition from the action after it when no comma
+// does ("if its lashing in dublin give me the bus route …"): at the first
+// verb that asks for something after the condition's own words.
+func splitConditions(cs []clause) []clause {
+	out := cs[:0:0]
+	for _, c := range cs {
+		k := 0
+		for j := 2; c.cond && j < len(c.toks) && k == 0; j++ {
+			if t := c.toks[j]; t.kind == tWord && actionHeads[strings.ToLower(t.text)] {
+				k = j
+			}
+		}
+		if k == 0 {
+			out = append(out, c)
+			continue
+		}
+		cond, act := c, c
+		cond.toks, cond.end, cond.after = c.toks[:k], c.toks[k-1].end, ","
+		act.toks, act.start, act.before, act.cond = c.toks[k:], c.toks[k].start, ",", false
+		out = append(out, cond, act)
+	}
+	return out
+}
+
+// actionHeads begin an action after a condition.
+var actionHeads = map[string]bool{"find": true, "give": true, "show": true, "get": true, "book": true, "send": true, "email": true, "convert": true,
+	"translate": true, "draw": true, "make": true, "tell": true, "check": true, "search": true, "order": true, "add": true, "put": true,
+	"schedule": true, "track": true, "remind": true, "text": true, "look": true, "plan": true, "route": true, "suggest": true, "recommend": true}
+
 var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}
 
 // andLike separators join what is on either side ("3 and 5").

@@ -399,6 +399,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:abuja]`, `weather_current map[city:lagos]`}},
 		{"+ between requests is and", "example", "weather in perth + driving route from perth airport to fremantle",
 			[]string{`maps_route map[from:perth airport mode:driving to:fremantle]`, `weather_current map[city:perth]`}},
+		{"a condition on the weather of a place it names is checked", "example", "if its pouring in glasgow find me a cosy curry house near george square",
+			[]string{`places_restaurants map[cuisine:curry near:george square]`, `weather_current map[city:glasgow]`, "condition"}},
+		{"a condition on the weather of the place before it is checked", "example", "hows it looking in denver, if its nice out find 3 bbq places near larimer square",
+			[]string{`places_restaurants map[cuisine:bbq limit:3 near:larimer square]`, `weather_current map[city:denver]`, "condition"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
