@@ -1312,10 +1312,14 @@ func foodKindAt(toks []token, i int) bool {
 }
 
 // innermostPlace is the last of two names of the gazetteer written
-// together, a country and its city (加拿大温哥华 → 温哥华); any other name as
-// it is.
+// together, a country and its city (加拿大温哥华 → 温哥华), or in English
+// the first, a city and its state or country (cityOfRegion); any other
+// name as it is.
 func innermostPlace(s string) string {
-	if hanPlaceNames[s] != "" || hanRuns(s) == nil {
+	if hanRuns(s) == nil {
+		return cityOfRegion(s)
+	}
+	if hanPlaceNames[s] != "" {
 		return s
 	}
 	for i := range s {
@@ -1325,6 +1329,29 @@ func innermostPlace(s string) string {
 	}
 	return s
 }
+
+// cityOfRegion is the city of "austin tx", "kingston jamaica", "paris
+// france": a name of the gazetteer followed by a state's code or another
+// name of the gazetteer; any other name as it is ("mexico city").
+func cityOfRegion(s string) string {
+	words := strings.Fields(s)
+	for k := len(words) - 1; k >= 1; k-- {
+		head := foldAccents(strings.ToLower(strings.Join(words[:k], " ")))
+		tail := foldAccents(strings.ToLower(strings.Join(words[k:], " ")))
+		if englishPlaceNames[head] && (englishPlaceNames[tail] || stateCodes[tail]) {
+			return strings.Join(words[:k], " ")
+		}
+	}
+	return s
+}
+
+// stateCodes are the codes of states and provinces written after a city
+// (not those that are words: in, or, me, hi, ok, oh).
+var stateCodes = map[string]bool{"al": true, "ak": true, "az": true, "ar": true, "ca": true, "co": true, "ct": true, "dc": true, "fl": true, "ga": true,
+	"ia": true, "id": true, "il": true, "ks": true, "ky": true, "la": true, "ma": true, "md": true, "mi": true, "mn": true, "mo": true, "ms": true, "mt": true,
+	"nc": true, "nd": true, "ne": true, "nh": true, "nj": true, "nm": true, "nv": true, "ny": true, "pa": true, "ri": true, "sc": true, "sd": true, "tn": true,
+	"tx": true, "ut": true, "va": true, "vt": true, "wa": true, "wi": true, "wv": true, "wy": true,
+	"nsw": true, "qld": true, "vic": true, "bc": true, "qc": true, "ab": true, "ont": true}
 
 // backRef are the words after "from", "to", 从 or 到 that mean the place
 // named before.

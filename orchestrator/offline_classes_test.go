@@ -403,6 +403,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:curry near:george square]`, `weather_current map[city:glasgow]`, "condition"}},
 		{"a condition on the weather of the place before it is checked", "example", "hows it looking in denver, if its nice out find 3 bbq places near larimer square",
 			[]string{`places_restaurants map[cuisine:bbq limit:3 near:larimer square]`, `weather_current map[city:denver]`, "condition"}},
+		{"an amount after a currency's letters, in thousands", "kit", "rm2.5k to thai baht",
+			[]string{`kit__currency_convert map[amount:2500 from:MYR to:THB]`}},
+		{"thousands with k", "kit", "convert 2k usd to eur",
+			[]string{`kit__currency_convert map[amount:2000 from:USD to:EUR]`}},
+		{"a city and its state", "example", "weather in portland oregon",
+			[]string{`weather_current map[city:portland]`}},
+		{"a city and its state's code", "example", "is it humid in houston tx",
+			[]string{`weather_current map[city:houston]`}},
+		{"more ISO codes", "kit", "convert US$100 to JMD",
+			[]string{`kit__currency_convert map[amount:100 from:USD to:JMD]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -289,35 +289,20 @@ func patternCandidate(t token, ix *offlineIndex) bool {
 		return true
 	case tWord:
 		if strings.ContainsAny(t.text, "0123456789") {
-			return !moneyToken(t.text)
+			return true
 		}
 		return len(t.text) >= 2 && t.text == strings.ToUpper(t.text) && !ix.strongKey(key(t.norm))
 	}
 	return false
 }
 
-// moneyToken says whether a word is an amount written after a currency's
-// letters, as South Africans, Malaysians, Indians or Kenyans write money
-// (R2340, RM50, Rs500, Ksh1,000): an amount, not an identifier.
-func moneyToken(w string) bool {
-	i := strings.IndexAny(w, "0123456789")
-	if i <= 0 || !moneyPrefixes[strings.ToLower(w[:i])] {
-		return false
-	}
-	digits := 0
-	for _, r := range w[i:] {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r != ',' && r != '.':
-			return false
-		}
-	}
-	return digits >= 2
-}
-
-// moneyPrefixes are the currency letters written before an amount.
+// moneyPrefixes are the currency letters written before an amount, as
+// South Africans, Malaysians, Indians or Kenyans write money (R2340,
+// RM50, Rs500, Ksh1,000, rm1.5k): the tokenizer reads them apart from it,
+// and the letters name the currency (prefixCurrencies, or an ISO code).
 var moneyPrefixes = map[string]bool{"r": true, "rm": true, "rs": true, "rp": true, "ksh": true, "kes": true, "tk": true, "php": true, "nt": true, "hk": true, "us": true, "usd": true, "eur": true, "gbp": true, "inr": true, "zar": true, "sgd": true, "aud": true, "cad": true, "jpy": true, "cny": true, "rmb": true}
+
+var prefixCurrencies = map[string]string{"r": "ZAR", "rm": "MYR", "rs": "INR", "rp": "IDR", "ksh": "KES", "tk": "BDT", "php": "PHP", "nt": "TWD", "hk": "HKD", "us": "USD", "rmb": "CNY"}
 
 // enums gives enum parameters a value named in the clause by its words
 // ("walking route", 步行) when grouped() did not.

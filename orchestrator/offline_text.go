@@ -230,6 +230,26 @@ func tokenize(goal string, dict *hanDict) []token {
 			i = j
 		case isWordRune(r):
 			t := readWord(goal, i, size)
+			if m := moneyWordRe.FindStringSubmatch(t.text); m != nil && moneyPrefixes[strings.ToLower(m[1])] {
+				// "rm1.5k", "R2340": a currency's letters, then its amount.
+				n := len(m[1])
+				v, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+				if m[3] != "" {
+					v *= 1000
+				}
+				cur := readWord(goal[:i+n], i, size)
+				cur.stop = true
+				out = append(out, cur, token{kind: tNum, text: goal[i+n : t.end], val: v, start: i + n, end: t.end})
+				i = t.end
+				continue
+			}
+			if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && (m[2] == "k" || m[2] == "K") {
+				// "1.5k", "20k": thousands.
+				v, _ := strconv.ParseFloat(m[1], 64)
+				out = append(out, token{kind: tNum, text: t.text, val: v * 1000, start: t.start, end: t.end})
+				i = t.end
+				continue
+			}
 			if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && !clockWordRe.MatchString(strings.ToLower(t.text)) && !ordinalSuffix[strings.ToLower(m[2])] {
 				// "23kg", "5km": a number and its unit, typed together.
 				n := len(m[1])
@@ -268,8 +288,10 @@ func textAnd(toks []token) []token {
 }
 
 // numberUnitRe is a number with letters after it ("23kg", "5km"); ordinal
-// suffixes ("28th") and times ("3pm") stay one word.
+// suffixes ("28th") and times ("3pm") stay one word. moneyWordRe is an
+// amount after a currency's letters (moneyPrefixes), in thousands with k.
 var (
+	moneyWordRe   = regexp.MustCompile(`^([A-Za-z]{1,3})(\d+(?:[.,]\d+)*)([kK])?$`)
 	numberUnitRe  = regexp.MustCompile(`^(\d+(?:\.\d+)?)([A-Za-z]+)$`)
 	ordinalSuffix = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
 )

@@ -422,7 +422,7 @@ var currencyNames = map[string]string{
 	"dirham": "AED", "dirhams": "AED", "迪拉姆": "AED", "ringgit": "MYR", "林吉特": "MYR", "rand": "ZAR", "兰特": "ZAR",
 	"马币": "MYR", "令吉": "MYR", "马来西亚令吉": "MYR", "马来西亚林吉特": "MYR", "菲币": "PHP", "泰币": "THB", "美刀": "USD", "日圆": "JPY", "新元": "SGD", "坡币": "SGD", "新加坡币": "SGD",
 	"加拿大元": "CAD", "澳大利亚元": "AUD", "印度卢比": "INR", "韩圆": "KRW", "澳门币": "MOP", "欧币": "EUR", "越南币": "VND", "印尼币": "IDR",
-	"dong": "VND", "越南盾": "VND", "台币": "TWD", "新台币": "TWD", "澳门元": "MOP", "bitcoin": "BTC", "比特币": "BTC",
+	"jamaican dollars": "JMD", "jamaican dollar": "JMD", "cedi": "GHS", "cedis": "GHS", "dong": "VND", "越南盾": "VND", "台币": "TWD", "新台币": "TWD", "澳门元": "MOP", "bitcoin": "BTC", "比特币": "BTC",
 	// a currency named by its country, where the word alone is another's
 	"moroccan dirham": "MAD", "moroccan dirhams": "MAD", "摩洛哥迪拉姆": "MAD", "uae dirham": "AED", "emirati dirham": "AED", "阿联酋迪拉姆": "AED",
 	"saudi riyal": "SAR", "saudi riyals": "SAR", "riyal": "SAR", "riyals": "SAR", "沙特里亚尔": "SAR", "里亚尔": "SAR", "qatari riyal": "QAR", "卡塔尔里亚尔": "QAR",
@@ -442,7 +442,8 @@ var currencyNames = map[string]string{
 var isoCurrencies = map[string]bool{}
 
 func init() {
-	for _, c := range strings.Fields("USD EUR GBP JPY CNY HKD KRW INR CAD AUD SGD NZD CHF MXN THB RUB BRL TRY NOK SEK DKK AED MYR ZAR VND TWD MOP PLN CZK HUF IDR PHP SAR ILS EGP NGN KES ARS CLP COP PEN BTC MAD QAR KWD JOD PKR LKR BDT ISK UAH RON BGN KZT") {
+	for _, c := range strings.Fields("USD EUR GBP JPY CNY HKD KRW INR CAD AUD SGD NZD CHF MXN THB RUB BRL TRY NOK SEK DKK AED MYR ZAR VND TWD MOP PLN CZK HUF IDR PHP SAR ILS EGP NGN KES ARS CLP COP PEN BTC MAD QAR KWD JOD PKR LKR BDT ISK UAH RON BGN KZT " +
+		"JMD TTD BBD XCD GHS UGX TZS RWF ETB ZMW MZN TND DZD XOF XAF OMR BHD LBP IQD NPR MMK KHR LAK MNT UZS GEL AMD AZN RSD GTQ CRC DOP BOB PYG UYU FJD MUR NAD BWP") {
 		isoCurrencies[c] = true
 	}
 	for w := range currencyNames {
@@ -458,7 +459,11 @@ func findCurrencies(toks []token) []value {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tWord {
-			if up := strings.ToUpper(t.text); isoCurrencies[up] && (t.text == up || len(t.text) == 3 && !t.stop) {
+			if code, ok := prefixCurrencies[strings.ToLower(t.text)]; ok && i+1 < len(toks) && toks[i+1].kind == tNum && toks[i+1].start == t.end {
+				out = append(out, value{code, i}) // R2340, rm1.5k
+				continue
+			}
+			if up := strings.ToUpper(t.text); isoCurrencies[up] && (t.text == up || len(t.text) == 3 && !t.stop || i+1 < len(toks) && toks[i+1].kind == tNum && toks[i+1].start == t.end) {
 				out = append(out, value{up, i})
 				continue
 			}
