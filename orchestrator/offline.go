@@ -358,6 +358,8 @@ func courtesy(toks []token) bool {
 
 var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "thanks": true, "thank": true, "thx": true, "ty": true, "cheers": true,
 	"much": true, "lot": true, "advance": true, "bye": true, "dear": true, "sir": true, "madam": true, "good": true, "morning": true,
+	"wah": true, "gwaan": true, "wagwan": true, "yo": true, "howdy": true, "g'day": true, "gday": true, "namaste": true, "hola": true, "aloha": true,
+	"hiya": true, "oi": true, "mate": true, "bro": true, "fam": true, "guys": true, "y'all": true,
 	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}
 
 // splitClauses splits the tokens into clauses and folds clauses that only
@@ -968,8 +970,10 @@ func hasContent(toks []token) bool {
 }
 
 // boundWords say how many, or end a request as Singaporeans and
-// Malaysians do ("max 4 can?", "just 1 lah"): no content of their own.
+// Malaysians do ("max 4 can?", "just 1 lah", "like 4 of em", "3 options
+// can"): no content of their own.
 var boundWords = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "only": true, "just": true, "upto": true,
+	"like": true, "em": true, "them": true, "ones": true, "options": true, "option": true, "choices": true,
 	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true}
 
 // unplanned explains a clause no visible entry fits. A clause that only

@@ -413,6 +413,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:houston]`}},
 		{"more ISO codes", "kit", "convert US$100 to JMD",
 			[]string{`kit__currency_convert map[amount:100 from:USD to:JMD]`}},
+		{"a city's train by its name", "example", "BTS route from siam to asok",
+			[]string{`maps_route map[from:siam mode:transit to:asok]`}},
+		{"a count said loosely", "example", "any good curry houses near brick lane? like 3 of em",
+			[]string{`places_restaurants map[cuisine:curry limit:3 near:brick lane]`}},
+		{"dishes of many countries are restaurants", "example", "find 2 suya spots near lekki",
+			[]string{`places_restaurants map[cuisine:suya limit:2 near:lekki]`}},
+		{"a greeting of Jamaica", "example", "wagwan, weather in kingston",
+			[]string{`weather_current map[city:kingston]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
