@@ -635,12 +635,13 @@ func travels(c *clause) bool {
 // which only a tool naming it does: to play media (play, listen, 播放,
 // 放一首), to edit a picture the user has (edit, crop, 修图, p掉), or to
 // set an alarm or a timer ("set an alarm", 设个闹钟; 画一个闹钟 draws one),
-// or to hail a ride ("order me an uber", 叫个车); or "".
+// to hail a ride ("order me an uber", 叫个车) or order food, or to ask
+// when the sun sets (日落); or "".
 func taskVerb(toks []token) string {
 	var all strings.Builder
 	alarm, set := "", false
 	ride, booking := "", false
-	for _, t := range toks {
+	for i, t := range toks {
 		lw := strings.ToLower(t.text)
 		switch {
 		case t.kind != tWord:
@@ -652,8 +653,12 @@ func taskVerb(toks []token) string {
 			set = true
 		case rideWords[lw]:
 			ride = t.norm
-		case bookWords[lw]:
+		case lw == "order" && i+1 < len(toks) && orderObjects[strings.ToLower(toks[i+1].text)] && ride == "" && !slices.ContainsFunc(toks[i+1:], isRide):
+			return t.norm // "order me a large pepperoni": a delivery, not a route
+		case bookWords[lw] || fareWords[lw]:
 			booking = true
+		case skyWords[lw] && askedWhen(toks):
+			return t.norm // "when is sunset", not the time of a city (a sunset drawn is an image)
 		}
 		if t.kind != tPunct && t.kind != tQuote {
 			all.WriteString(lw)
@@ -676,19 +681,43 @@ func taskVerb(toks []token) string {
 			return w
 		}
 	}
-	for _, w := range []string{"叫车", "叫个车", "叫辆车", "约车", "叫个滴滴", "叫滴滴", "叫出租", "叫个出租", "叫个uber", "叫uber"} {
+	for _, w := range []string{"叫车", "叫个车", "叫辆车", "约车", "叫个滴滴", "叫滴滴", "叫出租", "叫个出租", "叫个uber", "叫uber", "叫外卖", "点外卖", "点个外卖"} {
 		if strings.Contains(han, w) {
+			return w
+		}
+	}
+	for _, w := range []string{"日落", "日出", "涨潮", "退潮"} {
+		if strings.Contains(han, w) && (strings.Contains(han, "几点") || strings.Contains(han, "什么时候") || strings.Contains(han, "啥时候")) {
 			return w
 		}
 	}
 	return ""
 }
 
+func isRide(t token) bool { return rideWords[strings.ToLower(t.text)] }
+
+// askedWhen says whether the clause asks when: "when", "what time".
+func askedWhen(toks []token) bool {
+	for i, t := range toks {
+		lw := strings.ToLower(t.text)
+		if lw == "when" || lw == "when's" || lw == "whens" || (lw == "what" || lw == "wat") && i+1 < len(toks) && strings.EqualFold(toks[i+1].text, "time") {
+			return true
+		}
+	}
+	return false
+}
+
 // rideWords are rides to hail; with a verb of bookWords they ask for one
-// ("order me an uber", "book a cab"), not for a route ("how long by taxi").
+// ("order me an uber", "book a cab"), and with one of fareWords for its
+// price ("the uber fare from heathrow"), not for a route ("how long by
+// taxi"). orderObjects follow "order" when it orders something; skyWords
+// name what the sky does at a time (no city's time).
 var (
-	rideWords = map[string]bool{"uber": true, "taxi": true, "cab": true, "lyft": true, "grab": true, "ride": true, "bolt": true, "didi": true}
-	bookWords = map[string]bool{"order": true, "book": true, "call": true, "get": true, "request": true, "hail": true}
+	rideWords    = map[string]bool{"uber": true, "taxi": true, "cab": true, "lyft": true, "grab": true, "ride": true, "bolt": true, "didi": true}
+	bookWords    = map[string]bool{"order": true, "book": true, "call": true, "get": true, "request": true, "hail": true}
+	fareWords    = map[string]bool{"fare": true, "fares": true, "price": true, "cost": true, "quote": true}
+	orderObjects = map[string]bool{"me": true, "us": true, "a": true, "an": true, "some": true, "food": true, "pizza": true, "takeout": true, "takeaway": true, "delivery": true}
+	skyWords     = map[string]bool{"sunset": true, "sunrise": true, "sundown": true, "dawn": true, "tide": true, "tides": true, "moonrise": true}
 )
 
 // taskWords and hanTaskWords name the tasks of taskVerb but alarms.

@@ -421,6 +421,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:suya limit:2 near:lekki]`}},
 		{"a greeting of Jamaica", "example", "wagwan, weather in kingston",
 			[]string{`weather_current map[city:kingston]`}},
+		{"a ride's fare is no route", "example", "how much is a taxi fare from changi to orchard",
+			[]string{"no_match"}},
+		{"ordering food is no route", "example", "order me a pizza from pizza hut to my office",
+			[]string{"no_match"}},
+		{"when the sun sets is no city's time", "kit", "what time is sunset in bali",
+			[]string{"no_match"}},
+		{"when the sun sets, in Chinese", "kit", "明天几点日出",
+			[]string{"no_match"}},
+		{"a sunset drawn is an image", "example", "draw a sunset over the harbour",
+			[]string{`image_generate map[prompt:a sunset over the harbour]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
