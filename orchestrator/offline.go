@@ -420,7 +420,8 @@ func splitClauses(toks []token) []clause {
 				continue
 			}
 			prev := &out[len(out)-1]
-			prev.toks = append(prev.toks, pt.toks...)
+			prev.toks = append(append(prev.toks, pending...), pt.toks...) // in the goal's order ("…, for me and my wife")
+			pending = nil
 			prev.end = pt.toks[len(pt.toks)-1].end
 			prev.after = pt.after // "if yes find one near umhlanga, just 1": the condition's action goes on
 			continue
@@ -1003,6 +1004,7 @@ func hasContent(toks []token) bool {
 // can"): no content of their own.
 var boundWords = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "only": true, "just": true, "upto": true,
 	"like": true, "em": true, "them": true, "ones": true, "options": true, "option": true, "choices": true,
+	"me": true, "myself": true, "wife": true, "husband": true, "partner": true, "missus": true, "hubby": true, "wifey": true,
 	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true}
 
 // unplanned explains a clause no visible entry fits. A clause that only

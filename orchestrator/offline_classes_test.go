@@ -431,6 +431,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"no_match"}},
 		{"a sunset drawn is an image", "example", "draw a sunset over the harbour",
 			[]string{`image_generate map[prompt:a sunset over the harbour]`}},
+		{"thousands after a currency's letters", "kit", "how much is R2,500 in euros",
+			[]string{`kit__currency_convert map[amount:2500 from:ZAR to:EUR]`}},
+		{"thousands with dots", "kit", "convert 25.000 yen to euros",
+			[]string{`kit__currency_convert map[amount:25000 from:JPY to:EUR]`}},
+		{"a date with dots, day first", "kit", "hotel in vienna from 5.4.2027 for 3 nights",
+			[]string{`kit__hotels_search map[check_in:2027-04-05 city:vienna guests:2 nights:3]`}},
+		{"me and my wife are two", "kit", "flight from Munich to Lisbon on 02.05., for me and my wife",
+			[]string{`kit__flights_search map[cabin:economy date:2027-05-02 destination:Lisbon origin:Munich passengers:2]`}},
+		{"Cantonese: now, raining", "example", "香港而家系咪落紧雨",
+			[]string{`weather_current map[city:香港]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

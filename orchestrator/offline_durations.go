@@ -160,3 +160,53 @@ func readWeeks(text string) (days, from, to int) {
 	}
 	return 0, 0, 0
 }
+
+// party gives an integer parameter that counts people (guests,
+// passengers, adults) the people a clause names without a number: "for
+// me and my wife" → 2, "just me", "by myself" → 1.
+func (f *filler) party() {
+	n, at := partySize(f.c.toks)
+	if n == 0 {
+		return
+	}
+	for _, p := range f.oe.params {
+		if p.role != roleNumber || !p.words["guest"] && !p.words["passeng"] && !p.words["person"] && !p.words["adult"] && !p.words["people"] {
+			continue
+		}
+		if f.set(p, numberFor(p, float64(n))) {
+			f.usedTok[at] = true
+			return
+		}
+	}
+}
+
+// partySize reads "me and my wife" (2), "just me", "by myself" (1): the
+// count and the token of "me".
+func partySize(toks []token) (int, int) {
+	for i, t := range toks {
+		lw := strings.ToLower(t.text)
+		switch {
+		case lw == "me" && i+1 < len(toks):
+			// "and" may be gone: the clause was split at it and the part
+			// after joined again ("for me" + "my wife").
+			j := i + 1
+			if strings.EqualFold(toks[j].text, "and") && j+1 < len(toks) {
+				j++
+			}
+			if w := strings.ToLower(toks[j].text); (w == "my" || w == "the") && j+1 < len(toks) {
+				j++
+			}
+			if companions[strings.ToLower(toks[j].text)] {
+				return 2, i
+			}
+		case (lw == "just" || lw == "only") && i+1 < len(toks) && strings.EqualFold(toks[i+1].text, "me"), lw == "myself", lw == "solo":
+			return 1, i
+		}
+	}
+	return 0, 0
+}
+
+// companions are the one person "me and my …" brings.
+var companions = map[string]bool{"wife": true, "husband": true, "partner": true, "missus": true, "gf": true, "bf": true, "girlfriend": true,
+	"boyfriend": true, "mum": true, "mom": true, "dad": true, "son": true, "daughter": true, "friend": true, "sister": true, "brother": true,
+	"sis": true, "bro": true, "colleague": true, "boss": true, "fiancee": true, "fiance": true, "spouse": true, "hubby": true, "wifey": true}

@@ -53,6 +53,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	f.keyValues()
 	f.dates()
 	f.stays()
+	f.party()
 	f.grouped()
 	f.patterns()
 	f.enums()

@@ -291,9 +291,10 @@ func textAnd(toks []token) []token {
 // suffixes ("28th") and times ("3pm") stay one word. moneyWordRe is an
 // amount after a currency's letters (moneyPrefixes), in thousands with k.
 var (
-	moneyWordRe   = regexp.MustCompile(`^([A-Za-z]{1,3})(\d+(?:[.,]\d+)*)([kK])?$`)
-	numberUnitRe  = regexp.MustCompile(`^(\d+(?:\.\d+)?)([A-Za-z]+)$`)
-	ordinalSuffix = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
+	dotThousandsRe = regexp.MustCompile(`^[1-9]\d{0,2}(?:\.\d{3})+$`)
+	moneyWordRe    = regexp.MustCompile(`^([A-Za-z]{1,3})(\d+(?:[.,]\d+)*)([kK])?$`)
+	numberUnitRe   = regexp.MustCompile(`^(\d+(?:\.\d+)?)([A-Za-z]+)$`)
+	ordinalSuffix  = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
 )
 
 // readWord reads the word or number at goal[i:] (its first rune is size
@@ -313,14 +314,18 @@ func readWord(goal string, i, size int) token {
 				continue
 			}
 		}
-		if (r2 == ':' || r2 == ',') && allDigits(strings.ReplaceAll(goal[i:j], ",", "")) && digitGroup(goal[j+1:], r2) {
+		if (r2 == ':' || r2 == ',') && allDigits(strings.TrimLeft(strings.ReplaceAll(goal[i:j], ",", ""), "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) && digitGroup(goal[j+1:], r2) {
 			j++
 			continue
 		}
 		break
 	}
 	text := goal[i:j]
-	if v, err := strconv.ParseFloat(strings.ReplaceAll(text, ",", ""), 64); err == nil {
+	digits := strings.ReplaceAll(text, ",", "")
+	if dotThousandsRe.MatchString(text) {
+		digits = strings.ReplaceAll(text, ".", "") // 10.000 yen: thousands as much of Europe writes them
+	}
+	if v, err := strconv.ParseFloat(digits, 64); err == nil {
 		return token{kind: tNum, text: text, val: v, start: i, end: j}
 	}
 	lower := strings.ToLower(strings.ReplaceAll(text, "’", "'"))

@@ -42,6 +42,9 @@ var (
 	zhWdayRe  = regexp.MustCompile(`(下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
 	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
 	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
+	// dottedDateRe is a day, a month and a dot after each (02.04.), or
+	// with a year (2.4.2027).
+	dottedDateRe = regexp.MustCompile(`(?:^|[^\d.])(\d{1,2})\.(\d{1,2})\.(\d{4}|\d{2})?(?:$|[^\d])`)
 	// slashDateRe is a day and a month written with a slash, either way
 	// round (17/03, 4/1, 3/20/2027): not 24/7, nor inside a longer run.
 	slashDateRe = regexp.MustCompile(`(?:^|[^\d/])(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?(?:$|[^\d/])`)
@@ -111,6 +114,18 @@ func findDates(text string, now time.Time) []found {
 		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
 		if t, ok := mkDate(y, mo, d, today); ok {
 			add(t, m[0], m[1])
+		}
+	}
+	for _, m := range when(digits && strings.Count(text, ".") >= 2, dottedDateRe).FindAllStringSubmatchIndex(text, -1) {
+		// "on 02.04.", "2.4.2027": the day first, as much of Europe writes it.
+		y := 0
+		if m[6] >= 0 {
+			if y = atoi(text[m[6]:m[7]]); y < 100 {
+				y += 2000
+			}
+		}
+		if t, ok := mkDate(y, atoi(text[m[4]:m[5]]), atoi(text[m[2]:m[3]]), today); ok {
+			add(t, m[2], max(m[5]+1, m[7]))
 		}
 	}
 	for _, m := range when(digits && strings.Contains(text, "/"), slashDateRe).FindAllStringSubmatchIndex(text, -1) {
