@@ -223,7 +223,7 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 		default:
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
-				if u.Reason == ReasonNoMatch && remark(c) {
+				if u.Reason == ReasonNoMatch && (remark(c) || followUp(c)) {
 					remarks = append(remarks, u)
 				} else {
 					b.unplanned = append(b.unplanned, u)
@@ -1109,6 +1109,29 @@ func remark(c *clause) bool {
 		judged = judged || strings.Contains(han.String(), w)
 	}
 	return judged
+}
+
+// followUp says whether a clause no tool fits only goes on about the one
+// before it: how long or far that is ("…, how long does it take"), or
+// when the user sets off ("flying out tmrw"): no place, no request of its
+// own.
+func followUp(c *clause) bool {
+	if c.places.any() != "" || len(c.toks) == 0 {
+		return false
+	}
+	if howFar(c) {
+		return true
+	}
+	lead := strings.ToLower(c.toks[0].text)
+	if !sceneLeads[lead] {
+		return false
+	}
+	for _, t := range c.toks {
+		if lw := strings.ToLower(t.text); requestWords[lw] || askVerbs[lw] || questionWords[lw] {
+			return false
+		}
+	}
+	return true
 }
 
 // judgeWords and hanJudges say how much or how bad.

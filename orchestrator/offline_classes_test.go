@@ -441,6 +441,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__flights_search map[cabin:economy date:2027-05-02 destination:Lisbon origin:Munich passengers:2]`}},
 		{"Cantonese: now, raining", "example", "香港而家系咪落紧雨",
 			[]string{`weather_current map[city:香港]`}},
+		{"how long, after a route, is about that route", "example", "walking from the louvre to notre dame, how long does it take",
+			[]string{`maps_route map[from:louvre mode:walking to:notre dame]`}},
+		{"when the user sets off is context", "example", "weather in Perth and Darwin pls, flying out tmrw",
+			[]string{`weather_current map[city:Darwin]`, `weather_current map[city:Perth]`}},
+		{"how long, alone, is reported", "example", "how long does it take",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
