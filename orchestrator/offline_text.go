@@ -229,41 +229,41 @@ func tokenize(goal string, dict *hanDict) []token {
 			out = append(out, segmentHan(goal, i, j, dict)...)
 			i = j
 		case isWordRune(r):
-			t := readWord(goal, i, size)
-			if m := moneyWordRe.FindStringSubmatch(t.text); m != nil && moneyPrefixes[strings.ToLower(m[1])] {
-				// "rm1.5k", "R2340": a currency's letters, then its amount.
-				n := len(m[1])
-				v, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
-				if m[3] != "" {
-					v *= 1000
-				}
-				cur := readWord(goal[:i+n], i, size)
-				cur.stop = true
-				out = append(out, cur, token{kind: tNum, text: goal[i+n : t.end], val: v, start: i + n, end: t.end})
-				i = t.end
-				continue
-			}
-			if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && (m[2] == "k" || m[2] == "K") {
-				// "1.5k", "20k": thousands.
-				v, _ := strconv.ParseFloat(m[1], 64)
-				out = append(out, token{kind: tNum, text: t.text, val: v * 1000, start: t.start, end: t.end})
-				i = t.end
-				continue
-			}
-			if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && !clockWordRe.MatchString(strings.ToLower(t.text)) && !ordinalSuffix[strings.ToLower(m[2])] {
-				// "23kg", "5km": a number and its unit, typed together.
-				n := len(m[1])
-				out = append(out, readWord(goal[:i+n], i, size), readWord(goal[:t.end], i+n, 1))
-				i = t.end
-				continue
-			}
-			out = append(out, t)
-			i = t.end
+			toks := wordTokens(goal, i, size)
+			out = append(out, toks...)
+			i = toks[len(toks)-1].end
 		default:
 			i += size
 		}
 	}
 	return textAnd(joinNumbers(out))
+}
+
+// wordTokens reads the word at goal[i:] (its first rune is size bytes) as
+// one token or two: an amount after a currency's letters ("rm1.5k",
+// "R2340"), thousands with k ("1.5k"), a number and its unit typed
+// together ("23kg", "5km").
+func wordTokens(goal string, i, size int) []token {
+	t := readWord(goal, i, size)
+	if m := moneyWordRe.FindStringSubmatch(t.text); m != nil && moneyPrefixes[strings.ToLower(m[1])] {
+		n := len(m[1])
+		v, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
+		if m[3] != "" {
+			v *= 1000
+		}
+		cur := readWord(goal[:i+n], i, size)
+		cur.stop = true
+		return []token{cur, {kind: tNum, text: goal[i+n : t.end], val: v, start: i + n, end: t.end}}
+	}
+	if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && (m[2] == "k" || m[2] == "K") {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return []token{{kind: tNum, text: t.text, val: v * 1000, start: t.start, end: t.end}}
+	}
+	if m := numberUnitRe.FindStringSubmatch(t.text); m != nil && !clockWordRe.MatchString(strings.ToLower(t.text)) && !ordinalSuffix[strings.ToLower(m[2])] {
+		n := len(m[1])
+		return []token{readWord(goal[:i+n], i, size), readWord(goal[:t.end], i+n, 1)}
+	}
+	return []token{t}
 }
 
 // textAnd reads "n", "&", "+" and "plus" between words as "and"

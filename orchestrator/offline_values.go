@@ -93,30 +93,50 @@ type found struct {
 // findDates returns the dates text names, as YYYY-MM-DD, in order; spans
 // already read are not read again.
 func findDates(text string, now time.Time) []found {
-	var out []found
-	taken := func(a, b int) bool {
-		for _, f := range out {
-			if a < f.to && b > f.from {
-				return true
-			}
+	d := &dateFinder{text: text, today: time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location()),
+		digits: strings.ContainsAny(text, "0123456789"), hanNum: strings.ContainsAny(text, "一二三四五六七八九十两")}
+	d.numeric()
+	d.chinese()
+	d.english()
+	d.relative()
+	d.out = append(d.out, findWeekdays(text, d.today, d.taken)...)
+	return d.out
+}
+
+// dateFinder gathers the dates of one text, each span read once, the
+// formats in findDates' order: the first to read a span keeps it.
+type dateFinder struct {
+	text           string
+	today          time.Time
+	digits, hanNum bool
+	out            []found
+}
+
+func (d *dateFinder) taken(a, b int) bool {
+	for _, f := range d.out {
+		if a < f.to && b > f.from {
+			return true
 		}
-		return false
 	}
-	add := func(t time.Time, a, b int) {
-		if !taken(a, b) {
-			out = append(out, found{t.Format(time.DateOnly), a, b})
+	return false
+}
+
+func (d *dateFinder) add(t time.Time, a, b int) {
+	if !d.taken(a, b) {
+		d.out = append(d.out, found{t.Format(time.DateOnly), a, b})
+	}
+}
+
+// numeric reads 2027-03-14, 02.04. and 2.4.2027 (day first), 17/03 and 3/20.
+func (d *dateFinder) numeric() {
+	text, today := d.text, d.today
+	for _, m := range when(d.digits, isoDateRe).FindAllStringSubmatchIndex(text, -1) {
+		y, mo, dd := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
+		if t, ok := mkDate(y, mo, dd, today); ok {
+			d.add(t, m[0], m[1])
 		}
 	}
-	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
-	digits := strings.ContainsAny(text, "0123456789")
-	hanNum := strings.ContainsAny(text, "一二三四五六七八九十两")
-	for _, m := range when(digits, isoDateRe).FindAllStringSubmatchIndex(text, -1) {
-		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
-		if t, ok := mkDate(y, mo, d, today); ok {
-			add(t, m[0], m[1])
-		}
-	}
-	for _, m := range when(digits && strings.Count(text, ".") >= 2, dottedDateRe).FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(d.digits && strings.Count(text, ".") >= 2, dottedDateRe).FindAllStringSubmatchIndex(text, -1) {
 		// "on 02.04.", "2.4.2027": the day first, as much of Europe writes it.
 		y := 0
 		if m[6] >= 0 {
@@ -125,37 +145,47 @@ func findDates(text string, now time.Time) []found {
 			}
 		}
 		if t, ok := mkDate(y, atoi(text[m[4]:m[5]]), atoi(text[m[2]:m[3]]), today); ok {
-			add(t, m[2], max(m[5]+1, m[7]))
+			d.add(t, m[2], max(m[5]+1, m[7]))
 		}
 	}
-	for _, m := range when(digits && strings.Contains(text, "/"), slashDateRe).FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(d.digits && strings.Contains(text, "/"), slashDateRe).FindAllStringSubmatchIndex(text, -1) {
 		if t, ok := slashDate(text[m[2]:m[3]], text[m[4]:m[5]], m[6] >= 0 && atoi(text[m[6]:m[7]]) > 0, text[max(m[6], 0):max(m[7], 0)], today); ok {
-			add(t, m[2], max(m[5], m[7]))
+			d.add(t, m[2], max(m[5], m[7]))
 		}
 	}
-	for _, m := range when((digits || hanNum) && strings.Contains(text, "月"), zhDateRe).FindAllStringSubmatchIndex(text, -1) {
+}
+
+// chinese reads 3月14日 and a day of the month alone (20日, 5号).
+func (d *dateFinder) chinese() {
+	text, today := d.text, d.today
+	for _, m := range when((d.digits || d.hanNum) && strings.Contains(text, "月"), zhDateRe).FindAllStringSubmatchIndex(text, -1) {
 		y := 0
 		if m[2] >= 0 {
 			y = atoi(text[m[2]:m[3]])
 		}
 		if t, ok := mkDate(y, numeral(text[m[4]:m[5]]), numeral(text[m[6]:m[7]]), today); ok {
-			add(t, m[0], m[1])
+			d.add(t, m[0], m[1])
 		}
 	}
-	for _, m := range when((digits || hanNum) && strings.ContainsAny(text, "日号"), zhDayRe).FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when((d.digits || d.hanNum) && strings.ContainsAny(text, "日号"), zhDayRe).FindAllStringSubmatchIndex(text, -1) {
 		// A day of the month alone (20日, 5号): this month's, or next
 		// month's when it has passed; not a number's (3号线, 5号楼).
 		if r := lastRune(text[:m[0]]); unicode.IsDigit(r) || r == '月' || r == '第' || strings.ContainsRune(dayNotAfter, firstRuneOf(text[m[1]:])) {
 			continue
 		}
 		if t, ok := dayOfMonth(numeral(text[m[2]:m[3]]), today); ok {
-			add(t, m[0], m[1])
+			d.add(t, m[0], m[1])
 		}
 	}
+}
+
+// english reads "20th march", "march 5, 2027" and "on the 28th".
+func (d *dateFinder) english() {
+	text, today := d.text, d.today
 	// The day before its month first: "from 20th march 5 nights" is the
 	// 20th, not March 5.
 	for _, re := range []*regexp.Regexp{enDate2Re, enDateRe} {
-		for _, m := range when(digits, re).FindAllStringSubmatchIndex(text, -1) {
+		for _, m := range when(d.digits, re).FindAllStringSubmatchIndex(text, -1) {
 			mon, day := text[m[2]:m[3]], text[m[4]:m[5]]
 			if re == enDate2Re {
 				mon, day = day, mon
@@ -165,27 +195,32 @@ func findDates(text string, now time.Time) []found {
 				y = atoi(text[m[6]:m[7]])
 			}
 			if t, ok := mkDate(y, int(months[strings.ToLower(mon[:3])]), atoi(day), today); ok {
-				add(t, m[0], m[1])
+				d.add(t, m[0], m[1])
 			}
 		}
 	}
-	for _, m := range when(digits, enDayRe).FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(d.digits, enDayRe).FindAllStringSubmatchIndex(text, -1) {
 		// "on the 28th": a day of the month alone, as 28号.
 		if t, ok := dayOfMonth(atoi(text[m[2]:m[3]]), today); ok {
-			add(t, m[0], m[1])
+			d.add(t, m[0], m[1])
 		}
 	}
+}
+
+// relative reads tomorrow, 后天, "in 3 days", 三天后, "in two weeks", 一周后.
+func (d *dateFinder) relative() {
+	text, today := d.text, d.today
 	for _, m := range relDayRe.FindAllStringIndex(text, -1) {
-		add(today.AddDate(0, 0, relativeDays(strings.ToLower(text[m[0]:m[1]]))), m[0], m[1])
+		d.add(today.AddDate(0, 0, relativeDays(strings.ToLower(text[m[0]:m[1]]))), m[0], m[1])
 	}
-	for _, m := range when(digits || hanNum, inDaysRe).FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range when(d.digits || d.hanNum, inDaysRe).FindAllStringSubmatchIndex(text, -1) {
 		n := 0
 		if m[2] >= 0 {
 			n = atoi(text[m[2]:m[3]])
 		} else {
 			n = numeral(text[m[4]:m[5]])
 		}
-		add(today.AddDate(0, 0, n), m[0], m[1])
+		d.add(today.AddDate(0, 0, n), m[0], m[1])
 	}
 	for _, m := range when(strings.ContainsAny(text, "wW周星礼"), inWeeksRe).FindAllStringSubmatchIndex(text, -1) {
 		// "in two weeks", 一周后, 两个星期以后: that many weeks from today.
@@ -202,11 +237,9 @@ func findDates(text string, now time.Time) []found {
 			}
 		}
 		if w >= 1 {
-			add(today.AddDate(0, 0, 7*int(w)), m[0], m[1])
+			d.add(today.AddDate(0, 0, 7*int(w)), m[0], m[1])
 		}
 	}
-	out = append(out, findWeekdays(text, today, taken)...)
-	return out
 }
 
 // dayOfMonth is day d of this month, or of the next when it has passed.
