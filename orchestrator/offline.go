@@ -1005,6 +1005,7 @@ func hasContent(toks []token) bool {
 var boundWords = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "only": true, "just": true, "upto": true,
 	"like": true, "em": true, "them": true, "ones": true, "options": true, "option": true, "choices": true,
 	"me": true, "myself": true, "wife": true, "husband": true, "partner": true, "missus": true, "hubby": true, "wifey": true,
+	"cheapest": true, "fastest": true, "nonstop": true, "non-stop": true, "earliest": true, "latest": true,
 	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true}
 
 // unplanned explains a clause no visible entry fits. A clause that only

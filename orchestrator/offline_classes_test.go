@@ -447,6 +447,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:Darwin]`, `weather_current map[city:Perth]`}},
 		{"how long, alone, is reported", "example", "how long does it take",
 			[]string{"no_match"}},
+		{"a preference no parameter takes joins its request", "kit", "下周三广州飞成都的机票，要最便宜的",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-17 destination:成都 origin:广州 passengers:1]`}},
+		{"cheapest, said after a comma", "kit", "flights from delhi to goa tomorrow, cheapest pls",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-11 destination:goa origin:delhi passengers:1]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
