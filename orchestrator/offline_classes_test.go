@@ -451,6 +451,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__flights_search map[cabin:economy date:2027-03-17 destination:成都 origin:广州 passengers:1]`}},
 		{"cheapest, said after a comma", "kit", "flights from delhi to goa tomorrow, cheapest pls",
 			[]string{`kit__flights_search map[cabin:economy date:2027-03-11 destination:goa origin:delhi passengers:1]`}},
+		{"把 … 翻译成: the text, commas and all", "kit", "把 See you soon, take care 翻译成日语",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:ja text:See you soon, take care]`}},
+		{"把 … 翻译成 without quotes", "kit", "把明天见翻译成法语",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:fr text:明天见]`}},
+		{"把这句话 points at the text after the colon", "kit", "把这句话翻译成英文：我很好",
+			[]string{`kit__translate_text map[source_lang:auto target_lang:en text:我很好]`}},
+		{"a count after a comma, 给我看3条", "kit", "美国最近有什么科技新闻，给我看5条",
+			[]string{`kit__news_headlines map[country:us limit:5 topic:科技]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

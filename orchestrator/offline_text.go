@@ -214,6 +214,13 @@ func tokenize(goal string, dict *hanDict) []token {
 			// "$75", "€50": the symbol names a currency.
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
 			i += size
+		case r == '把' && baText(goal, i+size) > i+size:
+			// 把 Thank you for your hospitality, we had a wonderful stay 翻译成中文:
+			// what is to be translated, commas and all, is one text.
+			end := baText(goal, i+size)
+			out = append(out, token{kind: tHan, text: "把", norm: "把", start: i, end: i + size, stop: true},
+				token{kind: tQuote, text: strings.TrimSpace(goal[i+size : end]), norm: strings.ToLower(strings.TrimSpace(goal[i+size : end])), start: i + size, end: end})
+			i = end
 		case r == '+' || r == '＋':
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
 			i += size
@@ -265,6 +272,35 @@ func wordTokens(goal string, i, size int) []token {
 	}
 	return []token{t}
 }
+
+// baText returns where the text of 把 … 翻译成 ends (from, the byte after
+// 把), or 0: the verb must follow in the same sentence, the text must not
+// be quoted already (把“…”翻译成 is read as a quote) nor point elsewhere
+// (把这句话翻译成英文：…).
+func baText(goal string, from int) int {
+	rest := goal[from:]
+	if end := strings.IndexAny(rest, "。！？!?\n"); end >= 0 {
+		rest = rest[:end]
+	}
+	at := -1
+	for _, v := range []string{"翻译成", "翻译为", "翻成", "译成", "翻译到"} {
+		if k := strings.Index(rest, v); k > 0 && (at < 0 || k < at) {
+			at = k
+		}
+	}
+	if at <= 0 {
+		return 0
+	}
+	inner := strings.TrimSpace(rest[:at])
+	if r, _ := utf8.DecodeRuneInString(inner); inner == "" || strings.ContainsRune("\"'“‘「『", r) || baPointers[inner] {
+		return 0
+	}
+	return from + at
+}
+
+// baPointers point at a text said elsewhere in the goal.
+var baPointers = map[string]bool{"这句话": true, "这句": true, "这段话": true, "这段": true, "这个": true, "这些": true, "下面这句": true, "下面这句话": true,
+	"以下": true, "以下内容": true, "下面的话": true, "这句英文": true, "这句中文": true, "它": true}
 
 // textAnd reads "n", "&", "+" and "plus" between words as "and"
 // ("karachi n islamabad", "weather auckland + a route from …"); between
