@@ -275,8 +275,8 @@ func wordTokens(goal string, i, size int) []token {
 
 // baText returns where the text of 把 … 翻译成 ends (from, the byte after
 // 把), or 0: the verb must follow in the same sentence, the text must not
-// be quoted already (把“…”翻译成 is read as a quote) nor point elsewhere
-// (把这句话翻译成英文：…).
+// be quoted already (把“…”翻译成 is read as a quote) nor point at a thing
+// (把这个PDF合同翻译成中文, 把这句话翻译成英文：…).
 func baText(goal string, from int) int {
 	rest := goal[from:]
 	if end := strings.IndexAny(rest, "。！？!?\n"); end >= 0 {
@@ -292,15 +292,14 @@ func baText(goal string, from int) int {
 		return 0
 	}
 	inner := strings.TrimSpace(rest[:at])
-	if r, _ := utf8.DecodeRuneInString(inner); inner == "" || strings.ContainsRune("\"'“‘「『", r) || baPointers[inner] {
+	if r, _ := utf8.DecodeRuneInString(inner); inner == "" || strings.ContainsRune("\"'“‘「『这那", r) || baPointers[inner] {
 		return 0
 	}
 	return from + at
 }
 
 // baPointers point at a text said elsewhere in the goal.
-var baPointers = map[string]bool{"这句话": true, "这句": true, "这段话": true, "这段": true, "这个": true, "这些": true, "下面这句": true, "下面这句话": true,
-	"以下": true, "以下内容": true, "下面的话": true, "这句英文": true, "这句中文": true, "它": true}
+var baPointers = map[string]bool{"下面这句": true, "下面这句话": true, "以下": true, "以下内容": true, "下面的话": true, "它": true}
 
 // textAnd reads "n", "&", "+" and "plus" between words as "and"
 // ("karachi n islamabad", "weather auckland + a route from …"); between
