@@ -197,6 +197,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind10 catalog2", "testdata/blind10_catalog2.yaml"},
 		{"blind11 default", "testdata/blind11_default.yaml"},
 		{"blind11 catalog2", "testdata/blind11_catalog2.yaml"},
+		{"blind12 default", "testdata/blind12_default.yaml"},
+		{"blind12 catalog2", "testdata/blind12_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
