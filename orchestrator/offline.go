@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/toolhub/toolhub/registry"
 )
@@ -577,6 +578,11 @@ func (ix *offlineIndex) rankClause(c *clause) {
 		// 开车过去要多久: both ends are missing).
 		ix.boostRoutes(c)
 	}
+	if laterThanNow(c.toks) {
+		// 下礼拜北京的天气预报, "the forecast for next week": a tool of now
+		// (current weather), with no date to take, cannot say it.
+		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return ix.entries[m.entry].ofNow() })
+	}
 	if verb := taskVerb(c.toks); verb != "" {
 		// "play some afrobeats", 放一首周杰伦的晴天, 把这张照片的背景p掉,
 		// 设个明早7点的闹钟: a task no generation, weather or calendar tool
@@ -591,6 +597,48 @@ func (ix *offlineIndex) rankClause(c *clause) {
 // ask for one.
 var travelWords = map[string]bool{"drive": true, "driving": true, "walk": true, "walking": true, "cycle": true, "cycling": true, "bike": true,
 	"biking": true, "commute": true, "开车": true, "走路": true, "步行": true, "坐地铁": true, "打车": true, "骑车": true, "自驾": true, "坐公交": true, "搭地铁": true}
+
+// laterThanNow says whether the clause asks about next week or next
+// month (下周, 下星期, "next week"), not about now.
+func laterThanNow(toks []token) bool {
+	for i, t := range toks {
+		lw := strings.ToLower(t.text)
+		if (lw == "next" || lw == "coming") && i+1 < len(toks) && (strings.EqualFold(toks[i+1].text, "week") || strings.EqualFold(toks[i+1].text, "month")) {
+			return true
+		}
+		if t.kind == tHan || t.kind == tHanRaw {
+			for _, w := range []string{"下周", "下星期", "下个星期", "下个月", "未来一周", "未来几天", "这周末", "下周末"} {
+				if strings.HasPrefix(t.text, w) && !weekdayAfter(t.text[len(w):]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// weekdayAfter says whether s begins with a weekday's character (下周五).
+func weekdayAfter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return strings.ContainsRune("一二三四五六日天", r)
+}
+
+// ofNow says whether an entry tells how things are now (its name or
+// description says current or now) and takes no date.
+func (oe *offEntry) ofNow() bool {
+	for _, p := range oe.params {
+		if p.format == "date" || p.words["date"] {
+			return false
+		}
+	}
+	text := strings.ToLower(oe.e.Name)
+	if c := oe.e.Capability; c != nil {
+		text += " " + strings.ToLower(c.Description)
+	} else {
+		text += " " + strings.ToLower(oe.e.Tool.Def.Description)
+	}
+	return strings.Contains(text, "current") || strings.Contains(text, "right now")
+}
 
 // howFar says whether the clause asks how far or how long a way is.
 func howFar(c *clause) bool {

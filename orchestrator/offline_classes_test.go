@@ -459,6 +459,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__translate_text map[source_lang:auto target_lang:en text:我很好]`}},
 		{"a count after a comma, 给我看3条", "kit", "美国最近有什么科技新闻，给我看5条",
 			[]string{`kit__news_headlines map[country:us limit:5 topic:科技]`}},
+		{"next week's forecast is no current weather", "example", "weather forecast for next week in paris",
+			[]string{"no_match"}},
+		{"tomorrow's weather is still asked of the current weather", "example", "明天成都会下雨吗",
+			[]string{`weather_current map[city:成都]`}},
+		{"Sichuan: 有没得, 啥子", "example", "成都啥子天气嘛",
+			[]string{`weather_current map[city:成都]`}},
+		{"有没得, no place", "example", "附近有没得好吃的火锅嘛",
+			[]string{"missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
