@@ -467,6 +467,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:成都]`}},
 		{"有没得, no place", "example", "附近有没得好吃的火锅嘛",
 			[]string{"missing_arguments"}},
+		{"carry is no typo of curry", "example", "weather in accra, should i carry an umbrella",
+			[]string{`weather_current map[city:accra]`}},
+		{"超过 in a condition is no place", "kit", "上海今天空气咋样 要是AQI超过150 就帮我看看明天杭州的酒店 住一晚",
+			[]string{`kit__air_quality map[city:上海]`, `kit__hotels_search map[check_in:2027-03-11 city:杭州 guests:2 nights:1]`, "condition"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

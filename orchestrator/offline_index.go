@@ -852,7 +852,8 @@ func (ix *offlineIndex) typo(w string) string {
 // realWords are words an assistant hears often that are one edit from a
 // word of the catalog or the lexicon and mean something else: a "timer"
 // is no "times", "lamps" no "maps".
-var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true}
+var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true,
+	"carry": true, "hurry": true, "worry": true, "sorry": true, "marry": true, "furry": true}
 
 // maxTypoLen bounds the words typo reads (longer ones are not words).
 const maxTypoLen = 32
