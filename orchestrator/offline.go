@@ -207,8 +207,8 @@ func (b *planBuilder) build(clauses []clause) {
 				// nice out …": what the condition asks about is read when
 				// it, or the goal before it, says all it needs (not from
 				// the action after it: 如果天气好的话，推荐一下昆明的餐厅).
-				if _, missing, err := b.ix.fill(b.goal, c, b.ix.entries[c.ranked[c.best].entry], ctx, ""); len(missing) == 0 && err == nil {
-					b.step(c, text, ctx, "")
+				if oe, args, missing, err := b.fillStep(c, ctx, ""); len(missing) == 0 && err == nil {
+					b.addStep(oe, args)
 				}
 			}
 			b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
@@ -257,10 +257,7 @@ func (b *planBuilder) build(clauses []clause) {
 
 // step plans clause c with its best entry, or says why it cannot.
 func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
-	ix := b.ix
-	ix.preferFillable(b.goal, c, b.vis, ctx, later)
-	oe := ix.entries[c.ranked[c.best].entry]
-	args, missing, err := ix.fill(b.goal, c, oe, ctx, later)
+	oe, args, missing, err := b.fillStep(c, ctx, later)
 	switch {
 	case len(missing) > 0:
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
@@ -269,32 +266,46 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonInvalid, Tool: oe.e.Name,
 			Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
 	default:
-		// Steps that differ only in a kind ("pizza and pasta in Rome") are
-		// one step that asks for both kinds.
-		plain, kinds := maps.Clone(args), map[string]string{}
-		for _, p := range oe.params {
-			if v, ok := args[p.name].(string); ok && kindOf(p) != nil {
-				kinds[p.name] = v
-				delete(plain, p.name)
+		b.addStep(oe, args)
+	}
+}
+
+// fillStep picks the clause's entry among near ties (preferFillable) and
+// reads its arguments.
+func (b *planBuilder) fillStep(c *clause, ctx places, later string) (*offEntry, map[string]any, []string, error) {
+	b.ix.preferFillable(b.goal, c, b.vis, ctx, later)
+	oe := b.ix.entries[c.ranked[c.best].entry]
+	args, missing, err := b.ix.fill(b.goal, c, oe, ctx, later)
+	return oe, args, missing, err
+}
+
+// addStep adds a step of oe with args to the plan. Steps that differ only
+// in a kind ("pizza and pasta in Rome") are one step that asks for both
+// kinds.
+func (b *planBuilder) addStep(oe *offEntry, args map[string]any) {
+	plain, kinds := maps.Clone(args), map[string]string{}
+	for _, p := range oe.params {
+		if v, ok := args[p.name].(string); ok && kindOf(p) != nil {
+			kinds[p.name] = v
+			delete(plain, p.name)
+		}
+	}
+	sig := oe.e.Name + fmt.Sprint(plain)
+	if at, ok := b.seen[sig]; ok {
+		prev := b.plan.Steps[at].Arguments
+		for name, v := range kinds {
+			switch old, _ := prev[name].(string); {
+			case old == "":
+				prev[name] = v
+			case !strings.Contains(old, v):
+				prev[name] = old + ", " + v
 			}
 		}
-		sig := oe.e.Name + fmt.Sprint(plain)
-		if at, ok := b.seen[sig]; ok {
-			prev := b.plan.Steps[at].Arguments
-			for name, v := range kinds {
-				switch old, _ := prev[name].(string); {
-				case old == "":
-					prev[name] = v
-				case !strings.Contains(old, v):
-					prev[name] = old + ", " + v
-				}
-			}
-		} else {
-			b.seen[sig] = len(b.plan.Steps)
-			id := stepID(oe.e.Name, b.taken)
-			b.plan.Steps = append(b.plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
-			b.ids = append(b.ids, id)
-		}
+	} else {
+		b.seen[sig] = len(b.plan.Steps)
+		id := stepID(oe.e.Name, b.taken)
+		b.plan.Steps = append(b.plan.Steps, Step{ID: id, Tool: oe.e.Name, Arguments: args, Retries: oe.retries, OnFailure: Degrade})
+		b.ids = append(b.ids, id)
 	}
 }
 
@@ -886,7 +897,6 @@ func asksWhether(toks []token, i int) bool {
 	return prev == "check" || prev == "see" || prev == "wonder" || prev == "wondering" || prev == "ask" || prev == "know"
 }
 
-// condWords start a condition.
 // splitConditions cuts a condition from the action after it when no comma
 // does ("if its lashing in dublin give me the bus route …"): at the first
 // verb that asks for something after the condition's own words.
@@ -916,6 +926,7 @@ var actionHeads = map[string]bool{"find": true, "give": true, "show": true, "get
 	"translate": true, "draw": true, "make": true, "tell": true, "check": true, "search": true, "order": true, "add": true, "put": true,
 	"schedule": true, "track": true, "remind": true, "text": true, "look": true, "plan": true, "route": true, "suggest": true, "recommend": true}
 
+// condWords start a condition.
 var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}
 
 // andLike separators join what is on either side ("3 and 5").
@@ -1183,11 +1194,12 @@ func followUp(c *clause) bool {
 	return true
 }
 
-// judgeWords and hanJudges say how much or how bad.
+// judgeWords and hanJudges say how much or how bad (hanJudges are also
+// function words of the dictionary: 雾霾好严重 names no place 好严重).
 var (
 	judgeWords = map[string]bool{"so": true, "very": true, "really": true, "too": true, "super": true, "bad": true, "terrible": true, "awful": true,
 		"horrible": true, "crazy": true, "insane": true, "worse": true, "worst": true, "lovely": true, "great": true, "nice": true}
-	hanJudges = []string{"好严重", "太严重", "很严重", "严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了"}
+	hanJudges = []string{"好严重", "太严重", "很严重", "非常严重", "特别严重", "严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了"}
 )
 
 // questionWords ask; askVerbs and hanAsks ask for something done.

@@ -558,12 +558,8 @@ func (ix *offlineIndex) joinUnfit(goal string, cs []clause, vis []bool, now time
 	for i := 0; i < len(cs); i++ {
 		c := cs[i]
 		if i+1 < len(cs) && c.best < 0 && cs[i+1].best < 0 && !c.cond && !cs[i+1].cond && (c.after == "," || c.after == "，") {
-			next := cs[i+1]
-			j := clause{toks: append(slices.Clone(c.toks), next.toks...), start: c.start, end: next.end, before: c.before, after: next.after}
-			one := []clause{j}
-			ix.rankClauses(goal, one, vis, now)
-			if one[0].best >= 0 {
-				out = append(out, one[0])
+			if j := ix.joinRanked(goal, c, cs[i+1], vis, now); j.best >= 0 {
+				out = append(out, j)
 				i++
 				continue
 			}
@@ -623,13 +619,13 @@ func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now ti
 			switch {
 			case p.best < 0 && len(merged) > 0:
 				last := &merged[len(merged)-1]
-				last.toks = append(last.toks, p.toks...)
+				last.toks = slices.Concat(last.toks, p.toks) // the parts share c's tokens: no append into them
 				last.end, last.after = p.end, p.after
 			case p.best < 0:
-				pending = append(pending, p.toks...)
+				pending = slices.Concat(pending, p.toks)
 			default:
 				if pending != nil {
-					p.toks, p.start = append(pending, p.toks...), pending[0].start
+					p.toks, p.start = slices.Concat(pending, p.toks), pending[0].start
 					pending = nil
 				}
 				merged = append(merged, clause{toks: p.toks, start: p.start, end: p.end, before: p.before, after: p.after, cond: p.cond})
@@ -679,6 +675,13 @@ func (ix *offlineIndex) family(i int) int {
 	return i
 }
 
+// joinRanked is c and next, the clause after it, as one clause, ranked.
+func (ix *offlineIndex) joinRanked(goal string, c, next clause, vis []bool, now time.Time) clause {
+	one := []clause{{toks: slices.Concat(c.toks, next.toks), start: c.start, end: next.end, before: c.before, after: next.after}}
+	ix.rankClauses(goal, one, vis, now)
+	return one[0]
+}
+
 // joinPrompt joins to a clause whose tool takes a free text the parts
 // after it that go on describing it ("generate a pic of the jollof rice
 // war, as an old school boxing poster"; "a logo - a baobab tree, minimal,
@@ -689,14 +692,11 @@ func (ix *offlineIndex) joinPrompt(goal string, cs []clause, vis []bool, now tim
 	for i := 0; i < len(cs); i++ {
 		c := cs[i]
 		for c.best >= 0 && !c.cond && i+1 < len(cs) && ix.entries[c.ranked[c.best].entry].takesText() && promptGoesOn(c, cs[i+1], ix) {
-			next := cs[i+1]
-			j := clause{toks: append(slices.Clone(c.toks), next.toks...), start: c.start, end: next.end, before: c.before, after: next.after}
-			one := []clause{j}
-			ix.rankClauses(goal, one, vis, now)
-			if one[0].best < 0 || ix.family(one[0].ranked[one[0].best].entry) != ix.family(c.ranked[c.best].entry) {
+			j := ix.joinRanked(goal, c, cs[i+1], vis, now)
+			if j.best < 0 || ix.family(j.ranked[j.best].entry) != ix.family(c.ranked[c.best].entry) {
 				break
 			}
-			c = one[0]
+			c = j
 			i++
 		}
 		out = append(out, c)

@@ -297,13 +297,17 @@ func patternCandidate(t token, ix *offlineIndex) bool {
 	return false
 }
 
-// moneyPrefixes are the currency letters written before an amount, as
-// South Africans, Malaysians, Indians or Kenyans write money (R2340,
-// RM50, Rs500, Ksh1,000, rm1.5k): the tokenizer reads them apart from it,
-// and the letters name the currency (prefixCurrencies, or an ISO code).
-var moneyPrefixes = map[string]bool{"r": true, "rm": true, "rs": true, "rp": true, "ksh": true, "kes": true, "tk": true, "php": true, "nt": true, "hk": true, "us": true, "usd": true, "eur": true, "gbp": true, "inr": true, "zar": true, "sgd": true, "aud": true, "cad": true, "jpy": true, "cny": true, "rmb": true}
+// moneyPrefix says whether letters written before an amount name its
+// currency, as South Africans, Malaysians, Indians or Kenyans write money
+// (R2340, RM50, Rs500, Ksh1,000, rm1.5k; USD100): the tokenizer reads
+// them apart from it.
+func moneyPrefix(letters string) bool {
+	return prefixCurrencies[strings.ToLower(letters)] != "" || isoCurrencies[strings.ToUpper(letters)]
+}
 
-var prefixCurrencies = map[string]string{"r": "ZAR", "rm": "MYR", "rs": "INR", "rp": "IDR", "ksh": "KES", "tk": "BDT", "php": "PHP", "nt": "TWD", "hk": "HKD", "us": "USD", "rmb": "CNY"}
+// prefixCurrencies are the currencies of the letters of moneyPrefix that
+// are no ISO code.
+var prefixCurrencies = map[string]string{"r": "ZAR", "rm": "MYR", "rs": "INR", "rp": "IDR", "ksh": "KES", "tk": "BDT", "nt": "TWD", "hk": "HKD", "us": "USD", "rmb": "CNY"}
 
 // enums gives enum parameters a value named in the clause by its words
 // ("walking route", 步行) when grouped() did not.

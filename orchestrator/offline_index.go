@@ -72,7 +72,7 @@ func init() {
 			}
 		}
 	}
-	for _, w := range hanFunctionWords {
+	for _, w := range slices.Concat(hanFunctionWords, hanJudges) {
 		baseDict.add(w, hanWord{function: true, conj: hanConjunctions[w]})
 	}
 	for w := range hanConjunctions {

@@ -252,7 +252,7 @@ func tokenize(goal string, dict *hanDict) []token {
 // together ("23kg", "5km").
 func wordTokens(goal string, i, size int) []token {
 	t := readWord(goal, i, size)
-	if m := moneyWordRe.FindStringSubmatch(t.text); m != nil && moneyPrefixes[strings.ToLower(m[1])] {
+	if m := moneyWordRe.FindStringSubmatch(t.text); m != nil && moneyPrefix(m[1]) {
 		n := len(m[1])
 		v, _ := strconv.ParseFloat(strings.ReplaceAll(m[2], ",", ""), 64)
 		if m[3] != "" {
@@ -324,7 +324,7 @@ func textAnd(toks []token) []token {
 
 // numberUnitRe is a number with letters after it ("23kg", "5km"); ordinal
 // suffixes ("28th") and times ("3pm") stay one word. moneyWordRe is an
-// amount after a currency's letters (moneyPrefixes), in thousands with k.
+// amount after a currency's letters (moneyPrefix), in thousands with k.
 var (
 	dotThousandsRe = regexp.MustCompile(`^[1-9]\d{0,2}(?:\.\d{3})+$`)
 	moneyWordRe    = regexp.MustCompile(`^([A-Za-z]{1,3})(\d+(?:[.,]\d+)*)([kK])?$`)

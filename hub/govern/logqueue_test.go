@@ -181,3 +181,23 @@ func inlineLines(t *testing.T, g *govern.Governor) float64 {
 	t.Fatal("no toolhub_decision_log_inline_total in /metrics")
 	return 0
 }
+
+// TestLogQueueKeepsDebugArguments: a queued line of a debugged tenant logs
+// the arguments as they were when the call returned, though the caller
+// changes its map before the writer encodes the line.
+func TestLogQueueKeepsDebugArguments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &syncBuffer{}
+		e := newLogEnv(t, govern.NewJSONHandler(w, nil), 8)
+		c := hub.Call{Tenant: "debugged", Name: "weather-a__current", Arguments: map[string]any{"city": "Oslo"}}
+		if _, err := e.gw.Call(context.Background(), &c); err != nil {
+			t.Fatal(err)
+		}
+		c.Arguments["city"] = "changed-after"
+		e.gov.Flush()
+		if got := w.String(); !strings.Contains(got, `"arguments":{"city":"Oslo"}`) {
+			t.Errorf("the line logs %s, want the arguments of the call", got)
+		}
+		_ = e.gov.Close() // its writer stops
+	})
+}

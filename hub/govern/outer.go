@@ -3,6 +3,7 @@ package govern
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
@@ -116,6 +117,10 @@ func (g *Governor) record(ctx context.Context, c *hub.Call, r *hub.Result, err e
 	l.fallback, l.cached, l.stale, l.queued = p.Fallback, p.Cached, p.Stale, p.Queued
 	if g.debugOn(c.Tenant) {
 		l.debug, l.arguments = true, c.Arguments
+		if g.q != nil {
+			// The line outlives the call: the caller's map may change.
+			l.arguments = maps.Clone(c.Arguments)
+		}
 	} else if err != nil || hasErrors(l.attempts) {
 		// Argument values out of the logged error texts, here: the
 		// arguments are the caller's, who may reuse them once the call
