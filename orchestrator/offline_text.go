@@ -182,6 +182,17 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += n
 			continue
 		}
+		if r == '把' {
+			if end := baText(goal, i+size); end > i+size {
+				// 把 Thank you for your hospitality, we had a wonderful stay 翻译成中文:
+				// what is to be translated, commas and all, is one text.
+				text := strings.TrimSpace(goal[i+size : end])
+				out = append(out, token{kind: tHan, text: "把", norm: "把", start: i, end: i + size, stop: true},
+					token{kind: tQuote, text: text, norm: strings.ToLower(text), start: i + size, end: end})
+				i = end
+				continue
+			}
+		}
 		switch {
 		case quotePairs[r] != 0 || r == '\'' && (i == 0 || !isWordRune(lastRune(goal[:i]))):
 			closer := quotePairs[r]
@@ -214,13 +225,6 @@ func tokenize(goal string, dict *hanDict) []token {
 			// "$75", "€50": the symbol names a currency.
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
 			i += size
-		case r == '把' && baText(goal, i+size) > i+size:
-			// 把 Thank you for your hospitality, we had a wonderful stay 翻译成中文:
-			// what is to be translated, commas and all, is one text.
-			end := baText(goal, i+size)
-			out = append(out, token{kind: tHan, text: "把", norm: "把", start: i, end: i + size, stop: true},
-				token{kind: tQuote, text: strings.TrimSpace(goal[i+size : end]), norm: strings.ToLower(strings.TrimSpace(goal[i+size : end])), start: i + size, end: end})
-			i = end
 		case r == '+' || r == '＋':
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
 			i += size
@@ -278,7 +282,7 @@ func wordTokens(goal string, i, size int) []token {
 // be quoted already (把“…”翻译成 is read as a quote) nor point at a thing
 // (把这个PDF合同翻译成中文, 把这句话翻译成英文：…).
 func baText(goal string, from int) int {
-	rest := goal[from:]
+	rest := goal[from:min(len(goal), from+baWindow)]
 	if end := strings.IndexAny(rest, "。！？!?\n"); end >= 0 {
 		rest = rest[:end]
 	}
@@ -297,6 +301,10 @@ func baText(goal string, from int) int {
 	}
 	return from + at
 }
+
+// baWindow bounds how far after 把 its verb is looked for (a longer text
+// is quoted): a goal of many 把 is not read again and again to its end.
+const baWindow = 512
 
 // baPointers point at a text said elsewhere in the goal.
 var baPointers = map[string]bool{"下面这句": true, "下面这句话": true, "以下": true, "以下内容": true, "下面的话": true, "它": true}
