@@ -199,6 +199,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind11 catalog2", "testdata/blind11_catalog2.yaml"},
 		{"blind12 default", "testdata/blind12_default.yaml"},
 		{"blind12 catalog2", "testdata/blind12_catalog2.yaml"},
+		{"blind13 default", "testdata/blind13_default.yaml"},
+		{"blind13 catalog2", "testdata/blind13_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
