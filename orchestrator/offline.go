@@ -380,6 +380,7 @@ func splitClauses(toks []token) []clause {
 	type part struct {
 		toks  []token
 		after string // the separator after it, lower-case ("" at the end)
+		cond  bool   // it ends in 的话: a condition (不下雨的话就…)
 	}
 	var parts []part
 	var cur []token
@@ -387,7 +388,7 @@ func splitClauses(toks []token) []clause {
 	cut := func(sep string) {
 		switch {
 		case len(cur) > 0:
-			parts = append(parts, part{cur, strings.ToLower(sep)})
+			parts = append(parts, part{toks: cur, after: strings.ToLower(sep)})
 		case len(parts) > 0 && sep != "":
 			if !condWords[parts[len(parts)-1].after] {
 				parts[len(parts)-1].after = strings.ToLower(sep)
@@ -415,6 +416,19 @@ func splitClauses(toks []token) []clause {
 			continue
 		}
 		cur = append(cur, t)
+		if t.kind == tHan && t.norm == "的话" && i+1 < len(toks) && len(cur) > 1 && !spokenWords(cur[len(cur)-2]) && !onlyTravel(cur) {
+			// 下雨的话帮我…, 要是明天不下雨的话就…: what comes before 的话 is
+			// a condition, with or without 如果, from the last space on
+			// (大阪今天下雨不 不下的话我就…: the question before stays one).
+			if j := lastGap(cur); j > 0 {
+				rest := cur[j:]
+				cur = cur[:j]
+				cut(" ")
+				cur = rest
+			}
+			cut(t.text)
+			parts[len(parts)-1].cond = true
+		}
 	}
 	cut("")
 	// A part with only arguments ("5" in "add 3 and 5", "把3" in "把3和4加起来")
@@ -443,7 +457,7 @@ func splitClauses(toks []token) []clause {
 			toks = append(pending, toks...)
 			pending = nil
 		}
-		out = append(out, clause{toks: toks, start: toks[0].start, end: toks[len(toks)-1].end, before: sep, after: pt.after, cond: condWords[sep]})
+		out = append(out, clause{toks: toks, start: toks[0].start, end: toks[len(toks)-1].end, before: sep, after: pt.after, cond: condWords[sep] || pt.cond})
 	}
 	if pending != nil {
 		if len(out) > 0 {
@@ -467,7 +481,7 @@ func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now t
 	for i := range out {
 		c := &out[i]
 		c.read(goal, ix, now)
-		ix.rankClause(c)
+		ix.rankClause(c, now)
 		c.best = -1
 		for j, m := range c.ranked {
 			if m.score < minScore {
@@ -578,7 +592,7 @@ func genericKey(k string) bool { return k == key("search") }
 // rankClause ranks the catalog for one read clause: its words, phrases,
 // typos and Chinese words against the index, then its typed values
 // (boostValues) and, naming an origin and a destination, routes.
-func (ix *offlineIndex) rankClause(c *clause) {
+func (ix *offlineIndex) rankClause(c *clause, now time.Time) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
 	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
@@ -589,9 +603,10 @@ func (ix *offlineIndex) rankClause(c *clause) {
 		// 开车过去要多久: both ends are missing).
 		ix.boostRoutes(c)
 	}
-	if laterThanNow(c.toks) {
-		// 下礼拜北京的天气预报, "the forecast for next week": a tool of now
-		// (current weather), with no date to take, cannot say it.
+	if laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1)) && !saysNow(c.toks) {
+		// 下礼拜北京的天气预报, "the forecast for next week", 这周六上海天气:
+		// a tool of now (current weather), with no date to take, cannot
+		// say it (tomorrow's it still tells, as users ask it).
 		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return ix.entries[m.entry].ofNow() })
 	}
 	if verb := taskVerb(c.toks); verb != "" {
@@ -620,6 +635,26 @@ func laterThanNow(toks []token) bool {
 		if t.kind == tHan || t.kind == tHanRaw {
 			for _, w := range []string{"下周", "下星期", "下个星期", "下个月", "未来一周", "未来几天", "这周末", "下周末"} {
 				if strings.HasPrefix(t.text, w) && !weekdayAfter(t.text[len(w):]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// saysNow says whether a clause asks about today or now ("雪梨今天天氣怎樣
+// 我下禮拜要過去": next week is when the user goes, not what is asked), or
+// names a trip its date belongs to ("goin west this wknd").
+func saysNow(toks []token) bool {
+	for _, t := range toks {
+		lw := strings.ToLower(t.text)
+		switch {
+		case lw == "now" || lw == "today" || lw == "rn" || lw == "currently" || sceneLeads[lw] || lw == "goin" || lw == "trip":
+			return true
+		case t.kind == tHan || t.kind == tHanRaw:
+			for _, w := range []string{"今天", "现在", "今日", "目前", "此刻", "过去", "要去", "出差", "旅游"} {
+				if strings.Contains(t.text, w) {
 					return true
 				}
 			}
@@ -746,6 +781,9 @@ func taskVerb(toks []token) string {
 			return w
 		}
 	}
+	if i := strings.Index(han, "外卖"); i > 0 && strings.ContainsAny(han[:i], "叫点订") || i >= 0 && strings.Contains(han, "送到") {
+		return "外卖" // 叫个麦当劳外卖, 外卖送到公司: food to order, not a restaurant to find
+	}
 	for _, w := range []string{"日落", "日出", "涨潮", "退潮"} {
 		if strings.Contains(han, w) && (strings.Contains(han, "几点") || strings.Contains(han, "什么时候") || strings.Contains(han, "啥时候")) {
 			return w
@@ -802,7 +840,7 @@ func (ix *offlineIndex) search(query string, now time.Time) []toolMatch {
 	query = hanFold(query)
 	c := &clause{toks: tokenize(query, ix.dict), end: len(query)}
 	c.read(query, ix, now)
-	ix.rankClause(c)
+	ix.rankClause(c, now)
 	var out []toolMatch
 	for _, m := range c.ranked {
 		tm := toolMatch{name: ix.entries[m.entry].e.Name, score: m.score, fits: m.fits()}
@@ -925,6 +963,35 @@ func splitConditions(cs []clause) []clause {
 var actionHeads = map[string]bool{"find": true, "give": true, "show": true, "get": true, "book": true, "send": true, "email": true, "convert": true,
 	"translate": true, "draw": true, "make": true, "tell": true, "check": true, "search": true, "order": true, "add": true, "put": true,
 	"schedule": true, "track": true, "remind": true, "text": true, "look": true, "plan": true, "route": true, "suggest": true, "recommend": true}
+
+// spokenWords says whether 的话 after t is "the words" (他说的话, 你的话),
+// not "if".
+func spokenWords(t token) bool {
+	return strings.HasSuffix(t.text, "说") || strings.HasSuffix(t.text, "讲") || strings.HasSuffix(t.text, "写") ||
+		strings.HasSuffix(t.text, "句") || t.text == "你" || t.text == "我" || t.text == "他" || t.text == "她" || t.text == "您"
+}
+
+// onlyTravel says whether the words before 的话 only name a way of going
+// (走路的话, 开车的话: "on foot", not "if").
+func onlyTravel(toks []token) bool {
+	for _, t := range toks[:len(toks)-1] {
+		if !t.stop && !travelWords[t.text] {
+			return false
+		}
+	}
+	return true
+}
+
+// lastGap returns the index of the last token of toks with a space before
+// it, or 0.
+func lastGap(toks []token) int {
+	for j := len(toks) - 1; j > 0; j-- {
+		if toks[j].start > toks[j-1].end {
+			return j
+		}
+	}
+	return 0
+}
 
 // condWords start a condition.
 var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}

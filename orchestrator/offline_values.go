@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,34 @@ func readValues(goal string, c *clause, now time.Time) clauseValues {
 	}
 	cv.currencies = findCurrencies(c.toks)
 	return cv
+}
+
+// after says whether the clause names a day later than day by a word
+// relative to today (这周六, 后天, "on friday"; dates are read as
+// YYYY-MM-DD, so they compare as strings). A date of the calendar (5号,
+// "on the 5th") is not counted: users ask the weather of one that way.
+func (cv clauseValues) after(toks []token, day time.Time) bool {
+	d := day.Format(time.DateOnly)
+	return slices.ContainsFunc(cv.dates, func(v value) bool {
+		if v.val <= d || v.tok < 0 {
+			return false
+		}
+		if w := toks[v.tok].text; strings.EqualFold(w, "the") && v.tok+1 < len(toks) {
+			return relativeDay(toks[v.tok+1].text) // "the day after tomorrow", not "the 5th"
+		}
+		return relativeDay(toks[v.tok].text)
+	})
+}
+
+// relativeDay says whether a date's first word names it from today.
+func relativeDay(w string) bool {
+	w = strings.ToLower(w)
+	for _, p := range []string{"周", "星期", "礼拜", "后天", "day", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "week", "wknd", "next", "this", "coming"} {
+		if strings.Contains(w, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // found is a value at text[from:to].
