@@ -217,14 +217,21 @@ func (b *planBuilder) build(clauses []clause) {
 			if len(c.values.dates) == 0 {
 				c.values.dates = dates
 			}
+			n := len(b.unplanned)
 			b.step(c, text, ctx, later[i+1])
+			if len(b.unplanned) > n && b.unplanned[n].Reason == ReasonMissing && statement(c, false) {
+				// "My Lisbon meeting has moved, …": it names what a tool
+				// takes but asks nothing of it.
+				remarks = append(remarks, b.unplanned[n:]...)
+				b.unplanned = b.unplanned[:n]
+			}
 			if c.cond {
 				b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
 					Message: "the offline planner does not check conditions: this step runs whatever the condition says"})
 			}
 		default:
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
-				if u.Reason == ReasonNoMatch && (remark(c) || followUp(c)) {
+				if u.Reason == ReasonNoMatch && (remark(c) || followUp(c) || statement(c, true)) {
 					remarks = append(remarks, u)
 				} else {
 					b.unplanned = append(b.unplanned, u)
@@ -368,10 +375,41 @@ func courtesy(toks []token) bool {
 	return has
 }
 
+// signOff says whether a courtesy part ends a letter ("Yours sincerely",
+// "With thanks", "Regards").
+func signOff(toks []token) bool {
+	return slices.ContainsFunc(toks, func(t token) bool {
+		switch strings.ToLower(t.text) {
+		case "yours", "sincerely", "faithfully", "regards", "thanks", "thanking", "cheers", "best":
+			return true
+		}
+		return false
+	})
+}
+
+// signature says whether a part is only a name of one to three
+// capitalised words ("Margaret", "Mrs. Okafor").
+func signature(toks []token) bool {
+	n := 0
+	for _, t := range toks {
+		switch {
+		case t.kind == tPunct:
+		case t.kind == tWord && unicode.IsUpper([]rune(t.text)[0]):
+			n++
+		default:
+			return false
+		}
+	}
+	return n > 0 && n <= 3
+}
+
 var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "thanks": true, "thank": true, "thx": true, "ty": true, "cheers": true,
 	"much": true, "lot": true, "advance": true, "bye": true, "dear": true, "sir": true, "madam": true, "good": true, "morning": true,
 	"wah": true, "gwaan": true, "wagwan": true, "yo": true, "howdy": true, "g'day": true, "gday": true, "namaste": true, "hola": true, "aloha": true,
 	"hiya": true, "oi": true, "mate": true, "bro": true, "fam": true, "guys": true, "y'all": true,
+	"assistant": true, "yours": true, "sincerely": true, "faithfully": true, "truly": true, "regards": true, "kind": true, "kindly": true,
+	"legend": true, "champ": true, "howzit": true, "abeg": true, "chale": true, "bru": true, "boet": true, "evening": true, "afternoon": true,
+	"thanking": true, "salamat": true, "blessings": true, "needful": true, "following": true, "earliest": true, "please": true, "pls": true, "plz": true,
 	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}
 
 // splitClauses splits the tokens into clauses and folds clauses that only
@@ -400,7 +438,7 @@ func splitClauses(toks []token) []clause {
 	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.conj && (withPartner(toks, i) || andAHalf(toks, i) || asksWhether(toks, i)) {
+		if t.conj && (withPartner(toks, i) || andAHalf(toks, i) || asksWhether(toks, i) || politeIf(toks, i)) {
 			// 和老王开会: 和 is "with", no clause ends.
 			t.conj, t.stop = false, true
 			cur = append(cur, t)
@@ -470,7 +508,17 @@ func splitClauses(toks []token) []clause {
 	}
 	if len(out) > 1 {
 		// "Hello," and "Thank you very much." ask for nothing.
-		out = slices.DeleteFunc(out, func(c clause) bool { return courtesy(c.toks) })
+		// A name after a sign-off ("Yours faithfully, Margaret.") signs it.
+		signed := false
+		for k := range out {
+			if courtesy(out[k].toks) {
+				signed = signOff(out[k].toks)
+				out[k].toks = nil
+			} else if signed && k == len(out)-1 && signature(out[k].toks) {
+				out[k].toks = nil
+			}
+		}
+		out = slices.DeleteFunc(out, func(c clause) bool { return c.toks == nil })
 	}
 	return out
 }
@@ -935,6 +983,26 @@ func asksWhether(toks []token, i int) bool {
 	return prev == "check" || prev == "see" || prev == "wonder" || prev == "wondering" || prev == "ask" || prev == "know"
 }
 
+// politeIf says whether "if" at i only asks politely ("I would be most
+// grateful if you could …", "if possible"): no condition.
+func politeIf(toks []token, i int) bool {
+	if !strings.EqualFold(toks[i].text, "if") || i+1 >= len(toks) {
+		return false
+	}
+	next := strings.ToLower(toks[i+1].text)
+	if next == "possible" {
+		return true
+	}
+	if next != "you" && next != "u" || i+2 >= len(toks) {
+		return false
+	}
+	switch strings.ToLower(toks[i+2].text) {
+	case "could", "can", "would", "will", "may", "might", "please", "don't", "dont", "kindly", "wouldn't", "wouldnt":
+		return true
+	}
+	return false
+}
+
 // splitConditions cuts a condition from the action after it when no comma
 // does ("if its lashing in dublin give me the bus route …"): at the first
 // verb that asks for something after the condition's own words.
@@ -1237,6 +1305,54 @@ func remark(c *clause) bool {
 	}
 	return judged
 }
+
+// statement says whether a clause only tells how things are with the
+// user or why ("my boss has approved the trip", "am famished", "as my
+// daughter is vegan", "I want to ring my dad"): it starts with a subject
+// or a reason, asks no question, addresses no one and asks for nothing.
+// Beside a planned clause it is context. wants says whether "I want to …"
+// of a verb that asks nothing of a tool counts (for a clause no tool
+// fits; one a tool half fits and wants is a request).
+func statement(c *clause, wants bool) bool {
+	if len(c.toks) < 2 || !statementLeads[strings.ToLower(c.toks[0].text)] {
+		return false
+	}
+	for i, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		switch t.kind {
+		case tPunct:
+			if strings.ContainsAny(t.text, "?？") {
+				return false
+			}
+		case tQuote:
+			return false
+		case tWord:
+			switch {
+			case wantWords[lw]:
+				// "I want to ring my dad", not "I need a taxi" nor "I want to book …".
+				if !wants || i+2 >= len(c.toks) || !strings.EqualFold(c.toks[i+1].text, "to") || requestWords[strings.ToLower(c.toks[i+2].text)] || askVerbs[strings.ToLower(c.toks[i+2].text)] {
+					return false
+				}
+			case wh[lw] || lw == "you" || lw == "u" || askVerbs[lw] || rideWords[lw] || lw == "please" || lw == "pls" || lw == "plz" || lw == "kindly":
+				return false
+			}
+		default:
+			return false // a Chinese clause: remark and hanAsks read those
+		}
+	}
+	return true
+}
+
+var (
+	// statementLeads start a clause that tells: a subject, a possessive, a reason.
+	statementLeads = map[string]bool{"i": true, "i'm": true, "im": true, "i’m": true, "i've": true, "ive": true, "am": true, "my": true, "we": true,
+		"we're": true, "we’re": true, "we've": true, "our": true, "it's": true, "its": true, "it’s": true, "it": true, "he": true, "she": true,
+		"they": true, "he's": true, "she's": true, "they're": true, "his": true, "her": true, "their": true, "as": true, "because": true,
+		"since": true, "cos": true, "coz": true, "cuz": true, "bc": true, "gotta": true, "reckon": true}
+	wantWords = map[string]bool{"want": true, "wanna": true, "need": true, "needs": true, "wants": true, "like": true, "love": true, "wish": true, "hope": true}
+	wh        = map[string]bool{"what": true, "whats": true, "what's": true, "how": true, "hows": true, "how's": true, "when": true, "where": true,
+		"which": true, "who": true, "why": true}
+)
 
 // followUp says whether a clause no tool fits only goes on about the one
 // before it: how long or far that is ("…, how long does it take"), or
