@@ -20,7 +20,7 @@ var conceptGroups = [][]string{
 		"pasta", "steakhouse", "tapas", "noodle", "pho", "bagel", "bakery", "pub", "trattoria", "pizzeria", "sushi bar", "food truck", "hot pot", "falafel", "shawarma",
 		"churrascaria", "taqueria", "izakaya", "brasserie", "tavern", "osteria", "cantina",
 		"chicken", "jerk chicken", "nyama choma", "waakye", "suya", "nasi lemak", "bunny chow", "braai", "roti", "chicken rice", "char kway teow",
-		"ice cream", "bubble tea", "boba", "jollof", "biryani", "shawarma spot", "chippy", "kebab shop", "冰淇淋", "奶茶",
+		"ice cream", "bubble tea", "boba", "jollof", "biryani", "shawarma spot", "chippy", "kebab shop", "joint", "joints", "chop bar", "chop bars", "冰淇淋", "奶茶",
 		"paella", "dumpling", "udon", "burrito", "oyster", "lobster", "crab", "wings", "fried chicken", "brisket", "dessert", "gelato", "hawker", "eatery", "eateries", "grill",
 		"餐厅", "饭店", "餐馆", "美食", "吃饭", "吃的", "好吃", "馆子", "海鲜", "寿司", "披萨", "火锅", "烧烤", "早茶", "小吃", "拉面", "面馆", "料理", "午饭", "晚饭", "早饭", "夜宵", "烤肉", "快餐", "吃",
 		"菜馆", "饭馆", "小馆", "茶餐厅", "餐吧", "食堂", "大排档", "菜", "餐", "湘菜", "川菜", "粤菜", "西餐", "中餐", "日料", "大排档", "烤鸭", "面条", "饺子", "包子", "牛排", "串串", "甜品",
@@ -70,7 +70,7 @@ var conceptGroups = [][]string{
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "步行", "走路", "走到", "走过去", "走去"},
 	{"driving", "drive", "car", "by car", "开车", "驾车", "自驾"},
-	{"transit", "train", "bus", "subway", "metro", "public transport", "u-bahn", "u bahn", "s-bahn", "s bahn", "tube", "underground", "tram", "mrt", "mtr", "bts", "lrt", "skytrain", "dart", "luas", "metrorail", "light rail", "电车", "轻轨", "捷运", "公交", "地铁", "火车", "坐车"},
+	{"transit", "train", "bus", "subway", "metro", "public transport", "u-bahn", "u bahn", "s-bahn", "s bahn", "tube", "underground", "tram", "mrt", "mtr", "bts", "lrt", "skytrain", "dart", "luas", "metrorail", "light rail", "trotro", "tro tro", "matatu", "jeepney", "danfo", "minibus", "public transportation", "电车", "轻轨", "捷运", "公交", "地铁", "火车", "坐车"},
 	{"metric", "celsius", "公制", "摄氏"},
 	{"imperial", "fahrenheit", "英制", "华氏"},
 	// what catalogs of consumer tools say in other words than their users
@@ -106,6 +106,7 @@ var stopwordList = []string{
 	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
 	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
 	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
+	"firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
 }
 
 // hanFunctionWords are Chinese words that are never places and never pick
@@ -200,7 +201,7 @@ var cuisineHeads = []string{
 // kindAdjectives praise or size what follows and are no kind of it
 // ("good thai food", "cheap eats").
 var kindAdjectives = map[string]bool{
-	"good": true, "best": true, "great": true, "nice": true, "cheap": true, "decent": true, "local": true, "top": true, "authentic": true,
+	"chop": true, "good": true, "best": true, "great": true, "nice": true, "cheap": true, "decent": true, "local": true, "top": true, "authentic": true,
 	"rated": true, "tasty": true, "fancy": true, "popular": true, "famous": true, "new": true, "some": true, "any": true, "few": true,
 	"nearby": true, "close": true, "closest": true, "nearest": true, "late": true, "open": true, "quick": true, "affordable": true,
 	"romantic": true, "delicious": true, "yummy": true, "top-rated": true, "highly": true, "real": true, "proper": true, "cool": true,

@@ -479,7 +479,8 @@ func splitClauses(toks []token) []clause {
 		sep := before
 		before = pt.after
 		if !hasContent(pt.toks) {
-			if andLike[pt.after] && k+1 < len(parts) || len(out) == 0 {
+			if (andLike[pt.after] || onlyStop(pt.toks)) && k+1 < len(parts) || len(out) == 0 {
+				// "…, and 5", and "Secondly, …": it leads on.
 				pending = append(pending, pt.toks...)
 				continue
 			}
@@ -1142,8 +1143,14 @@ func orPlace(toks []token, i int) bool {
 		return false
 	}
 	next := toks[i+1]
+	if toks[i].text == "OR" && i > 0 && placePrepositions[strings.ToLower(toks[i-1].text)] {
+		return false // "from OR Tambo": a name
+	}
 	return gazetteerName(toks, i+1) > 0 || next.kind == tWord && isCapitalised(next.text) && !next.stop || hanPlaceNames[next.text] != ""
 }
+
+// placePrepositions come before a place.
+var placePrepositions = map[string]bool{"from": true, "to": true, "at": true, "near": true, "via": true, "into": true, "in": true}
 
 // andAHalf says whether toks[i] is the "and" of "an hour and a half".
 func andAHalf(toks []token, i int) bool {
@@ -1175,6 +1182,11 @@ func withPartner(toks []token, i int) bool {
 		}
 	}
 	return false
+}
+
+// onlyStop says whether a part has only stop words ("Secondly", "also").
+func onlyStop(toks []token) bool {
+	return !slices.ContainsFunc(toks, func(t token) bool { return t.kind != tPunct && !t.stop })
 }
 
 // hasContent says whether a part has a word that could pick a tool or name
@@ -1314,9 +1326,11 @@ func remark(c *clause) bool {
 // of a verb that asks nothing of a tool counts (for a clause no tool
 // fits; one a tool half fits and wants is a request).
 func statement(c *clause, wants bool) bool {
-	if len(c.toks) < 2 || !statementLeads[strings.ToLower(c.toks[0].text)] {
+	lead := strings.ToLower(c.toks[0].text)
+	if len(c.toks) < 2 || !statementLeads[lead] && !(wants && possessive(lead)) {
 		return false
 	}
+	reason := reasonLeads[lead] // "as I intend to take a stroll"
 	for i, t := range c.toks {
 		lw := strings.ToLower(t.text)
 		switch t.kind {
@@ -1330,10 +1344,10 @@ func statement(c *clause, wants bool) bool {
 			switch {
 			case wantWords[lw]:
 				// "I want to ring my dad", not "I need a taxi" nor "I want to book …".
-				if !wants || i+2 >= len(c.toks) || !strings.EqualFold(c.toks[i+1].text, "to") || requestWords[strings.ToLower(c.toks[i+2].text)] || askVerbs[strings.ToLower(c.toks[i+2].text)] {
+				if !wants || i+2 >= len(c.toks) || !strings.EqualFold(c.toks[i+1].text, "to") || toolVerbs[strings.ToLower(c.toks[i+2].text)] || askVerbs[strings.ToLower(c.toks[i+2].text)] {
 					return false
 				}
-			case wh[lw] || lw == "you" || lw == "u" || askVerbs[lw] || rideWords[lw] || lw == "please" || lw == "pls" || lw == "plz" || lw == "kindly":
+			case wh[lw] || lw == "you" || lw == "u" || askVerbs[lw] && !reason || rideWords[lw] || lw == "please" || lw == "pls" || lw == "plz" || lw == "kindly":
 				return false
 			}
 		default:
@@ -1348,11 +1362,22 @@ var (
 	statementLeads = map[string]bool{"i": true, "i'm": true, "im": true, "i’m": true, "i've": true, "ive": true, "am": true, "my": true, "we": true,
 		"we're": true, "we’re": true, "we've": true, "our": true, "it's": true, "its": true, "it’s": true, "it": true, "he": true, "she": true,
 		"they": true, "he's": true, "she's": true, "they're": true, "his": true, "her": true, "their": true, "as": true, "because": true,
-		"since": true, "cos": true, "coz": true, "cuz": true, "bc": true, "gotta": true, "reckon": true}
+		"since": true, "cos": true, "coz": true, "cuz": true, "bc": true, "gotta": true, "reckon": true, "just": true, "goin": true, "going": true,
+		"gonna": true, "leaving": true, "heading": true}
+	reasonLeads = map[string]bool{"as": true, "because": true, "since": true, "cos": true, "coz": true, "cuz": true, "bc": true}
+	// toolVerbs ask a tool for something: "I want to book …" is a request, "I want to ring my dad" is not.
+	toolVerbs = map[string]bool{"find": true, "get": true, "book": true, "order": true, "search": true, "check": true, "show": true, "tell": true,
+		"know": true, "see": true, "convert": true, "track": true, "hire": true, "rent": true, "fly": true, "go": true, "eat": true, "try": true}
 	wantWords = map[string]bool{"want": true, "wanna": true, "need": true, "needs": true, "wants": true, "like": true, "love": true, "wish": true, "hope": true}
 	wh        = map[string]bool{"what": true, "whats": true, "what's": true, "how": true, "hows": true, "how's": true, "when": true, "where": true,
 		"which": true, "who": true, "why": true}
 )
+
+// possessive says whether a word is a noun with 's ("footy's back this
+// arvo", "mum's birthday").
+func possessive(w string) bool {
+	return len(w) > 3 && (strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "’s")) && !wh[w] && !statementLeads[w]
+}
 
 // followUp says whether a clause no tool fits only goes on about the one
 // before it: how long or far that is ("…, how long does it take"), or

@@ -511,6 +511,20 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:Oslo]`, "no_match"}},
 		{"a statement alone is what the user asks", "example", "my sister is getting married tomorrow",
 			[]string{"no_match"}},
+		{"a trip the user sets off on is context", "example", "weather in lima pls, goin to the beach l8r",
+			[]string{`weather_current map[city:lima]`}},
+		{"a reason is context", "example", "find vegan places near Camden as I intend to take my daughter",
+			[]string{`places_restaurants map[cuisine:vegan near:Camden]`}},
+		{"a possessive statement is context", "kit", "exchange 300 GBP to EUR, mum's birthday is in Paris",
+			[]string{`kit__currency_convert map[amount:300 from:GBP to:EUR]`}},
+		{"firstly, secondly are no places", "example", "Firstly, the weather in Accra. Secondly, a route from Osu to Labadi by car.",
+			[]string{`maps_route map[from:Osu mode:driving to:Labadi]`, `weather_current map[city:Accra]`}},
+		{"OR Tambo is a name", "example", "drive from OR Tambo to Rosebank",
+			[]string{`maps_route map[from:OR Tambo mode:driving to:Rosebank]`}},
+		{"joints and chop bars are restaurants", "example", "any good chop bars near Osu",
+			[]string{`places_restaurants map[near:Osu]`}},
+		{"a trotro is transit", "example", "from Circle to Madina by trotro",
+			[]string{`maps_route map[from:Circle mode:transit to:Madina]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
