@@ -1212,7 +1212,10 @@ var boundWords = map[string]bool{"max": true, "maximum": true, "min": true, "min
 	"like": true, "em": true, "them": true, "ones": true, "options": true, "option": true, "choices": true,
 	"me": true, "myself": true, "wife": true, "husband": true, "partner": true, "missus": true, "hubby": true, "wifey": true,
 	"cheapest": true, "fastest": true, "nonstop": true, "non-stop": true, "earliest": true, "latest": true,
-	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true}
+	"can": true, "lah": true, "leh": true, "lor": true, "ah": true, "meh": true, "pls": true, "plz": true, "please": true,
+	// "…, 3 pax kami", "…, 2 adults": a count of people
+	"pax": true, "persons": true, "person": true, "ppl": true, "adults": true, "adult": true, "passengers": true, "passenger": true,
+	"travellers": true, "travelers": true, "kami": true, "tayo": true}
 
 // unplanned explains a clause no visible entry fits. A clause that only
 // sets the scene ("plan my day in Nairobi") is not reported.

@@ -525,6 +525,20 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[near:Osu]`}},
 		{"a trotro is transit", "example", "from Circle to Madina by trotro",
 			[]string{`maps_route map[from:Circle mode:transit to:Madina]`}},
+		{"lakh and crore", "kit", "convert 3 lakh rupees to usd",
+			[]string{`kit__currency_convert map[amount:300000 from:INR to:USD]`}},
+		{"Rs apart from its amount", "kit", "Rs 1,200 in euros",
+			[]string{`kit__currency_convert map[amount:1200 from:INR to:EUR]`}},
+		{"in before a currency is no inch", "kit", "what is R850 in dollars",
+			[]string{`kit__currency_convert map[amount:850 from:ZAR to:USD]`}},
+		{"degrees in one scale are from the other", "kit", "how cold is 5 degrees in fahrenheit",
+			[]string{`kit__units_convert map[from_unit:c to_unit:f value:5]`}},
+		{"12 in in cm is inches", "kit", "12 in in cm",
+			[]string{`kit__units_convert map[from_unit:in to_unit:cm value:12]`}},
+		{"nights beside a price in a currency", "kit", "hotel in Nairobi on 2 April for 4 nights under KSh 9000",
+			[]string{`kit__hotels_search map[check_in:2027-04-02 city:Nairobi guests:2 max_price:9000 nights:4]`}},
+		{"a count of people joins its request", "kit", "flights from Cebu to Manila on April 9, 2 adults",
+			[]string{`kit__flights_search map[cabin:economy date:2027-04-09 destination:Manila origin:Cebu passengers:2]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -104,7 +104,7 @@ func (c *clause) groupValues(p param) int {
 	if p.group == groupCurrency {
 		return len(c.values.currencies)
 	}
-	return len(enumMentions(p.syn, c.toks, c.names, c.values.used))
+	return len(impliedDegrees(p.syn, c.toks, enumMentions(p.syn, c.toks, c.names, c.values.used)))
 }
 
 // hasValueFor says whether the clause has a typed value for p, and

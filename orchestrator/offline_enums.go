@@ -146,7 +146,10 @@ func enumMentions(syn map[string]any, toks []token, tn tokenNames, used map[int]
 			unit := i > 0 && (toks[i-1].kind == tNum || degreeWords[strings.ToLower(toks[i-1].text)] ||
 				intoWords[strings.ToLower(toks[i-1].text)] && slices.ContainsFunc(toks[:i-1], func(t token) bool { return t.kind == tNum }))
 			single := n == 1 && len(t.text) < 2 && !unit
-			if n > 0 && !single && !(n == 1 && t.stop && !unit) {
+			// "in" before another value is the preposition ("R1500 in
+			// pounds", "40 degrees in fahrenheit"), not inches.
+			prep := n == 1 && t.stop && i+1 < len(toks) && syn[tn.norm[i+1]] != nil && !toks[i+1].stop
+			if n > 0 && !single && !(n == 1 && t.stop && !unit) && !prep {
 				out = append(out, groupValue{v, i})
 				i += n - 1
 			}
@@ -265,10 +268,30 @@ func (f *filler) grouped() {
 				vals = append(vals, groupValue{v.val, v.tok})
 			}
 		} else {
-			vals = enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok)
+			vals = impliedDegrees(p.syn, f.c.toks, enumMentions(p.syn, f.c.toks, f.c.names, f.usedTok))
 		}
 		f.assign(ps, vals)
 	}
+}
+
+// impliedDegrees adds the scale a temperature is said in when only the one
+// it goes to is named ("40 degrees in fahrenheit": from celsius; "100
+// degrees to c": from fahrenheit).
+func impliedDegrees(syn map[string]any, toks []token, vals []groupValue) []groupValue {
+	c, f := syn["c"], syn["f"]
+	if len(vals) != 1 || c == nil || f == nil || vals[0].v != c && vals[0].v != f {
+		return vals
+	}
+	for j := 1; j < len(toks); j++ {
+		if degreeWords[strings.ToLower(toks[j].text)] && toks[j-1].kind == tNum && j < vals[0].tok {
+			other := c
+			if vals[0].v == c {
+				other = f
+			}
+			return []groupValue{{other, j}, vals[0]}
+		}
+	}
+	return vals
 }
 
 // assign gives vals to ps: targets and sources first, the rest in order.

@@ -461,14 +461,29 @@ func (f *filler) finish() (map[string]any, []string, error) {
 		return nil, missing, nil
 	}
 	if err := oe.validate(args); err != nil {
-		for k := range args {
-			if !oe.required[k] {
-				delete(args, k)
+		// An optional value that does not fit is left out, and only it:
+		// the required ones and every optional one that fits beside them
+		// stay (in the order of the schema's parameters).
+		kept := map[string]any{}
+		for k, v := range args {
+			if oe.required[k] {
+				kept[k] = v
 			}
 		}
-		if err2 := oe.validate(args); err2 != nil {
+		if err2 := oe.validate(kept); err2 != nil {
 			return nil, nil, err
 		}
+		for _, p := range oe.params {
+			v, ok := args[p.name]
+			if !ok || oe.required[p.name] {
+				continue
+			}
+			kept[p.name] = v
+			if oe.validate(kept) != nil {
+				delete(kept, p.name)
+			}
+		}
+		args = kept
 	}
 	return args, nil, nil
 }

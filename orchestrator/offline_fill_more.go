@@ -74,7 +74,7 @@ func (f *filler) numbers() {
 // numberHints are words next to a number that say what it counts, read as
 // words of a parameter's name or description.
 var numberHints = map[string][]string{
-	"晚": {"night"}, "夜": {"night"}, "宿": {"night"}, "人": {"guest", "passeng", "people", "person", "adult"}, "位": {"guest", "passeng", "person", "adult"},
+	"night": {"night"}, "nite": {"night"}, "day": {"day", "night"}, "晚": {"night"}, "夜": {"night"}, "宿": {"night"}, "人": {"guest", "passeng", "people", "person", "adult"}, "位": {"guest", "passeng", "person", "adult"},
 	"people": {"guest", "passeng", "person", "adult"}, "peopl": {"guest", "passeng", "person", "adult"}, "ppl": {"guest", "passeng", "person", "adult"}, "person": {"guest", "passeng", "adult"}, "adult": {"guest", "passeng"}, "pax": {"guest", "passeng"},
 	"guest": {"passeng", "person", "adult"}, "traveller": {"passeng", "guest"}, "traveler": {"passeng", "guest"},
 	"under": {"max", "maximum", "highest", "budget"}, "below": {"max", "maximum", "highest"}, "max": {"maximum", "highest"}, "budget": {"max", "highest"},

@@ -521,7 +521,7 @@ var (
 		"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
 		"nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
 		"dozen": 12, "couple": 2}
-	scaleWords = map[string]float64{"hundred": 100, "thousand": 1000, "grand": 1000, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9}
+	scaleWords = map[string]float64{"hundred": 100, "thousand": 1000, "grand": 1000, "lakh": 1e5, "lakhs": 1e5, "lac": 1e5, "crore": 1e7, "crores": 1e7, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9}
 )
 
 // joinNumbers reads numbers in words ("twenty", "fifteen hundred"), scaled

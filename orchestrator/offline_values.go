@@ -536,8 +536,9 @@ func findCurrencies(toks []token) []value {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tWord {
-			if code, ok := prefixCurrencies[strings.ToLower(t.text)]; ok && i+1 < len(toks) && toks[i+1].kind == tNum && toks[i+1].start == t.end {
-				out = append(out, value{code, i}) // R2340, rm1.5k
+			lw := strings.ToLower(t.text)
+			if code, ok := prefixCurrencies[lw]; ok && i+1 < len(toks) && toks[i+1].kind == tNum && (toks[i+1].start == t.end || spacedPrefix[lw]) {
+				out = append(out, value{code, i}) // R2340, rm1.5k, Rs 2.5 lakh
 				continue
 			}
 			if up := strings.ToUpper(t.text); isoCurrencies[up] && (t.text == up || len(t.text) == 3 && !t.stop || i+1 < len(toks) && toks[i+1].kind == tNum && toks[i+1].start == t.end) {
@@ -565,6 +566,10 @@ func findCurrencies(toks []token) []value {
 	}
 	return out
 }
+
+// spacedPrefix are the currencies' letters that are no word, so that they
+// may stand apart from their amount ("Rs 500", "KSh 2,000"): not R, US, HK.
+var spacedPrefix = map[string]bool{"rs": true, "rm": true, "rp": true, "ksh": true, "tk": true, "rmb": true}
 
 // currencyPhrase reads the longest currency name of up to three words at
 // toks[i].
