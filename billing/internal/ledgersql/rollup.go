@@ -135,8 +135,8 @@ func UsesRollups(q billing.Filter) bool {
 	return q.Kind == "" && aligned(q.From) && aligned(q.To)
 }
 
-// RollupFromHours is the query for Ledger.Rollup on the hourly table; scan
-// its rows with ScanRow.
+// RollupFromHours is the query for Ledger.Rollup on the hourly table; read
+// its rows with ReadRows.
 func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, []any) {
 	f := q.Filter
 	f.Kind = "" // the hourly table has no kind (UsesRollups)
