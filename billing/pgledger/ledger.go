@@ -332,10 +332,7 @@ func (l *Ledger) Rollup(ctx context.Context, q billing.RollupQuery) ([]billing.R
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	query, args := dialect.Rollup(l.table, q)
-	if ledgersql.UsesRollups(q.Filter) {
-		query, args = dialect.RollupFromHours(l.hours, q)
-	}
+	query, args := dialect.RollupOf(l.table, l.hours, q)
 	rows, err := l.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgledger: rollup: %w", err)

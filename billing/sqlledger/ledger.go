@@ -574,10 +574,7 @@ func (l *Ledger) Rollup(ctx context.Context, q billing.RollupQuery) ([]billing.R
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	query, args := dialect.Rollup("events", q)
-	if ledgersql.UsesRollups(q.Filter) {
-		query, args = dialect.RollupFromHours("rollup_hours", q)
-	}
+	query, args := dialect.RollupOf("events", "rollup_hours", q)
 	rows, err := l.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlledger: rollup: %w", err)

@@ -128,6 +128,15 @@ func mod(a, b int64) int64 {
 	return m
 }
 
+// RollupOf is the query for Ledger.Rollup: on the hourly table hours when
+// the filter allows (UsesRollups), else on the table of events.
+func (d Dialect) RollupOf(events, hours string, q billing.RollupQuery) (string, []any) {
+	if UsesRollups(q.Filter) {
+		return d.RollupFromHours(hours, q)
+	}
+	return d.Rollup(events, q)
+}
+
 // UsesRollups reports whether q can be answered from the hourly rollup
 // table: no kind filter, and from/to on whole hours.
 func UsesRollups(q billing.Filter) bool {
