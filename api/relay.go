@@ -194,15 +194,10 @@ func (f *mcpFront) fillSurface(k frontKey) {
 func (f *mcpFront) readResource(vendor string) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		req.Params.Arguments = nil // mcp-go's template match, not the client's
-		c, err := f.s.relayedCall(ctx, string(mcp.MethodResourcesRead), req, req.Params.Meta)
+		r, err := relay[mcp.ReadResourceResult](ctx, f.s, vendor, mcp.MethodResourcesRead, req, req.Params.Meta)
 		if err != nil {
 			return nil, err
 		}
-		res, err := f.s.gw.Relay(ctx, vendor, c)
-		if err != nil {
-			return nil, err
-		}
-		r, _ := res.Relayed.(*mcp.ReadResourceResult)
 		if r == nil {
 			return []mcp.ResourceContents{}, nil
 		}
@@ -213,15 +208,10 @@ func (f *mcpFront) readResource(vendor string) server.ResourceHandlerFunc {
 // getPrompt relays prompts/get through the gateway.
 func (f *mcpFront) getPrompt(vendor string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		c, err := f.s.relayedCall(ctx, string(mcp.MethodPromptsGet), req, req.Params.Meta)
+		r, err := relay[mcp.GetPromptResult](ctx, f.s, vendor, mcp.MethodPromptsGet, req, req.Params.Meta)
 		if err != nil {
 			return nil, err
 		}
-		res, err := f.s.gw.Relay(ctx, vendor, c)
-		if err != nil {
-			return nil, err
-		}
-		r, _ := res.Relayed.(*mcp.GetPromptResult)
 		if r == nil {
 			return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{}}, nil
 		}
@@ -245,19 +235,30 @@ func (c *relayCompletion) complete(ctx context.Context, ref any, arg mcp.Complet
 	req.Params.Context = cc
 	// Through the gateway, as prompts/get is: the privacy gate, the
 	// vendor's redact rules, limits, breaker, metering.
-	call, err := c.f.s.relayedCall(ctx, string(mcp.MethodCompletionComplete), req, nil)
+	r, err := relay[mcp.CompleteResult](ctx, c.f.s, c.vendor, mcp.MethodCompletionComplete, req, nil)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.f.s.gw.Relay(ctx, c.vendor, call)
-	if err != nil {
-		return nil, err
-	}
-	r, _ := res.Relayed.(*mcp.CompleteResult)
 	if r == nil {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	return &r.Completion, nil
+}
+
+// relay sends a client's request for method (req, with its _meta) through
+// the gateway to vendor, and returns the vendor's answer: nil when it sent
+// none of type R.
+func relay[R any](ctx context.Context, s *Server, vendor string, method mcp.MCPMethod, req any, meta *mcp.Meta) (*R, error) {
+	c, err := s.relayedCall(ctx, string(method), req, meta)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.gw.Relay(ctx, vendor, c)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := res.Relayed.(*R)
+	return r, nil
 }
 
 // relayedCall is the gateway call of a relayed request: the caller's

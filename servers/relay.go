@@ -508,33 +508,34 @@ var (
 )
 
 func (h relayHandler) CreateMessage(ctx context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	p, err := h.c.peerFor(ctx, string(mcp.MethodSamplingCreateMessage), "sampling")
-	if err != nil {
-		return nil, err
-	}
-	ctx, done := h.c.relay.pend(ctx)
-	defer done()
-	return p.CreateMessage(ctx, req)
+	return relayRequest(ctx, h.c, mcp.MethodSamplingCreateMessage, "sampling",
+		func(ctx context.Context, p hub.Peer) (*mcp.CreateMessageResult, error) {
+			return p.CreateMessage(ctx, req)
+		})
 }
 
 func (h relayHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
-	p, err := h.c.peerFor(ctx, string(mcp.MethodElicitationCreate), "elicitation")
-	if err != nil {
-		return nil, err
-	}
-	ctx, done := h.c.relay.pend(ctx)
-	defer done()
-	return p.Elicit(ctx, req)
+	return relayRequest(ctx, h.c, mcp.MethodElicitationCreate, "elicitation",
+		func(ctx context.Context, p hub.Peer) (*mcp.ElicitationResult, error) { return p.Elicit(ctx, req) })
 }
 
 func (h relayHandler) ListRoots(ctx context.Context, req mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	p, err := h.c.peerFor(ctx, string(mcp.MethodListRoots), "roots")
+	return relayRequest(ctx, h.c, mcp.MethodListRoots, "roots",
+		func(ctx context.Context, p hub.Peer) (*mcp.ListRootsResult, error) { return p.ListRoots(ctx, req) })
+}
+
+// relayRequest asks the MCP client of the call (see conn.peerFor: it must
+// have declared capability) to answer the vendor's request for method,
+// with the request pending on c while ask runs.
+func relayRequest[R any](ctx context.Context, c *conn, method mcp.MCPMethod, capability string, ask func(context.Context, hub.Peer) (R, error)) (R, error) {
+	p, err := c.peerFor(ctx, string(method), capability)
 	if err != nil {
-		return nil, err
+		var zero R
+		return zero, err
 	}
-	ctx, done := h.c.relay.pend(ctx)
+	ctx, done := c.relay.pend(ctx)
 	defer done()
-	return p.ListRoots(ctx, req)
+	return ask(ctx, p)
 }
 
 // relayNotification handles the notifications that are not about tools; it

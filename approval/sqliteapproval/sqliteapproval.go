@@ -24,15 +24,10 @@ var _ approval.Store = (*Store)(nil)
 // creating it and the table if missing. The registry store may have the
 // same file open: the file runs in WAL mode with a busy timeout.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("approval: %w", err)
-	}
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS pending_vendor_changes (
+	db, err := sqlitedb.OpenTables(ctx, path, nil, `CREATE TABLE IF NOT EXISTS pending_vendor_changes (
 		vendor TEXT PRIMARY KEY, change TEXT NOT NULL, at INTEGER NOT NULL)`)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("approval: open %s: %v", path, err)
+		return nil, fmt.Errorf("approval: %w", err)
 	}
 	return &Store{db: db}, nil
 }

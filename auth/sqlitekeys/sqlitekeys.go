@@ -20,16 +20,11 @@ var _ auth.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the key store at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
-	}
-	_, err = db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS api_keys (
+	db, err := sqlitedb.OpenTables(ctx, path, nil, `CREATE TABLE IF NOT EXISTS api_keys (
 		id TEXT PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL, tenant TEXT NOT NULL, vendor TEXT NOT NULL,
 		secret_hash TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER, revoked_at INTEGER)`)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("auth: open %s: %v", path, err)
+		return nil, fmt.Errorf("auth: %w", err)
 	}
 	return &Store{db: db}, nil
 }

@@ -324,20 +324,7 @@ func (l *Ledger) Query(ctx context.Context, f billing.Filter, fn func(billing.Ev
 		return fmt.Errorf("pgledger: query: %w", err)
 	}
 	defer rows.Close()
-	sp := ledgersql.Splitter{Kind: f.Kind, Fn: fn}
-	for rows.Next() {
-		ev, err := ledgersql.Scan(rows.Scan)
-		if err != nil {
-			return fmt.Errorf("pgledger: query: %w", err)
-		}
-		if err := sp.Add(ev); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("pgledger: query: %w", err)
-	}
-	return sp.Flush()
+	return ledgersql.ReadEvents(rows, f.Kind, fn, "pgledger: query")
 }
 
 // Rollup sums events by q.GroupBy.
@@ -345,28 +332,13 @@ func (l *Ledger) Rollup(ctx context.Context, q billing.RollupQuery) ([]billing.R
 	if err := q.Validate(); err != nil {
 		return nil, err
 	}
-	query, args := dialect.Rollup(l.table, q)
-	if ledgersql.UsesRollups(q.Filter) {
-		query, args = dialect.RollupFromHours(l.hours, q)
-	}
+	query, args := dialect.RollupOf(l.table, l.hours, q)
 	rows, err := l.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgledger: rollup: %w", err)
 	}
 	defer rows.Close()
-	var out []billing.Row
-	for rows.Next() {
-		r, err := ledgersql.ScanRow(rows.Scan)
-		if err != nil {
-			return nil, fmt.Errorf("pgledger: rollup: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgledger: rollup: %w", err)
-	}
-	ledgersql.SortRows(out)
-	return out, nil
+	return ledgersql.ReadRows(rows, "pgledger: rollup")
 }
 
 // Stats counts appended and duplicate events.

@@ -2,10 +2,8 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/toolhub/toolhub/internal/x/pgschema"
 )
 
 // migrations bring the schema's tables from one version to the next:
@@ -51,55 +49,9 @@ var migrations = [][]string{
 }
 
 // migrate creates the schema and its tables, or upgrades them, in one
-// transaction under an advisory lock: Stores opening one schema at once
-// migrate it once.
+// transaction under the advisory lock of every store in the schema
+// ([pgschema.MigrateSchema]): Stores opening one schema at once migrate it
+// once.
 func (s *Store) migrate(ctx context.Context) error {
-	ident := pgx.Identifier{s.schema}.Sanitize()
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "toolhub registry migrate "+s.schema); err != nil {
-			return fmt.Errorf("migrate: lock: %w", err)
-		}
-		// Look before creating: an operator may have made the schema (and
-		// the tables) and kept CREATE on the database from toolhub's role.
-		var schemaExists, tableExists bool
-		if err := tx.QueryRow(ctx,
-			`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1), to_regclass($2) IS NOT NULL`,
-			s.schema, ident+".schema_version").Scan(&schemaExists, &tableExists); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		if !schemaExists {
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA `+ident); err != nil {
-				return fmt.Errorf("migrate: create schema: %w", err)
-			}
-		}
-		if !tableExists {
-			if _, err := tx.Exec(ctx, `CREATE TABLE `+ident+`.schema_version (version integer NOT NULL)`); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_version (version) VALUES (0)`); err != nil {
-				return fmt.Errorf("migrate: %w", err)
-			}
-		}
-		var cur int
-		if err := tx.QueryRow(ctx, `SELECT version FROM `+ident+`.schema_version`).Scan(&cur); err != nil {
-			return fmt.Errorf("migrate: schema version: %w", err)
-		}
-		if cur > len(migrations) {
-			return fmt.Errorf("tables are at version %d, newer than this toolhub knows (%d): upgrade toolhub", cur, len(migrations))
-		}
-		if cur == len(migrations) {
-			return nil
-		}
-		for v := cur + 1; v <= len(migrations); v++ {
-			for _, stmt := range migrations[v-1] {
-				if _, err := tx.Exec(ctx, strings.ReplaceAll(stmt, "{s}", ident)); err != nil {
-					return fmt.Errorf("migrate to version %d: %w", v, err)
-				}
-			}
-		}
-		if _, err := tx.Exec(ctx, `UPDATE `+ident+`.schema_version SET version = $1`, len(migrations)); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		return nil
-	})
+	return pgschema.MigrateSchema(ctx, s.pool, s.schema, migrations)
 }

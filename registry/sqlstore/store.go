@@ -221,14 +221,18 @@ func (s *Store) PutTenant(ctx context.Context, t registry.Tenant) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	spec, err := registry.EncodeSpec(t)
+	return s.put(ctx, "tenant",
+		`INSERT INTO tenants (id, spec) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET spec = excluded.spec`, t.ID, t)
+}
+
+// put stores spec's JSON under id with query (id, spec).
+func (s *Store) put(ctx context.Context, kind, query, id string, spec any) error {
+	text, err := registry.EncodeSpec(spec)
 	if err == nil {
-		_, err = s.db.ExecContext(ctx,
-			`INSERT INTO tenants (id, spec) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET spec = excluded.spec`,
-			t.ID, spec)
+		_, err = s.db.ExecContext(ctx, query, id, text)
 	}
 	if err != nil {
-		return fmt.Errorf("sqlstore: put tenant %q: %w", t.ID, err)
+		return fmt.Errorf("sqlstore: put %s %q: %w", kind, id, err)
 	}
 	return nil
 }
@@ -267,16 +271,9 @@ func (s *Store) PutCapability(ctx context.Context, c registry.Capability) error 
 	if err := c.Compile(); err != nil {
 		return err
 	}
-	spec, err := registry.EncodeSpec(c) // the spec fields; compiled schemas are rebuilt by whoever serves it
-	if err == nil {
-		_, err = s.db.ExecContext(ctx,
-			`INSERT INTO capabilities (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`,
-			c.Name, spec)
-	}
-	if err != nil {
-		return fmt.Errorf("sqlstore: put capability %q: %w", c.Name, err)
-	}
-	return nil
+	// The spec fields only: compiled schemas are rebuilt by whoever serves it.
+	return s.put(ctx, "capability",
+		`INSERT INTO capabilities (name, spec) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec`, c.Name, c)
 }
 
 func (s *Store) ListCapabilities(ctx context.Context) ([]registry.Capability, error) {

@@ -173,8 +173,55 @@ func plainKey(k string) bool {
 	return true
 }
 
-// Scan reads one row selected with Columns.
-func Scan(scan func(dest ...any) error) (billing.Event, error) {
+// Rows is what both databases' query results have in common (pgx.Rows,
+// *sql.Rows); the caller closes them.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ReadEvents calls fn for each event of rows, the rows of a Select in time
+// and key order (see splitter: kind is the filter's). fn's error is
+// returned as it is; a failure to read rows is wrapped with what ("pgledger:
+// query").
+func ReadEvents(rows Rows, kind billing.Kind, fn func(billing.Event) error, what string) error {
+	sp := splitter{kind: kind, fn: fn}
+	for rows.Next() {
+		ev, err := scan(rows.Scan)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err := sp.add(ev); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return sp.flush()
+}
+
+// ReadRows returns the rows of a Rollup query, sorted (see sortRows); a
+// failure is wrapped with what ("pgledger: rollup").
+func ReadRows(rows Rows, what string) ([]billing.Row, error) {
+	var out []billing.Row
+	for rows.Next() {
+		r, err := scanRow(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	sortRows(out)
+	return out, nil
+}
+
+// scan reads one row selected with Columns.
+func scan(scan func(dest ...any) error) (billing.Event, error) {
 	var ev billing.Event
 	var kind, outcome, units string
 	var attempt, t, ing, lat, images, tokens, seconds, tup, tc, vup, vc, month, alat int64
@@ -262,7 +309,7 @@ func (d Dialect) SelectColumns(table, cols string, f billing.Filter) (string, []
 	return "SELECT " + cols + " FROM " + table + w + " ORDER BY time_us, key", args
 }
 
-// Rollup is the query for Ledger.Rollup; scan its rows with ScanRow.
+// Rollup is the query for Ledger.Rollup; read its rows with ReadRows.
 func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 	w, args := d.Where(q.Filter)
 	// A merged row is a call event and an attempt event: it counts as
@@ -290,7 +337,7 @@ func (d Dialect) Rollup(table string, q billing.RollupQuery) (string, []any) {
 	CAST(SUM(CASE WHEN `+vendor+` THEN vendor_cost ELSE 0 END) AS BIGINT)`), args
 }
 
-// rollupDims are the columns a rollup groups by, in ScanRow's order
+// rollupDims are the columns a rollup groups by, in scanRow's order
 // (tenant, vendor, tool, period, currency): a dimension q does not group
 // by is the empty string and no period is 0. hour and day are the
 // expressions of a row's hour and day.
@@ -325,8 +372,8 @@ func groupedSelect(table, where string, dims []string, sums string) string {
 	return "SELECT " + strings.Join(dims, ", ") + ", " + sums + " FROM " + table + where + " GROUP BY " + strings.Join(group, ", ")
 }
 
-// ScanRow reads one row of a Rollup query.
-func ScanRow(scan func(dest ...any) error) (billing.Row, error) {
+// scanRow reads one row of a Rollup query.
+func scanRow(scan func(dest ...any) error) (billing.Row, error) {
 	var r billing.Row
 	var period int64
 	var tc, vc int64
@@ -339,9 +386,9 @@ func ScanRow(scan func(dest ...any) error) (billing.Row, error) {
 	return r, err
 }
 
-// SortRows orders rows by period, tenant, vendor, tool, currency (byte
+// sortRows orders rows by period, tenant, vendor, tool, currency (byte
 // order, the same for every database).
-func SortRows(rows []billing.Row) {
+func sortRows(rows []billing.Row) {
 	slices.SortFunc(rows, func(a, b billing.Row) int {
 		if c := a.Period.Compare(b.Period); c != 0 {
 			return c
@@ -355,22 +402,22 @@ func SortRows(rows []billing.Row) {
 	})
 }
 
-// Splitter turns the rows of a Select, in time and key order, into the
+// splitter turns the rows of a Select, in time and key order, into the
 // events they hold, in the same order: a merged row (billing.MergeAttempt)
 // is its call event and its attempt event, whose keys sort apart from each
 // other, so the events of one time are sorted before they are passed on.
-// Kind is the filter's: a merged row read for Kind call gives its call
-// event only, for Kind attempt its attempt event only.
-type Splitter struct {
-	Kind billing.Kind
-	Fn   func(billing.Event) error
+// kind is the filter's: a merged row read for kind call gives its call
+// event only, for kind attempt its attempt event only.
+type splitter struct {
+	kind billing.Kind
+	fn   func(billing.Event) error
 	buf  []billing.Event
 }
 
-// Add takes the next row's event.
-func (s *Splitter) Add(ev billing.Event) error {
+// add takes the next row's event.
+func (s *splitter) add(ev billing.Event) error {
 	if len(s.buf) > 0 && !s.buf[0].Time.Equal(ev.Time) {
-		if err := s.Flush(); err != nil {
+		if err := s.flush(); err != nil {
 			return err
 		}
 	}
@@ -378,9 +425,9 @@ func (s *Splitter) Add(ev billing.Event) error {
 	switch {
 	case !ok:
 		s.buf = append(s.buf, ev)
-	case s.Kind == billing.KindCall:
+	case s.kind == billing.KindCall:
 		s.buf = append(s.buf, call)
-	case s.Kind == billing.KindAttempt:
+	case s.kind == billing.KindAttempt:
 		s.buf = append(s.buf, att)
 	default:
 		s.buf = append(s.buf, call, att)
@@ -388,13 +435,13 @@ func (s *Splitter) Add(ev billing.Event) error {
 	return nil
 }
 
-// Flush passes on the events held; call it after the last row.
-func (s *Splitter) Flush() error {
+// flush passes on the events held; call it after the last row.
+func (s *splitter) flush() error {
 	if len(s.buf) > 1 {
 		slices.SortStableFunc(s.buf, func(a, b billing.Event) int { return strings.Compare(a.Key, b.Key) })
 	}
 	for i := range s.buf {
-		if err := s.Fn(s.buf[i]); err != nil {
+		if err := s.fn(s.buf[i]); err != nil {
 			s.buf = s.buf[:0]
 			return err
 		}

@@ -55,7 +55,7 @@ func TestUnitsColumnRoundTrip(t *testing.T) {
 	} {
 		ev := billing.Event{Key: "k/call", Kind: billing.KindCall, Units: u}
 		vals := Values(&ev)
-		got, err := Scan(func(dest ...any) error {
+		got, err := scan(func(dest ...any) error {
 			for i, d := range dest {
 				switch d := d.(type) {
 				case *string:

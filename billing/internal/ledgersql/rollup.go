@@ -128,6 +128,15 @@ func mod(a, b int64) int64 {
 	return m
 }
 
+// RollupOf is the query for Ledger.Rollup: on the hourly table hours when
+// the filter allows (UsesRollups), else on the table of events.
+func (d Dialect) RollupOf(events, hours string, q billing.RollupQuery) (string, []any) {
+	if UsesRollups(q.Filter) {
+		return d.RollupFromHours(hours, q)
+	}
+	return d.Rollup(events, q)
+}
+
 // UsesRollups reports whether q can be answered from the hourly rollup
 // table: no kind filter, and from/to on whole hours.
 func UsesRollups(q billing.Filter) bool {
@@ -135,8 +144,8 @@ func UsesRollups(q billing.Filter) bool {
 	return q.Kind == "" && aligned(q.From) && aligned(q.To)
 }
 
-// RollupFromHours is the query for Ledger.Rollup on the hourly table; scan
-// its rows with ScanRow.
+// RollupFromHours is the query for Ledger.Rollup on the hourly table; read
+// its rows with ReadRows.
 func (d Dialect) RollupFromHours(table string, q billing.RollupQuery) (string, []any) {
 	f := q.Filter
 	f.Kind = "" // the hourly table has no kind (UsesRollups)

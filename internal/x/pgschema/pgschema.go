@@ -1,15 +1,16 @@
-// Package pgschema creates and migrates the tables of toolhub's smaller
-// PostgreSQL stores — API keys (auth/pgkeys), the audit log
-// (audit/pgaudit), pending vendor approvals (approval/pgapproval) — in the
-// schema the registry and ledger use.
+// Package pgschema creates and migrates the tables of toolhub's
+// PostgreSQL stores that share the registry's schema: the registry itself
+// (registry/pgstore, [MigrateSchema]) and the smaller stores — API keys
+// (auth/pgkeys), the audit log (audit/pgaudit), pending vendor approvals
+// (approval/pgapproval) — in the schema the registry and ledger use.
 //
 //	err := pgschema.Migrate(ctx, pool, "toolhub", "audit", [][]string{
 //		{`CREATE TABLE {s}.audit_log (...)`}, // version 1
 //	})
 //
-// Each component's version is a row of {s}.component_versions. Migrations
-// run in one transaction under the advisory lock the registry store
-// (registry/pgstore) takes to migrate the same schema, so hubs starting at
+// Each component's version is a row of {s}.component_versions (the
+// registry's, the one row of {s}.schema_version). Migrations run in one
+// transaction under one advisory lock for the schema, so hubs starting at
 // once create the schema and each table once.
 package pgschema
 
@@ -29,53 +30,111 @@ import (
 // that has shipped). {s} in a statement is the quoted schema name. Tables
 // newer than migrations know are refused.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, schema, component string, migrations [][]string) error {
+	return migrate(ctx, pool, schema, component, componentVersions(component), migrations)
+}
+
+// MigrateSchema is [Migrate] for the tables of the schema's own store, the
+// registry's (registry/pgstore), whose version is the one row of
+// {s}.schema_version.
+func MigrateSchema(ctx context.Context, pool *pgxpool.Pool, schema string, migrations [][]string) error {
+	return migrate(ctx, pool, schema, "", schemaVersion, migrations)
+}
+
+// versionTable is where a store's tables keep the version they are at.
+// Its statements and query have {s} for the quoted schema name.
+type versionTable struct {
+	name   string   // the table's name in the schema
+	create []string // make the table (and, for a table of one row, the row at version 0)
+	get    string   // the version, taking args
+	set    string   // stores the version, taking args and then the version
+	args   []any
+	// noRow is the version when get finds no row; negative means that is
+	// an error (the table's one row is gone).
+	noRow int
+}
+
+// schemaVersion holds the registry's version: the first table a schema
+// had, kept as it was.
+var schemaVersion = versionTable{
+	name: "schema_version",
+	create: []string{`CREATE TABLE {s}.schema_version (version integer NOT NULL)`,
+		`INSERT INTO {s}.schema_version (version) VALUES (0)`},
+	get:   `SELECT version FROM {s}.schema_version`,
+	set:   `UPDATE {s}.schema_version SET version = $1`,
+	noRow: -1,
+}
+
+// componentVersions holds the version of each smaller store's tables.
+func componentVersions(component string) versionTable {
+	return versionTable{
+		name: "component_versions",
+		create: []string{`CREATE TABLE {s}.component_versions (
+				component text COLLATE "C" PRIMARY KEY, version integer NOT NULL)`},
+		get: `SELECT version FROM {s}.component_versions WHERE component = $1`,
+		set: `INSERT INTO {s}.component_versions (component, version) VALUES ($1, $2)
+			ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
+		args: []any{component},
+	}
+}
+
+// migrate brings the tables of component ("" for the registry's) in schema
+// to len(migrations), in one transaction under the advisory lock every
+// store migrating schema takes; vt keeps their version.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema, component string, vt versionTable, migrations [][]string) error {
 	ident := pgx.Identifier{schema}.Sanitize()
+	inSchema := func(stmt string) string { return strings.ReplaceAll(stmt, "{s}", ident) }
+	label, tables := "migrate", "tables"
+	if component != "" {
+		label, tables = "migrate "+component, component+" tables"
+	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		// The registry store's lock: it also creates the schema.
+		// One lock for every store of the schema: it also creates the schema.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "toolhub registry migrate "+schema); err != nil {
-			return fmt.Errorf("migrate %s: lock: %w", component, err)
+			return fmt.Errorf("%s: lock: %w", label, err)
 		}
-		// Look before creating: an operator may have made the schema and
-		// kept CREATE on the database from toolhub's role.
+		// Look before creating: an operator may have made the schema (and
+		// the tables) and kept CREATE on the database from toolhub's role.
 		var schemaExists, tableExists bool
 		if err := tx.QueryRow(ctx,
 			`SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1), to_regclass($2) IS NOT NULL`,
-			schema, ident+".component_versions").Scan(&schemaExists, &tableExists); err != nil {
-			return fmt.Errorf("migrate %s: %w", component, err)
+			schema, ident+"."+vt.name).Scan(&schemaExists, &tableExists); err != nil {
+			return fmt.Errorf("%s: %w", label, err)
 		}
 		if !schemaExists {
 			if _, err := tx.Exec(ctx, `CREATE SCHEMA `+ident); err != nil {
-				return fmt.Errorf("migrate %s: create schema: %w", component, err)
+				return fmt.Errorf("%s: create schema: %w", label, err)
 			}
 		}
 		if !tableExists {
-			if _, err := tx.Exec(ctx, `CREATE TABLE `+ident+`.component_versions (
-				component text COLLATE "C" PRIMARY KEY, version integer NOT NULL)`); err != nil {
-				return fmt.Errorf("migrate %s: %w", component, err)
+			for _, stmt := range vt.create {
+				if _, err := tx.Exec(ctx, inSchema(stmt)); err != nil {
+					return fmt.Errorf("%s: %w", label, err)
+				}
 			}
 		}
 		var cur int
-		err := tx.QueryRow(ctx, `SELECT version FROM `+ident+`.component_versions WHERE component = $1`, component).Scan(&cur)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("migrate %s: version: %w", component, err)
+		err := tx.QueryRow(ctx, inSchema(vt.get), vt.args...).Scan(&cur)
+		if errors.Is(err, pgx.ErrNoRows) && vt.noRow >= 0 {
+			cur, err = vt.noRow, nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: version: %w", label, err)
 		}
 		switch {
 		case cur > len(migrations):
-			return fmt.Errorf("%s tables are at version %d, newer than this toolhub knows (%d): upgrade toolhub", component, cur, len(migrations))
+			return fmt.Errorf("%s are at version %d, newer than this toolhub knows (%d): upgrade toolhub", tables, cur, len(migrations))
 		case cur == len(migrations):
 			return nil
 		}
 		for v := cur + 1; v <= len(migrations); v++ {
 			for _, stmt := range migrations[v-1] {
-				if _, err := tx.Exec(ctx, strings.ReplaceAll(stmt, "{s}", ident)); err != nil {
-					return fmt.Errorf("migrate %s to version %d: %w", component, v, err)
+				if _, err := tx.Exec(ctx, inSchema(stmt)); err != nil {
+					return fmt.Errorf("%s to version %d: %w", label, v, err)
 				}
 			}
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+ident+`.component_versions (component, version) VALUES ($1, $2)
-			ON CONFLICT (component) DO UPDATE SET version = excluded.version`, component, len(migrations))
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", component, err)
+		if _, err := tx.Exec(ctx, inSchema(vt.set), append(vt.args, len(migrations))...); err != nil {
+			return fmt.Errorf("%s: %w", label, err)
 		}
 		return nil
 	})

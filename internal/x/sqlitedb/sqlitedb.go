@@ -26,6 +26,7 @@
 package sqlitedb
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -111,6 +112,23 @@ func Open(path string, opts *Options) (*sql.DB, error) {
 	if err := walMode(db, opts.busy()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", abs, err)
+	}
+	return db, nil
+}
+
+// OpenTables is [Open], then runs create, the statements that make a
+// store's tables when they are missing (CREATE TABLE IF NOT EXISTS …); a
+// failure closes the file again.
+func OpenTables(ctx context.Context, path string, opts *Options, create ...string) (*sql.DB, error) {
+	db, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, stmt := range create {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 	}
 	return db, nil
 }

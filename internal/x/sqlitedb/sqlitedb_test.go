@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,5 +91,24 @@ func TestConcurrentFirstStatements(t *testing.T) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatalf("file %d: %v", f, err)
 		}
+	}
+}
+
+func TestOpenTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	const create = `CREATE TABLE IF NOT EXISTS t (x INTEGER)`
+	for range 2 { // the second open finds the table made
+		db, err := OpenTables(t.Context(), path, nil, create)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(t.Context(), `INSERT INTO t (x) VALUES (1)`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	_, err := OpenTables(t.Context(), path, nil, `CREATE TABLE t (x INTEGER)`)
+	if err == nil || !strings.Contains(err.Error(), "open "+path+": ") || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a failing statement: err = %v; want it to name the path and the cause", err)
 	}
 }
