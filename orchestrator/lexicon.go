@@ -65,7 +65,7 @@ var conceptGroups = [][]string{
 	{"stock", "share price", "股票", "股价"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
 	{"email", "mail", "write to", "邮件"},
-	{"calendar", "schedule", "meeting", "block", "block out", "appt", "appointment", "日历", "日程", "会议", "开个会", "约个会", "记一下", "记下来"},
+	{"calendar", "cal", "diary", "in my calendar", "in my cal", "schedule", "meeting", "block", "block out", "appt", "appointment", "日历", "日程", "会议", "开个会", "约个会", "记一下", "记下来"},
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "步行", "走路", "走到", "走过去", "走去"},
@@ -106,7 +106,7 @@ var stopwordList = []string{
 	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
 	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
 	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
-	"firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
+	"put", "firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
 }
 
 // hanFunctionWords are Chinese words that are never places and never pick

@@ -182,6 +182,7 @@ type planBuilder struct {
 	ids       []string
 	seen      map[string]int // a step's tool and arguments (but kinds) → its index in plan.Steps
 	taken     map[string]bool
+	partial   []partialStep // the clauses that miss arguments (dropAnswered)
 }
 
 func (b *planBuilder) build(clauses []clause) {
@@ -224,6 +225,7 @@ func (b *planBuilder) build(clauses []clause) {
 				// takes but asks nothing of it.
 				remarks = append(remarks, b.unplanned[n:]...)
 				b.unplanned = b.unplanned[:n]
+				b.partial = slices.DeleteFunc(b.partial, func(p partialStep) bool { return p.at >= n })
 			}
 			if c.cond {
 				b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
@@ -248,6 +250,7 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 		}
 	}
+	b.dropAnswered()
 	if len(b.plan.Steps) == 0 {
 		// A remark beside nothing planned may be what the user asks.
 		b.unplanned = append(b.unplanned, remarks...)
@@ -267,6 +270,7 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 	oe, args, missing, err := b.fillStep(c, ctx, later)
 	switch {
 	case len(missing) > 0:
+		b.partial = append(b.partial, partialStep{at: len(b.unplanned), args: args})
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
 			Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(oe, missing))})
 	case err != nil:
@@ -274,6 +278,40 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 			Message: fmt.Sprintf("%s: the arguments read from the goal do not fit its schema: %v", oe.e.Name, err)})
 	default:
 		b.addStep(oe, args)
+	}
+}
+
+// partialStep is a clause a tool fits that misses arguments: its
+// unplanned entry (at) and the arguments it has.
+type partialStep struct {
+	at   int
+	args map[string]any
+}
+
+// dropAnswered drops the missing arguments of a clause that a step of
+// another clause answers: the same tool with all it has ("where's my
+// parcel?? RR123456785CN", "help me track am, UPS number na 1Z…").
+func (b *planBuilder) dropAnswered() {
+	drop := map[int]bool{}
+	for _, ps := range b.partial {
+		u := b.unplanned[ps.at]
+		for _, st := range b.plan.Steps {
+			if st.Tool == u.Tool && subsetOf(ps.args, st.Arguments) {
+				drop[ps.at] = true
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	kept := b.unplanned[:0]
+	for i, u := range b.unplanned {
+		if !drop[i] {
+			kept = append(kept, u)
+		}
+	}
+	if b.unplanned = kept; len(kept) == 0 {
+		b.unplanned = nil
 	}
 }
 
@@ -295,6 +333,22 @@ func (b *planBuilder) addStep(oe *offEntry, args map[string]any) {
 		if v, ok := args[p.name].(string); ok && kindOf(p) != nil {
 			kinds[p.name] = v
 			delete(plain, p.name)
+		}
+	}
+	for k := range b.plan.Steps {
+		// "… by public transport from Paddington to the Royal Albert Hall.
+		// Could you kindly advise us of the route?", "the AQI in Delhi?
+		// PM2.5 level specifically": a step that says less than another
+		// of the same tool is that one.
+		st := &b.plan.Steps[k]
+		switch {
+		case st.Tool != oe.e.Name || len(st.Arguments) == len(args):
+		case subsetOf(args, st.Arguments):
+			return
+		case subsetOf(st.Arguments, args):
+			st.Arguments = args
+			b.seen[oe.e.Name+fmt.Sprint(plain)] = k
+			return
 		}
 	}
 	sig := oe.e.Name + fmt.Sprint(plain)
@@ -334,6 +388,16 @@ func example(oe *offEntry, missing []string) string {
 		}
 	}
 	return "the value in quotes"
+}
+
+// subsetOf says whether every argument of a is in b with the same value.
+func subsetOf(a, b map[string]any) bool {
+	for k, v := range a {
+		if w, ok := b[k]; !ok || fmt.Sprint(w) != fmt.Sprint(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // stepID returns a step id for a step of tool name that taken does not
@@ -1789,15 +1853,15 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return "", nil
 	}
 	t := toks[i]
-	if t.kind == tQuote {
-		return t.text, []int{i}
+	if t.kind == tQuote && t.format == "" {
+		return t.text, []int{i} // not an address or a link ("to my son at bob@x.com")
 	}
 	if t.kind != tWord {
 		return "", nil
 	}
 	lw := strings.ToLower(t.text)
-	if englishThere[lw] || timeWords[lw] {
-		return "", nil
+	if englishThere[lw] || timeWords[lw] || the && people[lw] || inIdioms[lw] {
+		return "", nil // "to my son": a person
 	}
 	var words []string
 	var idx []int
@@ -1805,6 +1869,15 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && len(words) < 5; j++ {
 			words = append(words, toks[j].text)
 			idx = append(idx, j)
+		}
+		if n := gazetteerSpan(toks, i); n > len(words) {
+			// "Rio de Janeiro", "Dar es Salaam": a name of the gazetteer
+			// with a word in lower case.
+			words, idx = nil, nil
+			for j := i; j < i+n; j++ {
+				words = append(words, toks[j].text)
+				idx = append(idx, j)
+			}
 		}
 		return strings.Join(words, " "), idx
 	}
@@ -1932,6 +2005,15 @@ var fillerWords = map[string]bool{"right": true, "gimme": true, "lemme": true, "
 // determiners lead a place of plain words: "the train station", "my
 // hotel", "our office".
 var determiners = map[string]bool{"the": true, "my": true, "our": true, "your": true}
+
+// inIdioms follow "in" as no place does ("PM10 in particular").
+var inIdioms = map[string]bool{"particular": true, "general": true, "total": true, "advance": true, "short": true, "fact": true,
+	"case": true, "person": true, "full": true, "detail": true, "brief": true}
+
+// people are who a message goes to, never places ("email my son at …").
+var people = map[string]bool{"son": true, "daughter": true, "wife": true, "husband": true, "mom": true, "mum": true, "mother": true, "dad": true,
+	"father": true, "brother": true, "sister": true, "boss": true, "friend": true, "friends": true, "colleague": true, "colleagues": true,
+	"client": true, "team": true, "manager": true, "partner": true, "kids": true, "children": true, "family": true, "parents": true}
 
 // placeHeadAt says whether a plain word at toks[i] begins a name of up to
 // three words that ends in a noun of a place ("hoan kiem lake", "union

@@ -458,7 +458,7 @@ func (f *filler) finish() (map[string]any, []string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, missing, nil
+		return args, missing, nil // what it has, to compare with the plan's steps (planBuilder.build)
 	}
 	if err := oe.validate(args); err != nil {
 		// An optional value that does not fit is left out, and only it:

@@ -160,6 +160,15 @@ var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true
 
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
 
+// titles stand before a name with a dot that ends no sentence.
+var titles = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "prof": true, "st": true, "mt": true, "sr": true, "jr": true, "rev": true}
+
+// emojiWords are the emoji (and arrows) that say a word a tool's words
+// include: the weather's, a flight, a parcel, "to".
+var emojiWords = map[rune]string{'☀': "sunny", '🌧': "rain", '⛅': "weather", '🌦': "weather", '🌤': "weather", '☔': "rain", '🌡': "temperature",
+	'❄': "snow", '⛈': "storm", '🌩': "storm", '🌨': "snow", '✈': "flight", '🛫': "flight", '🛬': "flight", '📦': "parcel",
+	'→': "to", '➡': "to", '⟶': "to", '➔': "to"}
+
 func isHardSep(r rune) bool {
 	switch r {
 	case '。', '；', ';', '！', '？', '!', '?', '\n', '，', ',', '、', '：', ':':
@@ -218,12 +227,19 @@ func tokenize(goal string, dict *hanDict) []token {
 			n := urlOrEmail(goal[i:])
 			out = append(out, token{kind: tQuote, text: goal[i : i+n], norm: strings.ToLower(goal[i : i+n]), start: i, end: i + n, format: valueFormat(goal[i : i+n])})
 			i += n
+		case r == '.' && len(out) > 0 && out[len(out)-1].end == i && titles[strings.ToLower(out[len(out)-1].text)]:
+			i += size // "Dr. Mensah", "Mrs. Okafor": no sentence ends
 		case isHardSep(r) || r == '.' && (i+size == len(goal) || goal[i+size] == ' ' || goal[i+size] == '\n'):
 			out = append(out, token{kind: tPunct, text: goal[i : i+size], start: i, end: i + size, conj: true})
 			i += size
 		case currencySymbol(r):
 			// "$75", "€50": the symbol names a currency.
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
+			i += size
+		case emojiWords[r] != "":
+			// ☀️ or 🌧️ in Rio, ✈️ Nairobi → Johannesburg, 📦 where's my parcel
+			w := emojiWords[r]
+			out = append(out, token{kind: tWord, text: w, norm: stem(w), start: i, end: i + size, stop: w == "to"})
 			i += size
 		case r == '+' || r == '＋':
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
@@ -390,7 +406,7 @@ var (
 	// A body said without a colon is one only after "and" or "with".
 	bareBodyLeadRe = regexp.MustCompile(`(?i)(?:\b(?:and|with)|,)\s+(?:the\s+)?$`)
 	bareBodyKeyRe  = regexp.MustCompile(`^(?i:(body|message)\s+(?:is\s+|saying\s+)?)\S`)
-	bareTellRe     = regexp.MustCompile(`^(?i:(tell|let)\s+(?:them|him|her)(?:\s+know)?\s+(?:that\s+)?)\S`)
+	bareTellRe     = regexp.MustCompile(`^(?i:(tell|let|telling|letting|inform|informing)\s+(?:them|him|her|everyone)(?:\s+know)?\s+(?:that\s+)?)\S`)
 )
 
 // errandAfter says whether s, after a separator, begins a new errand.
@@ -410,7 +426,7 @@ var textKeys = map[string]bool{"body": true, "message": true, "content": true, "
 // keyValueAt reads a "key: value" at goal[i:] into one tQuote token with
 // its key: the value is quoted text, or runs to the next separator.
 func keyValueAt(goal string, i int) (token, int) {
-	if !strings.ContainsRune("stbmcnlSTBMCNL主标内正题备", firstRuneOf(goal[i:])) {
+	if !strings.ContainsRune("stbmcnliSTBMCNLI主标内正题备", firstRuneOf(goal[i:])) {
 		return token{}, 0
 	}
 	if i > 0 {
@@ -443,14 +459,25 @@ func keyValueAt(goal string, i int) (token, int) {
 	} else {
 		k = goal[i+m[4] : i+m[5]]
 	}
-	if k == "tell" || k == "let" {
-		k = "body" // "… and tell them X": X is the message
+	switch k {
+	case "tell", "let", "telling", "letting", "inform", "informing":
+		k = "body" // "… and tell them X", ", informing him that X": X is the message
 	}
 	from := i + m[1]
 	if bare {
 		from -= utf8.RuneLen(lastRune(goal[:from])) // the value's first character, matched to see there is one
 	}
 	rest := goal[from:]
+	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 || r == '\'' {
+		closer := quotePairs[r]
+		if r == '\'' {
+			closer = '\'' // "with the subject 'Dinner'"
+		}
+		if j := strings.IndexRune(rest[size:], closer); j > 0 {
+			end := from + size + j + utf8.RuneLen(closer)
+			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
+		}
+	}
 	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 {
 		if j := strings.IndexRune(rest[size:], quotePairs[r]); j > 0 {
 			end := from + size + j + utf8.RuneLen(quotePairs[r])
@@ -476,7 +503,7 @@ func keyValueAt(goal string, i int) (token, int) {
 			end = b[0]
 		}
 	}
-	v := strings.TrimSpace(rest[:end])
+	v := strings.TrimRight(strings.TrimSpace(rest[:end]), ",，;；、 ") // "telling her that I will be late, subject: …"
 	if v == "" {
 		return token{}, 0
 	}

@@ -438,7 +438,82 @@ func findTimes(text string) []found {
 	for _, m := range noonRe.FindAllStringIndex(text, -1) {
 		add(12, 0, m[0], m[1])
 	}
+	for _, m := range pastRe.FindAllStringSubmatchIndex(text, -1) {
+		// "half past ten in the morning", "quarter to 5", "3 o'clock"
+		lw := strings.ToLower(text[m[0]:m[1]])
+		if m[2] < 0 && !strings.Contains(lw, "clock") && (m[8] < 0 || !atBefore(text[:m[0]])) {
+			continue // a plain number, or "for 4 in the evening"
+		}
+		h := hourWord(text[m[6]:m[7]])
+		mi := 0
+		if m[2] >= 0 {
+			switch w := strings.ToLower(text[m[2]:m[3]]); w {
+			case "half":
+				mi = 30
+			case "quarter":
+				mi = 15
+			default:
+				mi = hourWord(w)
+			}
+			if strings.EqualFold(text[m[4]:m[5]], "to") {
+				h, mi = h-1, 60-mi
+				if h == 0 {
+					h = 12
+				}
+			}
+		}
+		if h < 1 || h > 12 || mi < 0 || mi >= 60 {
+			continue
+		}
+		switch {
+		case m[8] >= 0 && (strings.HasPrefix(lw[m[8]-m[0]:], "p") || !strings.Contains(lw[m[8]-m[0]:], "morning") && !strings.HasPrefix(lw[m[8]-m[0]:], "a")):
+			if h < 12 {
+				h += 12 // pm, in the afternoon, evening, at night
+			}
+		case m[8] >= 0:
+			if h == 12 {
+				h = 0
+			}
+		case h < 7:
+			h += 12 // "half past three": an afternoon, as people meet
+		}
+		add(h, mi, m[0], m[1])
+	}
 	return out
+}
+
+// pastRe reads a time told by the clock's words: "half past ten", "quarter
+// to 5", "ten past nine in the morning", "3 o'clock".
+var pastRe = regexp.MustCompile(`(?i)\b(?:(half|quarter|\d{1,2}|five|ten|twenty|twenty-five)\s+(past|to|after)\s+)?` +
+	`(1[0-2]|0?[1-9]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)` +
+	`(?:\s+o'?\s?clock|\s+o’clock)?(?:\s*(am|pm|a\.m\.|p\.m\.|in the morning|in the afternoon|in the evening|at night|tonight))?\b`)
+
+// atBefore says whether text ends in "at", "by", "around", "from" or
+// "until" (a time told "at 10 in the morning").
+func atBefore(text string) bool {
+	f := strings.Fields(strings.ToLower(text))
+	if len(f) == 0 {
+		return false
+	}
+	switch f[len(f)-1] {
+	case "at", "by", "around", "from", "until", "till", "before", "after":
+		return true
+	}
+	return false
+}
+
+// hourWord reads "10" or "ten" (-1 for neither).
+func hourWord(w string) int {
+	if n, err := strconv.Atoi(w); err == nil {
+		return n
+	}
+	if n, ok := numberWords[strings.ToLower(w)]; ok {
+		return int(n)
+	}
+	if strings.EqualFold(w, "twenty-five") {
+		return 25
+	}
+	return -1
 }
 
 // noMatch matches nothing: when a cheap look at the text rules a pattern
