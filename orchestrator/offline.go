@@ -1132,6 +1132,17 @@ var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要
 // andLike separators join what is on either side ("3 and 5").
 var andLike = map[string]bool{"and": true, "n": true, "&": true, "+": true, "＋": true, "plus": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
 
+// namesPair says whether the clause names two values of one of oe's
+// groups (km and miles, 华氏 and 摄氏, two currencies).
+func (c *clause) namesPair(oe *offEntry) bool {
+	for _, p := range oe.params {
+		if p.group != "" && c.groupValues(p) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
 // preferFillable breaks near ties (within 10% of the best score) in favour
 // of the entry whose arguments the clause fills best: "translate hello into
 // Spanish" between translate_text and translate_speech (which wants a link).
@@ -1140,13 +1151,20 @@ func (ix *offlineIndex) preferFillable(goal string, c *clause, vis []bool, ctx p
 	if ix.entries[c.ranked[c.best].entry].e.Capability != nil {
 		return
 	}
+	// When the best misses what it needs, an entry whose typed values the
+	// clause names is a near tie further down: 100公里换成英里 is a unit's
+	// conversion though 换成 is a word of the currency converter's.
+	floor, named := 0.9*top, false
+	if _, missing, _ := ix.fill(goal, c, ix.entries[c.ranked[c.best].entry], ctx, later); len(missing) > 0 {
+		floor, named = 0.3*top, true
+	}
 	var alts []int
 	for j := c.best; j < len(c.ranked) && len(alts) < 4; j++ {
 		m := c.ranked[j]
-		if m.score < 0.9*top {
+		if m.score < floor {
 			break
 		}
-		if m.fits() && vis[m.entry] {
+		if m.fits() && vis[m.entry] && (j == c.best || m.score >= 0.9*top || named && c.namesPair(ix.entries[m.entry])) {
 			alts = append(alts, j)
 		}
 	}

@@ -555,6 +555,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__calendar_create_event map[date:2027-03-11 duration_minutes:60 start_time:09:00 title:history quiz]`}},
 		{"a body told, a person no place", "kit", "send an email to my son at tom@x.io with the subject 'Dinner', informing him that dinner is at seven",
 			[]string{`kit__email_send map[body:dinner is at seven subject:Dinner to:tom@x.io]`}},
+		{"下下周 is the week after next", "kit", "下下周三北京飞成都",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-24 destination:成都 origin:北京 passengers:1]`}},
+		{"查一下下周 is next week", "kit", "查一下下周三北京飞成都",
+			[]string{`kit__flights_search map[cabin:economy date:2027-03-17 destination:成都 origin:北京 passengers:1]`}},
+		{"分别 is no place", "kit", "东京跟悉尼分别几点",
+			[]string{`kit__world_time map[city:东京]`, `kit__world_time map[city:悉尼]`}},
+		{"two units beat a currency's word", "kit", "50公里换成英里",
+			[]string{`kit__units_convert map[from_unit:km to_unit:mi value:50]`}},
+		{"a tool that misses its value is not traded for a ticker", "kit", "track my DHL package pls its been stuck for a week",
+			[]string{"missing_arguments"}},
+		{"a country by its people's word, a topic after on", "kit", "top 5 canadian headlines on the election",
+			[]string{`kit__news_headlines map[country:ca limit:5 topic:election]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -74,7 +74,9 @@ var (
 
 // englishAliases and hanAliases name enum values the ways users type them.
 var englishAliases = map[string]string{"lbs": "pounds", "foot": "feet", "kilos": "kilograms", "kilo": "kilograms", "metres": "meters",
-	"celcius": "celsius", "farenheit": "fahrenheit", "british": "united kingdom", "uk": "united kingdom", "usa": "united states", "america": "united states"}
+	"celcius": "celsius", "farenheit": "fahrenheit", "british": "united kingdom", "uk": "united kingdom", "usa": "united states", "america": "united states",
+	// a country by its people's word (not one that names a language too: french, german, chinese)
+	"aussie": "australia", "australian": "australia", "canadian": "canada", "brazilian": "brazil", "american": "united states", "indian": "india"}
 
 var hanAliases = map[string]string{
 	"国内": "china",

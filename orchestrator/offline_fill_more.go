@@ -158,11 +158,32 @@ func (f *filler) text(quotes []string) {
 			if titleNames[strings.ToLower(p.name)] || tail == "" || f.onlyArgs(tail) {
 				tail = f.rest()
 			}
+			if p.words["topic"] {
+				tail = afterTopicLead(tail) // "top 10 aussie headlines on the AFL": the AFL
+			}
 			if tail != "" && !filledWith(f.args, tail) {
 				f.set(p, tail)
 			}
 		}
 	}
+}
+
+// afterTopicLead returns what follows the last "on", "about" or
+// "regarding" of a topic's text ("10 aussie headlines on the AFL"), or the
+// text when none leads to anything.
+func afterTopicLead(tail string) string {
+	lw := " " + strings.ToLower(tail)
+	tail = " " + tail
+	at := -1
+	for _, w := range []string{" on the ", " about the ", " on ", " about ", " regarding "} {
+		if i := strings.LastIndex(lw, w); i >= 0 && i+len(w) > at {
+			at = i + len(w)
+		}
+	}
+	if at < 0 || strings.TrimSpace(tail[at:]) == "" {
+		return strings.TrimSpace(tail)
+	}
+	return strings.TrimSpace(tail[at:])
 }
 
 // latinRun returns the longest run of three or more Latin words in a

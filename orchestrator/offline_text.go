@@ -437,15 +437,19 @@ func keyValueAt(goal string, i int) (token, int) {
 			return token{}, 0
 		}
 	}
-	m := keyValueRe.FindStringSubmatchIndex(goal[i:])
+	// The keys are short prefixes: the patterns read a window, not the
+	// rest of the goal (a regexp of anchored alternatives scans all of
+	// it, at each word that may start a key).
+	head := goal[i:min(len(goal), i+64)]
+	m := keyValueRe.FindStringSubmatchIndex(head)
 	bare := false
 	if m == nil {
 		// "with subject running late, body: …": a subject said without
 		// a colon runs to the next separator or to the body's key.
-		if m = bareSubjectRe.FindStringSubmatchIndex(goal[i:]); m == nil && bareBodyLeadRe.MatchString(goal[:i]) {
-			m = bareBodyKeyRe.FindStringSubmatchIndex(goal[i:]) // "… and body see you at noon"
+		if m = bareSubjectRe.FindStringSubmatchIndex(head); m == nil && bareBodyLeadRe.MatchString(goal[max(0, i-16):i]) {
+			m = bareBodyKeyRe.FindStringSubmatchIndex(head) // "… and body see you at noon"
 			if m == nil {
-				m = bareTellRe.FindStringSubmatchIndex(goal[i:]) // "… and tell them the report is late"
+				m = bareTellRe.FindStringSubmatchIndex(head) // "… and tell them the report is late"
 			}
 		}
 		if m == nil {

@@ -40,7 +40,7 @@ var (
 	inDaysRe  = regexp.MustCompile(`(?i)\bin\s+(\d+)\s+days?\b|(\d+|[一二三四五六七八九十两]+)天(?:后|以后|之后)`)
 	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
 	zhDayRe   = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]`)
-	zhWdayRe  = regexp.MustCompile(`(下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
+	zhWdayRe  = regexp.MustCompile(`(下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
 	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
 	ampmRe    = regexp.MustCompile(`(?i)\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s*(am|pm|a\.m\.|p\.m\.)`)
 	// dottedDateRe is a day, a month and a dot after each (02.04.), or
@@ -327,8 +327,12 @@ func findWeekdays(text string, today time.Time, taken func(a, b int) bool) []fou
 		if taken(m[0], m[1]) {
 			continue
 		}
-		next := m[2] >= 0 && text[m[2]:m[3]] == "下"
-		out = append(out, found{day(weekdays[text[m[4]:m[5]]], next).Format(time.DateOnly), m[0], m[1]})
+		next := m[2] >= 0 && strings.HasPrefix(text[m[2]:m[3]], "下")
+		d := day(weekdays[text[m[4]:m[5]]], next)
+		if m[2] >= 0 && text[m[2]:m[3]] == "下下" && !strings.HasSuffix(text[:m[2]], "一") && !strings.HasSuffix(text[:m[2]], "查") && !strings.HasSuffix(text[:m[2]], "看") {
+			d = d.AddDate(0, 0, 7) // 下下周一: the week after next
+		}
+		out = append(out, found{d.Format(time.DateOnly), m[0], m[1]})
 	}
 	return out
 }
