@@ -1154,18 +1154,23 @@ func (ix *offlineIndex) preferFillable(goal string, c *clause, vis []bool, ctx p
 	// When the best misses what it needs, an entry whose typed values the
 	// clause names is a near tie further down: 100公里换成英里 is a unit's
 	// conversion though 换成 is a word of the currency converter's.
-	floor, named := 0.9*top, false
-	if _, missing, _ := ix.fill(goal, c, ix.entries[c.ranked[c.best].entry], ctx, later); len(missing) > 0 {
-		floor, named = 0.3*top, true
-	}
-	var alts []int
+	var alts, paired []int
 	for j := c.best; j < len(c.ranked) && len(alts) < 4; j++ {
 		m := c.ranked[j]
-		if m.score < floor {
+		if m.score < 0.3*top {
 			break
 		}
-		if m.fits() && vis[m.entry] && (j == c.best || m.score >= 0.9*top || named && c.namesPair(ix.entries[m.entry])) {
+		switch {
+		case !m.fits() || !vis[m.entry]:
+		case m.score >= 0.9*top:
 			alts = append(alts, j)
+		case c.namesPair(ix.entries[m.entry]):
+			paired = append(paired, j)
+		}
+	}
+	if len(paired) > 0 {
+		if _, missing, _ := ix.fill(goal, c, ix.entries[c.ranked[c.best].entry], ctx, later); len(missing) > 0 {
+			alts = append(alts, paired...)
 		}
 	}
 	if len(alts) < 2 {
