@@ -1538,6 +1538,17 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 	}
 	for i, t := range toks {
 		switch t.kind {
+		case tNum:
+			// 到798, 从101出发: a number of three digits or more right after
+			// 从 or 到, and no count or amount, names a place.
+			if i > 0 && (toks[i-1].text == "从" || leadsTo(toks[i-1].text)) && toks[i-1].end == t.start && len(t.text) >= 3 && isDigits(t.text) &&
+				(i+1 == len(toks) || !strings.ContainsRune(hanUnitChars, firstRuneOf(toks[i+1].text)) && numberHints[firstRune(toks[i+1].text)] == nil) {
+				if toks[i-1].text == "从" {
+					set(&pl.origin, t.text, i)
+				} else {
+					set(&pl.dest, t.text, i)
+				}
+			}
 		case tWord:
 			lw := strings.ToLower(t.text)
 			if p, ok := prepositionTypos[lw]; ok {

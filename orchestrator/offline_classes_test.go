@@ -126,7 +126,7 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 		{"a country between 的 and 餐厅 is the cuisine", "example", "巴黎天气如何，再找找那边的越南餐厅",
 			[]string{`places_restaurants map[cuisine:越南 near:巴黎]`, `weather_current map[city:巴黎]`}},
 		{"a measure word is no part of a place", "example", "广州热不热，推荐几家茶餐厅",
-			[]string{`places_restaurants map[near:广州]`, `weather_current map[city:广州]`}},
+			[]string{`places_restaurants map[cuisine:茶餐厅 near:广州]`, `weather_current map[city:广州]`}},
 		{"get there from", "example", "dim sum in Kowloon and how to get there from Central",
 			[]string{`maps_route map[from:Central to:Kowloon]`, `places_restaurants map[cuisine:dim sum near:Kowloon]`}},
 		{"the text leaves out the target language", "kit", "translate see you soon to italian",
@@ -567,6 +567,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"a country by its people's word, a topic after on", "kit", "top 5 canadian headlines on the election",
 			[]string{`kit__news_headlines map[country:ca limit:5 topic:election]`}},
+		{"a place with its digits", "example", "从上海站坐地铁到上海中心123要多久",
+			[]string{`maps_route map[from:上海站 mode:transit to:上海中心123]`}},
+		{"a place with its Latin letters, a place in digits", "example", "从三里屯soho打车到798",
+			[]string{`maps_route map[from:三里屯soho mode:driving to:798]`}},
+		{"a count after a place is no part of it", "kit", "成都2晚的酒店 3月12号入住",
+			[]string{`kit__hotels_search map[check_in:2027-03-12 city:成都 guests:2 nights:2]`}},
+		{"茶餐厅 is the cuisine", "example", "旺角附近有冇好食嘅茶餐厅",
+			[]string{`places_restaurants map[cuisine:茶餐厅 near:旺角]`}},
+		{"整一张 draws", "example", "给我整一张老虎穿西装的图",
+			[]string{`image_generate map[prompt:老虎穿西装的图]`}},
+		{"a market names the ticker's suffix", "kit", "share price of Infosys on NSE",
+			[]string{`kit__stock_quote map[symbol:INFY.NS]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -143,6 +143,7 @@ func (f *filler) patterns() {
 		if p.ticker {
 			f.tickerByName(p)
 			if _, done := f.args[p.name]; done {
+				f.onMarket(p)
 				continue
 			}
 		}
@@ -153,6 +154,26 @@ func (f *filler) patterns() {
 				f.usedTok[i] = true
 				break
 			}
+		}
+	}
+}
+
+// exchangeSuffix are the stock markets a goal names ("Infosys on NSE"),
+// each with the suffix its tickers take; a market's name is no symbol.
+var exchangeSuffix = map[string]string{"nse": ".NS", "bse": ".BO", "tsx": ".TO", "lse": ".L", "asx": ".AX", "hkex": ".HK", "sgx": ".SI",
+	"jse": ".JO", "nyse": "", "nasdaq": "", "港股": ".HK", "a股": ".SS"}
+
+// onMarket gives a company's ticker the suffix of the market the clause
+// names, when it has none and the pattern takes it.
+func (f *filler) onMarket(p param) {
+	sym, _ := f.args[p.name].(string)
+	if sym == "" || strings.Contains(sym, ".") {
+		return
+	}
+	for _, t := range f.c.toks {
+		if suf := exchangeSuffix[strings.ToLower(t.text)]; suf != "" && p.pattern.MatchString(sym+suf) {
+			f.args[p.name] = sym + suf
+			return
 		}
 	}
 }
@@ -292,7 +313,8 @@ func patternCandidate(t token, ix *offlineIndex) bool {
 		if strings.ContainsAny(t.text, "0123456789") {
 			return true
 		}
-		return len(t.text) >= 2 && t.text == strings.ToUpper(t.text) && !ix.strongKey(key(t.norm))
+		_, market := exchangeSuffix[strings.ToLower(t.text)]
+		return len(t.text) >= 2 && t.text == strings.ToUpper(t.text) && !ix.strongKey(key(t.norm)) && !market
 	}
 	return false
 }

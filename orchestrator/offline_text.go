@@ -263,7 +263,40 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return textAnd(joinNumbers(out))
+	return joinHanNames(textAnd(joinNumbers(out)))
+}
+
+// joinHanNames joins a Chinese place's name and the digits or Latin
+// letters typed right after it, before more Chinese: 台北101, 望京soho
+// (not 北京2晚: a count, nor a stop word).
+func joinHanNames(toks []token) []token {
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tHanRaw && i+2 < len(toks) && (hanPlaceNames[t.text] != "" || baseDict.words[t.text].place) {
+			y, z := toks[i+1], toks[i+2]
+			name := y.start == t.end && z.start == y.end && (z.kind == tHan || z.kind == tHanRaw) &&
+				(y.kind == tNum && len(y.text) >= 3 && isDigits(y.text) || y.kind == tWord && !y.stop && isASCII(y.text) && len(y.text) >= 2 &&
+					companyTickers[strings.ToLower(y.text)] == "" && !knownTickers[strings.ToUpper(y.text)] && !strings.Contains(y.text, "."))
+			if name && !strings.ContainsRune(hanUnitChars, firstRuneOf(z.text)) && numberHints[z.text] == nil && numberHints[firstRune(z.text)] == nil {
+				t.text, t.norm, t.end = t.text+y.text, t.text+y.text, y.end
+				out = append(out, t)
+				i++
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // wordTokens reads the word at goal[i:] (its first rune is size bytes) as
