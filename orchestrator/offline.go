@@ -251,8 +251,10 @@ func (b *planBuilder) build(clauses []clause) {
 		}
 	}
 	b.dropAnswered()
-	if len(b.plan.Steps) == 0 {
-		// A remark beside nothing planned may be what the user asks.
+	if len(b.plan.Steps) == 0 && len(b.unplanned) == 0 {
+		// A remark beside nothing planned, nor said, may be what the
+		// user asks (beside a request no tool serves it is its context:
+		// "reserve a table at Nando's, it's my bru's birthday").
 		b.unplanned = append(b.unplanned, remarks...)
 	}
 	if len(b.ids) > 1 {

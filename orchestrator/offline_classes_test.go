@@ -579,6 +579,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`image_generate map[prompt:老虎穿西装的图]`}},
 		{"a market names the ticker's suffix", "kit", "share price of Infosys on NSE",
 			[]string{`kit__stock_quote map[symbol:INFY.NS]`}},
+		{"check whether is no weather", "example", "check whether the 8:15 train from Pune is late",
+			[]string{"no_match"}},
+		{"the whether is the weather", "example", "hows the whether in Pune",
+			[]string{`weather_current map[city:Pune]`}},
+		{"a remark beside a request no tool serves is its context", "example", "book a table at Nandos in Sandton tonight, its my moms birthday",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

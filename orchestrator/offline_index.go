@@ -853,7 +853,7 @@ func (ix *offlineIndex) typo(w string) string {
 // word of the catalog or the lexicon and mean something else: a "timer"
 // is no "times", "lamps" no "maps".
 var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true,
-	"carry": true, "hurry": true, "worry": true, "sorry": true, "marry": true, "furry": true}
+	"carry": true, "hurry": true, "worry": true, "sorry": true, "marry": true, "furry": true, "whether": true}
 
 // maxTypoLen bounds the words typo reads (longer ones are not words).
 const maxTypoLen = 32

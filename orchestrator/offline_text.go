@@ -263,7 +263,32 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return joinHanNames(textAnd(joinNumbers(out)))
+	return joinHanNames(textAnd(joinNumbers(whetherWeather(out))))
+}
+
+// whetherWeather reads "whether" as the weather where a noun stands ("the
+// whether in oslo", "hows the whether"), not after "check" or "see" (it
+// is a word: "check whether the train is late").
+func whetherWeather(toks []token) []token {
+	for i := range toks {
+		if !strings.EqualFold(toks[i].text, "whether") {
+			continue
+		}
+		if i > 0 {
+			switch strings.ToLower(toks[i-1].text) {
+			case "the", "todays", "today's", "tomorrows", "tomorrow's", "whats", "what's", "hows", "how's", "is", "of":
+				toks[i].norm = "weather"
+				continue
+			}
+		}
+		if i+1 < len(toks) {
+			switch strings.ToLower(toks[i+1].text) {
+			case "in", "for", "like", "today", "tomorrow", "now", "forecast", "report":
+				toks[i].norm = "weather" // "whether in oslo"
+			}
+		}
+	}
+	return toks
 }
 
 // joinHanNames joins a Chinese place's name and the digits or Latin
