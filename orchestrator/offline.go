@@ -131,6 +131,9 @@ type places struct {
 	// fromThere and toThere: the clause goes from or to the place named
 	// before ("drive to Mombasa from there", 从那里去机场), a route's other end.
 	fromThere, toThere bool
+	// at is where the user said they are (我在深圳北站, "I'm at Union
+	// Station"): a later route's start when it names none.
+	at string
 }
 
 func (pl places) any() string {
@@ -244,7 +247,12 @@ func (b *planBuilder) build(clauses []clause) {
 			dates = c.values.dates
 		}
 		if c.places.any() != "" {
+			at := ctx.at
+			if userAt(text) {
+				at = c.places.any()
+			}
 			ctx = c.places
+			ctx.at = at
 			if ctx.place == "" {
 				ctx.place = c.places.any()
 			}
@@ -390,6 +398,17 @@ func example(oe *offEntry, missing []string) string {
 		}
 	}
 	return "the value in quotes"
+}
+
+// userAt says whether a clause tells where the user is: 我在…, "I'm at …".
+func userAt(text string) bool {
+	lw := strings.ToLower(text)
+	for _, p := range []string{"我在", "我现在在", "我人在", "i'm at ", "im at ", "i am at ", "i’m at ", "we're at ", "we are at "} {
+		if strings.HasPrefix(lw, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // subsetOf says whether every argument of a is in b with the same value.
@@ -718,7 +737,7 @@ func (ix *offlineIndex) rankClause(c *clause, now time.Time) {
 		// 开车过去要多久: both ends are missing).
 		ix.boostRoutes(c)
 	}
-	if laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1)) && !saysNow(c.toks) {
+	if (laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1))) && !saysNow(c.toks) {
 		// 下礼拜北京的天气预报, "the forecast for next week", 这周六上海天气:
 		// a tool of now (current weather), with no date to take, cannot
 		// say it (tomorrow's it still tells, as users ask it).
@@ -891,7 +910,7 @@ func taskVerb(toks []token) string {
 			return w
 		}
 	}
-	for _, w := range []string{"叫车", "叫个车", "叫辆车", "约车", "叫个滴滴", "叫滴滴", "叫出租", "叫个出租", "叫个uber", "叫uber", "叫外卖", "点外卖", "点个外卖"} {
+	for _, w := range []string{"专车", "网约车", "顺风车", "叫车", "叫个车", "叫辆车", "约车", "叫个滴滴", "叫滴滴", "叫出租", "叫个出租", "叫个uber", "叫uber", "叫外卖", "点外卖", "点个外卖"} {
 		if strings.Contains(han, w) {
 			return w
 		}

@@ -585,6 +585,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`weather_current map[city:Pune]`}},
 		{"a remark beside a request no tool serves is its context", "example", "book a table at Nandos in Sandton tonight, its my moms birthday",
 			[]string{"no_match"}},
+		{"today said beside next week's trip", "example", "东京今天天气怎么样 我下周要过去",
+			[]string{`weather_current map[city:东京]`}},
+		{"what to wear is the weather's", "example", "哈尔滨现在冷不冷？要不要穿羽绒服",
+			[]string{`weather_current map[city:哈尔滨]`}},
+		{"哪条路 asks a route", "example", "开车过去大概要走哪条路",
+			[]string{"missing_arguments"}},
+		{"a 专车 booked is a ride", "example", "帮我约个明早七点去首都机场的专车",
+			[]string{"no_match"}},
+		{"where the user is starts the route", "example", "我在广州南站，想去珠江新城，地铁咋坐",
+			[]string{`maps_route map[from:广州南站 mode:transit to:珠江新城]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

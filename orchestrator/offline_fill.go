@@ -442,6 +442,9 @@ func placeArgs(own, ctx places, later string) (here, origin, dest string) {
 			dest = p
 		}
 	}
+	if origin == "" && ctx.at != "" && !strings.EqualFold(ctx.at, dest) {
+		origin = ctx.at // "我在深圳北站，想去华强北，地铁咋坐"
+	}
 	return here, origin, dest
 }
 
