@@ -400,6 +400,35 @@ func example(oe *offEntry, missing []string) string {
 	return "the value in quotes"
 }
 
+// nearWords follow the place they are near.
+var nearWords = map[string]bool{"附近": true, "周边": true, "周围": true, "一带": true}
+
+// latinName returns how many capitalised Latin words begin at toks[i]
+// (up to four, typed together: "Kings Cross", "Stanley Park"), or 0.
+func latinName(toks []token, i int) int {
+	n := 0
+	for j := i; j < len(toks) && n < 4 && toks[j].kind == tWord && isCapitalised(toks[j].text) && !toks[j].stop; j++ {
+		if j > i && toks[j].start > toks[j-1].end+1 {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// latinNameBefore returns where the capitalised Latin words that end
+// right before toks[i] begin, or -1.
+func latinNameBefore(toks []token, i int) int {
+	k := i
+	for k > 0 && toks[k-1].kind == tWord && isCapitalised(toks[k-1].text) && !toks[k-1].stop && i-k < 4 && (k == i || toks[k].start <= toks[k-1].end+1) {
+		k--
+	}
+	if k == i || toks[i-1].end != toks[i].start {
+		return -1
+	}
+	return k
+}
+
 // userAt says whether a clause tells where the user is: 我在…, "I'm at …".
 func userAt(text string) bool {
 	lw := strings.ToLower(text)
@@ -1625,6 +1654,35 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				set(&pl.place, v, idx...)
 			}
 		case tHan:
+			if n := latinName(toks, i+1); n > 0 && (t.text == "从" || leadsTo(t.text)) {
+				// 从Kings Cross走路去大英博物馆, 去Bukit Bintang: a name in
+				// Latin letters after 从 or 去 is a place.
+				idx := make([]int, n)
+				var words []string
+				for k := range idx {
+					idx[k] = i + 1 + k
+					words = append(words, toks[i+1+k].text)
+				}
+				if t.text == "从" {
+					set(&pl.origin, strings.Join(words, " "), idx...)
+				} else {
+					set(&pl.dest, strings.Join(words, " "), idx...)
+				}
+			}
+			if nearWords[t.text] && i > 0 {
+				// 洛杉矶San Gabriel附近: the Latin name before 附近 is the
+				// place, inside the city named before it.
+				if k := latinNameBefore(toks, i); k >= 0 {
+					var words []string
+					idx := []int{}
+					for j := k; j < i; j++ {
+						words = append(words, toks[j].text)
+						idx = append(idx, j)
+					}
+					pl.place = ""
+					set(&pl.place, strings.Join(words, " "), idx...)
+				}
+			}
 			if t.text == "过去" && i > 0 && travelWords[toks[i-1].text] {
 				pl.toThere = true // 开车过去: to the place named before
 			}

@@ -595,6 +595,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"no_match"}},
 		{"where the user is starts the route", "example", "我在广州南站，想去珠江新城，地铁咋坐",
 			[]string{`maps_route map[from:广州南站 mode:transit to:珠江新城]`}},
+		{"a Latin name before 附近 inside a Chinese city", "example", "新加坡Orchard Road附近找5家好吃的laksa",
+			[]string{`places_restaurants map[cuisine:laksa limit:5 near:Orchard Road]`}},
+		{"Latin names after 从 and 去", "example", "从Union Square走路去Chinatown怎么走",
+			[]string{`maps_route map[from:Union Square mode:walking to:Chinatown]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
