@@ -1487,7 +1487,7 @@ func statement(c *clause, wants bool) bool {
 				if !wants || i+2 >= len(c.toks) || !strings.EqualFold(c.toks[i+1].text, "to") || toolVerbs[strings.ToLower(c.toks[i+2].text)] || askVerbs[strings.ToLower(c.toks[i+2].text)] {
 					return false
 				}
-			case wh[lw] || lw == "you" || lw == "u" || askVerbs[lw] && !reason || rideWords[lw] || lw == "please" || lw == "pls" || lw == "plz" || lw == "kindly":
+			case wh[lw] || lw == "you" || lw == "u" || askVerbs[lw] && !reason && !obliged(c.toks, i) || rideWords[lw] || lw == "please" || lw == "pls" || lw == "plz" || lw == "kindly":
 				return false
 			}
 		default:
@@ -1512,6 +1512,24 @@ var (
 	wh        = map[string]bool{"what": true, "whats": true, "what's": true, "how": true, "hows": true, "how's": true, "when": true, "where": true,
 		"which": true, "who": true, "why": true}
 )
+
+// obliged says whether the verb at toks[i] is what the user must do
+// themselves ("I have to pay the college fees", "we gotta bring the kids").
+func obliged(toks []token, i int) bool {
+	prev := func(k int) string {
+		if i-k < 0 {
+			return ""
+		}
+		return strings.ToLower(toks[i-k].text)
+	}
+	switch prev(1) {
+	case "must", "gotta":
+		return true
+	case "to":
+		return prev(2) == "have" || prev(2) == "has" || prev(2) == "got"
+	}
+	return false
+}
 
 // possessive says whether a word is a noun with 's ("footy's back this
 // arvo", "mum's birthday").

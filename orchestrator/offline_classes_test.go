@@ -599,6 +599,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:laksa limit:5 near:Orchard Road]`}},
 		{"Latin names after 从 and 去", "example", "从Union Square走路去Chinatown怎么走",
 			[]string{`maps_route map[from:Union Square mode:walking to:Chinatown]`}},
+		{"what the user must do is context", "kit", "convert 40000 INR to USD, I have to pay the hostel fees",
+			[]string{`kit__currency_convert map[amount:40000 from:INR to:USD]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
