@@ -201,6 +201,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind12 catalog2", "testdata/blind12_catalog2.yaml"},
 		{"blind13 default", "testdata/blind13_default.yaml"},
 		{"blind13 catalog2", "testdata/blind13_catalog2.yaml"},
+		{"blind14 default", "testdata/blind14_default.yaml"},
+		{"blind14 catalog2", "testdata/blind14_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {
