@@ -985,7 +985,7 @@ var (
 var (
 	taskWords    = map[string]bool{"play": true, "listen": true, "stream": true, "edit": true, "retouch": true, "crop": true, "photoshop": true, "resize": true}
 	hanTaskWords = []string{"播放", "放一首", "来一首", "听一首", "放首", "放点歌", "放歌",
-		"p掉", "p图", "p一下", "ps一下", "ps掉", "修图", "抠图", "美颜", "修一下照片", "去水印", "换背景", "抠掉"}
+		"p掉", "p图", "p一下", "ps一下", "ps掉", "修图", "抠图", "美颜", "修一下照片", "去水印", "换背景", "抠掉", "背景换", "换个背景", "照片的背景", "照片背景"}
 )
 
 // toolMatch is one entry's rank for a query: what a tool search lists.
@@ -1622,6 +1622,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			if p, ok := prepositionTypos[lw]; ok {
 				lw = p
 			}
+			if (lw == "until" || lw == "till") && slices.ContainsFunc(toks[:i], func(t token) bool { return strings.EqualFold(t.text, "from") }) {
+				lw = "to" // "from the Hauptbahnhof until the Marienplatz"
+			}
 			switch lw {
 			case "from":
 				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
@@ -1991,7 +1994,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return "", nil
 	}
 	lw := strings.ToLower(t.text)
-	if englishThere[lw] || timeWords[lw] || the && people[lw] || inIdioms[lw] {
+	if englishThere[lw] || timeWords[lw] || the && people[lw] || inIdioms[lw] || travelBy[lw] {
 		return "", nil // "to my son": a person
 	}
 	var words []string

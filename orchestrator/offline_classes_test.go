@@ -601,6 +601,22 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:Union Square mode:walking to:Chinatown]`}},
 		{"what the user must do is context", "kit", "convert 40000 INR to USD, I have to pay the hostel fees",
 			[]string{`kit__currency_convert map[amount:40000 from:INR to:USD]`}},
+		{"a photo's background changed is an edit", "example", "把这张照片的背景换成雪山",
+			[]string{"no_match"}},
+		{"您好 is a greeting, 买菜 no food to find", "example", "您好，麻烦您查一下长沙今天的天气，我要出门买菜，谢谢",
+			[]string{`weather_current map[city:长沙]`}},
+		{"loonies and US bucks", "kit", "how much is 80 loonies in US bucks",
+			[]string{`kit__currency_convert map[amount:80 from:CAD to:USD]`}},
+		{"a country's shillings", "kit", "convert 50 dollars to ugandan shillings",
+			[]string{`kit__currency_convert map[amount:50 from:USD to:UGX]`}},
+		{"以内 is no place", "kit", "帮我搜下厦门的酒店 住两晚 大后天入住 一晚五百以内",
+			[]string{`kit__hotels_search map[check_in:2027-03-13 city:厦门 guests:2 max_price:500 nights:2]`}},
+		{"a terse note: codes, an arrow, fri, pax, biz", "kit", "LHR->JFK fri, 2 pax, biz",
+			[]string{`kit__flights_search map[cabin:business date:2027-03-12 destination:JFK origin:LHR passengers:2]`}},
+		{"until is to after from", "example", "the way by foot from the Rathaus until the Stephansdom",
+			[]string{`maps_route map[from:Rathaus mode:walking to:Stephansdom]`}},
+		{"how I go, in metro", "example", "please how I go from Zocalo to Coyoacan in metro",
+			[]string{`maps_route map[from:Zocalo mode:transit to:Coyoacan]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -76,7 +76,7 @@ var (
 var englishAliases = map[string]string{"lbs": "pounds", "foot": "feet", "kilos": "kilograms", "kilo": "kilograms", "metres": "meters",
 	"celcius": "celsius", "farenheit": "fahrenheit", "british": "united kingdom", "uk": "united kingdom", "usa": "united states", "america": "united states",
 	// a country by its people's word (not one that names a language too: french, german, chinese)
-	"aussie": "australia", "australian": "australia", "canadian": "canada", "brazilian": "brazil", "american": "united states", "indian": "india"}
+	"biz": "business", "aussie": "australia", "australian": "australia", "canadian": "canada", "brazilian": "brazil", "american": "united states", "indian": "india"}
 
 var hanAliases = map[string]string{
 	"国内": "china",

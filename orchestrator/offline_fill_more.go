@@ -13,10 +13,10 @@ import (
 func (f *filler) numbers() {
 	var nums []int
 	for i, t := range f.c.toks {
-		if t.kind == tNum && !f.usedTok[i] {
+		if t.kind == tNum && !f.usedTok[i] && !perUnit(f.c.toks, i) {
 			nums = append(nums, i)
 		}
-		if t.kind == tHan && t.stop && isNumeral(t.text) && i+1 < len(f.c.toks) && numberHints[f.c.toks[i+1].text] != nil && !f.usedTok[i] {
+		if t.kind == tHan && t.stop && isNumeral(t.text) && i+1 < len(f.c.toks) && numberHints[f.c.toks[i+1].text] != nil && !f.usedTok[i] && !perUnit(f.c.toks, i) {
 			// 一个人, 一位: the count in a measure word.
 			if v, n := hanNumber(t.text); n > 0 && v > 0 {
 				f.c.toks[i].val = float64(v)
@@ -69,6 +69,12 @@ func (f *filler) numbers() {
 			}
 		}
 	}
+}
+
+// perUnit says whether the 一 at toks[i] says "a" night or person before
+// a price (一晚五百以内, 一人两百): no count.
+func perUnit(toks []token, i int) bool {
+	return toks[i].text == "一" && i+2 < len(toks) && toks[i+2].kind == tNum && (toks[i+1].kind == tHan || toks[i+1].kind == tHanRaw)
 }
 
 // numberHints are words next to a number that say what it counts, read as

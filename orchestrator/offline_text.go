@@ -236,6 +236,10 @@ func tokenize(goal string, dict *hanDict) []token {
 			// "$75", "€50": the symbol names a currency.
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
 			i += size
+		case r == '-' && strings.HasPrefix(goal[i:], "->") || r == '=' && strings.HasPrefix(goal[i:], "=>"):
+			// "heathrow t5 -> canary wharf", "NYC->BOS"
+			out = append(out, token{kind: tWord, text: "to", norm: "to", start: i, end: i + 2, stop: true})
+			i += 2
 		case emojiWords[r] != "":
 			// ☀️ or 🌧️ in Rio, ✈️ Nairobi → Johannesburg, 📦 where's my parcel
 			w := emojiWords[r]

@@ -38,7 +38,7 @@ var (
 	relDayRe  = regexp.MustCompile(`(?i)\b(?:the\s+)?day\s+after\s+tomorrow\b|\btomorrow\b|\btmrw\b|\btonight\b|\btoday\b|大后天|后天|明天|明晚|明早|明日|今天|今晚|今日`)
 	inWeeksRe = regexp.MustCompile(`(?i)\bin\s+(a|one|two|three|four|\d+)\s+weeks?\b|(\d+|[一二三四两]+)个?(?:周|星期|礼拜)(?:后|以后|之后)`)
 	inDaysRe  = regexp.MustCompile(`(?i)\bin\s+(\d+)\s+days?\b|(\d+|[一二三四五六七八九十两]+)天(?:后|以后|之后)`)
-	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`)
+	enWdayRe  = regexp.MustCompile(`(?i)\b(?:(this|next|coming|on)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|thu|thurs?|fri)\b`)
 	zhDayRe   = regexp.MustCompile(`(\d{1,2}|[一二三四五六七八九十]{1,3})[日号]`)
 	zhWdayRe  = regexp.MustCompile(`(下下|下|这|本)?(?:个)?(?:周|星期|礼拜)([一二三四五六日天])`)
 	clockRe   = regexp.MustCompile(`\b([01]?\d|2[0-3]):([0-5]\d)\b`)
@@ -56,6 +56,7 @@ var (
 var months = map[string]time.Month{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 
 var weekdays = map[string]time.Weekday{"sunday": 0, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6,
+	"mon": 1, "tue": 2, "tues": 2, "thu": 4, "thur": 4, "thurs": 4, "fri": 5,
 	"日": 0, "天": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6}
 
 // readValues reads the dates, times and currencies of clause c of goal;
@@ -587,7 +588,9 @@ var currencyNames = map[string]string{
 	"czech koruna": "CZK", "koruna": "CZK", "forint": "HUF", "hungarian forint": "HUF", "福林": "HUF",
 	"rupiah": "IDR", "indonesian rupiah": "IDR", "印尼盾": "IDR", "philippine peso": "PHP", "philippine pesos": "PHP", "菲律宾比索": "PHP",
 	"argentine peso": "ARS", "argentine pesos": "ARS", "阿根廷比索": "ARS", "chilean peso": "CLP", "chilean pesos": "CLP", "colombian peso": "COP", "colombian pesos": "COP",
-	"peruvian sol": "PEN", "soles": "PEN", "naira": "NGN", "nigerian naira": "NGN", "kenyan shilling": "KES", "kenyan shillings": "KES", "kenya shilling": "KES", "kenya shillings": "KES", "shilling": "KES", "shillings": "KES", "肯尼亚先令": "KES",
+	"peruvian sol": "PEN", "soles": "PEN", "naira": "NGN", "nigerian naira": "NGN", "kenyan shilling": "KES", "kenyan shillings": "KES", "kenya shilling": "KES", "kenya shillings": "KES", "shilling": "KES", "shillings": "KES",
+	"tanzanian shilling": "TZS", "tanzanian shillings": "TZS", "tanzania shillings": "TZS", "ugandan shilling": "UGX", "ugandan shillings": "UGX",
+	"uganda shillings": "UGX", "loonie": "CAD", "loonies": "CAD", "toonie": "CAD", "toonies": "CAD", "us bucks": "USD", "肯尼亚先令": "KES",
 	"pakistani rupee": "PKR", "pakistani rupees": "PKR", "sri lankan rupee": "LKR", "sri lankan rupees": "LKR", "taka": "BDT",
 	"new taiwan dollars": "TWD", "taiwan dollars": "TWD", "taiwan dollar": "TWD", "macau pataca": "MOP", "pataca": "MOP",
 	"swedish kronor": "SEK", "danish kroner": "DKK", "norwegian kroner": "NOK", "icelandic krona": "ISK", "ukrainian hryvnia": "UAH", "hryvnia": "UAH",
