@@ -62,7 +62,7 @@ var conceptGroups = [][]string{
 	// vacation rental tool says, and tool search finds those by it.
 	{"hotel", "accommodation", "lodging", "place to stay", "somewhere to stay", "hostel", "酒店", "宾馆", "住宿", "住的地方", "住处", "旅馆"},
 	{"joke", "笑话"},
-	{"stock", "share price", "股票", "股价"},
+	{"stock", "share price", "股票", "股价", "多少钱一股", "一股"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
 	{"email", "mail", "write to", "邮件"},
 	{"calendar", "cal", "diary", "in my calendar", "in my cal", "schedule", "meeting", "block", "block out", "appt", "appointment", "日历", "日程", "会议", "开个会", "约个会", "记一下", "记下来"},

@@ -206,7 +206,9 @@ func (b *planBuilder) build(clauses []clause) {
 		text := strings.TrimSpace(b.goal[c.start:c.end])
 		switch {
 		case c.cond && c.condOnly():
-			if c.best >= 0 && len(c.values.dates) == 0 {
+			if c.best >= 0 && len(c.values.dates) == 0 && !(i > 0 && clauses[i-1].after == c.before && len(clauses[i-1].values.dates) > 0) {
+				// (明天厦门要是下雨的话: tomorrow, said before 要是, is the
+				// condition's day, and the weather of now cannot tell it.)
 				// "if it's raining in portland, …", "how's austin, if it's
 				// nice out …": what the condition asks about is read when
 				// it, or the goal before it, says all it needs (not from
@@ -398,6 +400,17 @@ func example(oe *offEntry, missing []string) string {
 		}
 	}
 	return "the value in quotes"
+}
+
+// codePair says whether a and b are two airports' codes typed as a pair
+// (DXB-LHR): three capitals each, one character apart, and no currency
+// (USD-EUR) nor ticker.
+func codePair(a, b token) bool {
+	code := func(t token) bool {
+		return t.kind == tWord && len(t.text) == 3 && t.text == strings.ToUpper(t.text) && isASCII(t.text) && !strings.ContainsAny(t.text, "0123456789") &&
+			!isoCurrencies[t.text] && !knownTickers[t.text]
+	}
+	return code(a) && code(b) && b.start == a.end+1
 }
 
 // nearWords follow the place they are near.
@@ -1503,7 +1516,7 @@ var (
 		"we're": true, "we’re": true, "we've": true, "our": true, "it's": true, "its": true, "it’s": true, "it": true, "he": true, "she": true,
 		"they": true, "he's": true, "she's": true, "they're": true, "his": true, "her": true, "their": true, "as": true, "because": true,
 		"since": true, "cos": true, "coz": true, "cuz": true, "bc": true, "gotta": true, "reckon": true, "just": true, "goin": true, "going": true,
-		"gonna": true, "leaving": true, "heading": true}
+		"gonna": true, "leaving": true, "heading": true, "need": true, "needs": true, "fixin": true, "fixing": true}
 	reasonLeads = map[string]bool{"as": true, "because": true, "since": true, "cos": true, "coz": true, "cuz": true, "bc": true}
 	// toolVerbs ask a tool for something: "I want to book …" is a request, "I want to ring my dad" is not.
 	toolVerbs = map[string]bool{"find": true, "get": true, "book": true, "order": true, "search": true, "check": true, "show": true, "tell": true,
@@ -1618,6 +1631,12 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				}
 			}
 		case tWord:
+			if i+1 < len(toks) && codePair(t, toks[i+1]) {
+				// "DXB-LHR 18/03", "PVG-FRA": two airports' codes, from and to.
+				set(&pl.origin, t.text, i)
+				set(&pl.dest, toks[i+1].text, i+1)
+				continue
+			}
 			lw := strings.ToLower(t.text)
 			if p, ok := prepositionTypos[lw]; ok {
 				lw = p

@@ -617,6 +617,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:Rathaus mode:walking to:Stephansdom]`}},
 		{"how I go, in metro", "example", "please how I go from Zocalo to Coyoacan in metro",
 			[]string{`maps_route map[from:Zocalo mode:transit to:Coyoacan]`}},
+		{"two airports' codes as a pair", "kit", "CDG-NRT 04/04 1 pax economy",
+			[]string{`kit__flights_search map[cabin:economy date:2027-04-04 destination:NRT origin:CDG passengers:1]`}},
+		{"a currency pair is no airports", "kit", "USD-EUR rate for 100",
+			[]string{`kit__currency_convert map[amount:100 from:USD to:EUR]`}},
+		{"多少钱一股 asks a stock", "kit", "茅台现在多少钱一股",
+			[]string{`kit__stock_quote map[symbol:600519.SS]`}},
+		{"a need no tool serves, said without I", "kit", "what time is it in Doha now, need to call my boss before he leaves",
+			[]string{`kit__world_time map[city:Doha]`}},
+		{"a number and the one scale it goes to", "kit", "the thermometer says 39.2, whats that in F",
+			[]string{`kit__units_convert map[from_unit:c to_unit:f value:39.2]`}},
+		{"the day before 要是 is the condition's", "example", "明天青岛要是下雨的话 就帮我找找台东附近的海鲜",
+			[]string{`places_restaurants map[cuisine:海鲜 near:台东]`, "condition"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

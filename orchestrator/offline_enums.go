@@ -285,12 +285,18 @@ func impliedDegrees(syn map[string]any, toks []token, vals []groupValue) []group
 		return vals
 	}
 	for j := 1; j < len(toks); j++ {
-		if degreeWords[strings.ToLower(toks[j].text)] && toks[j-1].kind == tNum && j < vals[0].tok {
+		// "38.5 whats that in F": a number and the one scale it goes to.
+		told := degreeWords[strings.ToLower(toks[j].text)] || j == vals[0].tok && direction(toks, j) > 0
+		if told && j < len(toks) && slices.ContainsFunc(toks[:j], func(t token) bool { return t.kind == tNum }) && (toks[j-1].kind == tNum || j == vals[0].tok) && j <= vals[0].tok {
 			other := c
 			if vals[0].v == c {
 				other = f
 			}
-			return []groupValue{{other, j}, vals[0]}
+			at := j
+			if !degreeWords[strings.ToLower(toks[j].text)] {
+				at = -1 // the number's own scale, said by no token
+			}
+			return []groupValue{{other, at}, vals[0]}
 		}
 	}
 	return vals
