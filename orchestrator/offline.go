@@ -1752,6 +1752,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			if aboutWords[prev] {
 				continue // 关于特斯拉的新闻: a topic, not a place
 			}
+			if numberHints[t.text] != nil {
+				continue // 八百八以内的: a bound of a number, not a place
+			}
 			if i+1 < len(toks) {
 				next = toks[i+1].text
 				if foodKindAt(toks, i) {
@@ -1783,7 +1786,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) && (i == 0 || !aboutWords[toks[i-1].text]) {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) && (i == 0 || !aboutWords[toks[i-1].text]) && numberHints[t.text] == nil {
 				set(&pl.place, t.text, i)
 				break
 			}
