@@ -2016,7 +2016,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 		return "", nil
 	}
 	lw := strings.ToLower(t.text)
-	if englishThere[lw] || timeWords[lw] || the && people[lw] || inIdioms[lw] || travelBy[lw] {
+	if englishThere[lw] || timeWords[lw] || the && people[lw] || inIdioms[lw] || !the && travelBy[lw] && (i+1 >= len(toks) || !placeHeads[strings.ToLower(toks[i+1].text)]) {
 		return "", nil // "to my son": a person
 	}
 	var words []string

@@ -629,6 +629,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`kit__units_convert map[from_unit:c to_unit:f value:39.2]`}},
 		{"the day before 要是 is the condition's", "example", "明天青岛要是下雨的话 就帮我找找台东附近的海鲜",
 			[]string{`places_restaurants map[cuisine:海鲜 near:台东]`, "condition"}},
+		{"a way of going before a place's head is part of it", "example", "I need directions to the bus station from Hyde Park",
+			[]string{`maps_route map[from:Hyde Park to:bus station]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
