@@ -327,7 +327,7 @@ func (b *Budgets) Middleware() hub.Middleware {
 							scope, l.rule.Period, l.Limit, b.opts.Pricer.Currency(), spent[i], est, l.rule.Period),
 							Details: map[string]any{"period": l.rule.Period, "limit": l.Limit.String(), "spent": spent[i].String(), "estimate": est.String()}}
 						if b.opts.Meter != nil {
-							b.opts.Meter.recordCall(ctx, c, nil, e, &callNote{charged: true})
+							b.opts.Meter.recordCall(ctx, c, nil, e, &callNote{charged: true}, false)
 						}
 						return nil, e
 					}

@@ -100,6 +100,10 @@ type Meter struct {
 	closed atomic.Bool
 	once   sync.Once
 
+	// calls is the number of calls inside Middleware. One alone writes
+	// its own lines to the WAL (see wal.appendLocked).
+	calls atomic.Int64
+
 	recorded, written, spilled, replayed, dropped, corrupt atomic.Int64
 	recovered, unknown                                     atomic.Int64
 	down                                                   atomic.Bool
@@ -172,11 +176,12 @@ func NewMeter(l Ledger, opts *MeterOptions) (*Meter, error) {
 // (a call metered by [Meter.Middleware] returns only after that), and
 // when the buffer is full the event goes to the spill file instead.
 // Ingested is set when zero.
-func (m *Meter) Record(ev Event) { m.record(ev) }
+func (m *Meter) Record(ev Event) { m.record(ev, false) }
 
 // record is Record; it returns the WAL batch that holds ev's line (nil
-// without a WAL).
-func (m *Meter) record(ev Event) *walBatch {
+// without a WAL). With own, the caller writes the batch (see
+// awaitWAL).
+func (m *Meter) record(ev Event, own bool) *walBatch {
 	m.recorded.Add(1)
 	if ev.Ingested.IsZero() {
 		ev.Ingested = m.opts.Now()
@@ -186,7 +191,7 @@ func (m *Meter) record(ev Event) *walBatch {
 		return nil
 	}
 	if m.w != nil {
-		return m.logged(&ev, false)
+		return m.logged(&ev, false, own)
 	}
 	m.enqueue(ev)
 	return nil
@@ -304,8 +309,9 @@ func (q *queue) take(batch []Event, max int) []Event {
 // it while holding the WAL's lock, so that a rotation sees every event of
 // the old segment queued or spilled. An intent is only logged and
 // remembered as open; an attempt event resolves the open intent with its
-// key. It returns the batch to wait on for the line to be written.
-func (m *Meter) logged(ev *Event, intent bool) *walBatch {
+// key. It returns the batch to wait on for the line to be written; with
+// own, the caller writes it (see awaitWAL).
+func (m *Meter) logged(ev *Event, intent, own bool) *walBatch {
 	bp, _ := m.bufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
@@ -313,7 +319,7 @@ func (m *Meter) logged(ev *Event, intent bool) *walBatch {
 	line := appendWALLine((*bp)[:0], ev)
 	w := m.w
 	w.mu.Lock()
-	b := w.appendLocked(line)
+	b := w.appendLocked(line, own)
 	switch {
 	case intent:
 		w.open[ev.Key] = openIntent{line: slices.Clone(line), seq: w.seq}
@@ -803,11 +809,14 @@ func CallFacts(c *hub.Call, r *hub.Result, err error) Facts {
 func (m *Meter) Middleware() hub.Middleware {
 	return func(next hub.Invoker) hub.Invoker {
 		return hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			m.calls.Add(1)
+			defer m.calls.Add(-1)
 			note := &callNote{}
 			r, err := next.Invoke(context.WithValue(ctx, noteKey{}, note), c)
-			written := m.recordCall(ctx, c, r, err, note)
+			own := m.alone()
+			written := m.recordCall(ctx, c, r, err, note, own)
 			m.endIntents(note)
-			written.wait() // the call is acknowledged once its events are in the WAL
+			m.awaitWAL(written, own) // the call is acknowledged once its events are in the WAL
 			return r, err
 		})
 	}
@@ -845,7 +854,7 @@ func callEventKey(callID, run string, out Outcome) string {
 
 // recordCall records c's events and returns the WAL batch of the last
 // (batches are written in order: it is written after the others).
-func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err error, note *callNote) *walBatch {
+func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err error, note *callNote, own bool) *walBatch {
 	now := m.opts.Now()
 	start := c.Start
 	if start.IsZero() {
@@ -867,7 +876,7 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 		TenantUnitPrice: ch.UnitPrice, TenantCost: ch.Cost, Currency: ch.Currency, PriceVersion: ch.Version,
 	}
 	if c.Trace == nil || len(c.Trace.Attempts) == 0 {
-		return m.record(call)
+		return m.record(call, own)
 	}
 	// The answering attempt is the last ok one of the answering vendor.
 	answer := -1
@@ -900,12 +909,12 @@ func (m *Meter) recordCall(ctx context.Context, c *hub.Call, r *hub.Result, err 
 			// One row for a call and its first attempt when they agree (a
 			// single-attempt call that went as the attempt did): see MergeAttempt.
 			if merged, ok := MergeAttempt(&call, &att); ok {
-				last = m.record(merged)
+				last = m.record(merged, own)
 				continue
 			}
-			m.record(call)
+			m.record(call, own)
 		}
-		last = m.record(att)
+		last = m.record(att, own)
 	}
 	return last
 }
@@ -941,13 +950,14 @@ func (m *Meter) AttemptMiddleware() hub.Middleware {
 			note, _ := ctx.Value(noteKey{}).(*callNote)
 			if m.w != nil && note != nil && c.Tool != nil && c.Trace != nil && !m.closed.Load() {
 				var written *walBatch
+				own := m.alone()
 				note.mu.Lock()
 				if !note.ended {
-					key, b := m.intent(c, len(c.Trace.Attempts)+1)
+					key, b := m.intent(c, len(c.Trace.Attempts)+1, own)
 					note.intents, written = append(note.intents, key), b
 				}
 				note.mu.Unlock()
-				written.wait() // the vendor hears of the attempt only once its intent is in the WAL
+				m.awaitWAL(written, own) // the vendor hears of the attempt only once its intent is in the WAL
 			}
 			return next.Invoke(ctx, c)
 		})
@@ -956,7 +966,7 @@ func (m *Meter) AttemptMiddleware() hub.Middleware {
 
 // intent logs the intent of attempt n of c and returns its key and the
 // WAL batch that holds it.
-func (m *Meter) intent(c *hub.Call, n int) (string, *walBatch) {
+func (m *Meter) intent(c *hub.Call, n int, own bool) (string, *walBatch) {
 	now := m.opts.Now()
 	start := c.Start
 	if start.IsZero() {
@@ -973,7 +983,22 @@ func (m *Meter) intent(c *hub.Call, n int) (string, *walBatch) {
 	}
 	pay := m.opts.Pricer.VendorPayout(context.Background(), ev.Vendor, ev.Tool, start, OutcomeUnknown, ev.Units)
 	ev.VendorUnitPrice, ev.VendorCost, ev.Currency, ev.PriceVersion = pay.UnitPrice, pay.Cost, pay.Currency, pay.Version
-	return ev.Key, m.logged(&ev, true)
+	return ev.Key, m.logged(&ev, true, own)
+}
+
+// alone reports whether the calling call is the only one inside
+// Middleware: then it writes its own WAL lines, since no other call's
+// could join their batch.
+func (m *Meter) alone() bool { return m.calls.Load() <= 1 }
+
+// awaitWAL returns once b's lines are in the WAL. With own (b's lines
+// were appended with own), the caller writes the pending batch itself,
+// after any batch being written.
+func (m *Meter) awaitWAL(b *walBatch, own bool) {
+	if own && b != nil {
+		m.w.commit()
+	}
+	b.wait()
 }
 
 // endIntents closes a call's intents once its events are recorded: any

@@ -67,7 +67,9 @@ const walSpareBytes = 1 << 20
 // writer goroutine takes the whole pending batch at once, writes it with
 // one write(2) (and, with [SyncAlways], one fsync) and then releases
 // every call waiting on it. While it writes, the next batch fills, so
-// the more calls in flight, the more lines per write(2). Batches are
+// the more calls in flight, the more lines per write(2). A call alone
+// in the meter writes its batch itself instead (appendLocked's own).
+// Batches are
 // written in the order they were taken: a call that waits for its batch
 // knows every line appended before it is written too.
 //
@@ -163,13 +165,17 @@ func (w *wal) start() {
 	}()
 }
 
-// appendLocked adds line to the pending batch and returns that batch;
-// the writer goroutine writes it (wait for it with walBatch.wait).
-func (w *wal) appendLocked(line []byte) *walBatch {
+// appendLocked adds line to the pending batch and returns that batch
+// (wait for it with walBatch.wait). The writer goroutine writes it,
+// unless own: then the caller writes the batch itself with commit, and
+// must. A lone call does (see [Meter.Middleware]): no other call's line
+// could join its batch, and a hand-off to the writer would cost it a
+// goroutine switch each way, often a thread's wake-up.
+func (w *wal) appendLocked(line []byte, own bool) *walBatch {
 	if w.closed {
 		return unwritten // a call racing with Close: its event is queued or spilled, not logged
 	}
-	if len(w.pending) == 0 {
+	if len(w.pending) == 0 && !own {
 		select {
 		case w.kick <- struct{}{}:
 		default:
@@ -284,7 +290,7 @@ func (w *wal) rotate() (old int, err error) {
 		if in.seq > old {
 			continue
 		}
-		w.appendLocked(in.line)
+		w.appendLocked(in.line, false)
 		in.seq = w.seq
 		w.open[k] = in
 	}

@@ -155,7 +155,7 @@ func TestReadWALBothLineForms(t *testing.T) {
 		if i%2 == 0 {
 			line = appendLine(nil, &tt.ev)
 		}
-		last = w.appendLocked(line)
+		last = w.appendLocked(line, false)
 		want = append(want, tt.ev)
 	}
 	w.mu.Unlock()

@@ -52,7 +52,7 @@ func BenchmarkWALLine(b *testing.B) {
 		line := appendWALLine(nil, &ev)
 		for b.Loop() {
 			w.mu.Lock()
-			bt := w.appendLocked(line)
+			bt := w.appendLocked(line, false)
 			w.mu.Unlock()
 			bt.wait()
 			if w.size.Load() >= walSegmentBytes {
@@ -79,7 +79,7 @@ func benchGroupCommit(b *testing.B, policy SyncPolicy, ev *Event) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			w.mu.Lock()
-			bt := w.appendLocked(line)
+			bt := w.appendLocked(line, false)
 			w.mu.Unlock()
 			bt.wait()
 			if w.size.Load() >= walSegmentBytes { // the meter's checkpoint, without the ledger

@@ -45,7 +45,7 @@ func appendEvents(t *testing.T, w *wal, first, n int) (evs []Event, bytes int64)
 	for i := first; i < first+n; i++ {
 		ev := walEvent(i)
 		line := appendLine(nil, &ev)
-		last = w.appendLocked(line)
+		last = w.appendLocked(line, false)
 		evs = append(evs, ev)
 		bytes += int64(len(line))
 	}
@@ -96,7 +96,7 @@ func TestWALGroupCommit(t *testing.T) {
 			for i := range n {
 				ev := walEvent(i)
 				w.mu.Lock()
-				batches = append(batches, w.appendLocked(appendWALLine(nil, &ev)))
+				batches = append(batches, w.appendLocked(appendWALLine(nil, &ev), false))
 				w.mu.Unlock()
 				want = append(want, ev)
 			}
@@ -237,7 +237,7 @@ func TestWALSegmentSizeAfterClose(t *testing.T) {
 			// already retired: none) and closed empty is removed.
 			w2 := newTestWAL(t, policy)
 			w2.mu.Lock()
-			w2.appendLocked(nil)
+			w2.appendLocked(nil, false)
 			w2.mu.Unlock()
 			if err := w2.close(); err != nil {
 				t.Fatal(err)
@@ -268,7 +268,7 @@ func TestWALConcurrentAppends(t *testing.T) {
 					runtime.Gosched()
 				}
 				w.mu.Lock()
-				b := w.appendLocked(line)
+				b := w.appendLocked(line, false)
 				w.mu.Unlock()
 				b.wait()
 			}
@@ -368,7 +368,7 @@ func TestWALAppendAfterClose(t *testing.T) {
 	}
 	ev := walEvent(3)
 	w.mu.Lock()
-	b := w.appendLocked(appendWALLine(nil, &ev))
+	b := w.appendLocked(appendWALLine(nil, &ev), false)
 	w.mu.Unlock()
 	select {
 	case <-b.done:
@@ -393,7 +393,7 @@ func TestWALUnwritable(t *testing.T) {
 	for i := range 3 {
 		ev := walEvent(i)
 		w.mu.Lock()
-		b := w.appendLocked(appendWALLine(nil, &ev))
+		b := w.appendLocked(appendWALLine(nil, &ev), false)
 		w.mu.Unlock()
 		b.wait() // returns: the write failed
 	}

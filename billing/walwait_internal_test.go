@@ -18,8 +18,9 @@ func (w *wal) resume() { w.start() }
 
 // TestCallWaitsForItsLines checks the two waits that make a call exact:
 // the vendor hears of an attempt only once its intent is written, and
-// the call returns only once its events are. The WAL's writer is paused
-// around each, and the call must be found waiting.
+// the call returns only once its events are. Another call is in the
+// meter, so the lines go through the WAL's writer; it is paused around
+// each, and the call must be found waiting.
 func TestCallWaitsForItsLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
@@ -27,6 +28,8 @@ func TestCallWaitsForItsLines(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer m.Close()
+		m.calls.Add(1) // another call in flight
+		defer m.calls.Add(-1)
 		var atVendor, returned atomic.Bool
 		inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			atVendor.Store(true)
@@ -64,6 +67,47 @@ func TestCallWaitsForItsLines(t *testing.T) {
 			t.Fatal("the call did not return once its events were written")
 		}
 		evs, _, err = readWAL(m.w.segments, m.w.seqNow())
+		if err != nil || len(evs) != 2 || !evs[1].Merged() {
+			t.Fatalf("WAL after the call: %d events, %v; want the intent and the call with its one attempt (one line)", len(evs), err)
+		}
+	})
+}
+
+// TestLoneCallWritesItsLines checks that a call alone in the meter
+// writes its own WAL lines, with the same waits as through the writer:
+// the writer is paused throughout, the vendor is called with the
+// attempt's intent in the WAL and the call returns with its events in it.
+func TestLoneCallWritesItsLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		var atVendor []Event
+		inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
+			atVendor, _, _ = readWAL(m.w.segments, m.w.seqNow())
+			c.Trace.Attempts = append(c.Trace.Attempts, hub.Attempt{Vendor: "doubao", Tool: "generate_image", Outcome: "ok"})
+			return &hub.Result{Provenance: hub.Provenance{Vendor: "doubao", Tool: "generate_image"}}, nil
+		}), m.Middleware(), m.AttemptMiddleware())
+		c := &hub.Call{ID: "c1", Tenant: "acme", Name: "doubao__generate_image",
+			Tool: &registry.Tool{Vendor: "doubao", Def: registry.ToolDef{Name: "generate_image"}}, Trace: &hub.Trace{}}
+
+		m.w.pause()
+		defer m.w.resume()
+		var returned atomic.Bool
+		go func() {
+			inv.Invoke(context.Background(), c)
+			returned.Store(true)
+		}()
+		synctest.Wait()
+		if !returned.Load() {
+			t.Fatal("a lone call waited for the WAL's writer")
+		}
+		if len(atVendor) != 1 || atVendor[0].Outcome != OutcomeUnknown {
+			t.Fatalf("WAL when the vendor was called: %v; want the attempt's intent", atVendor)
+		}
+		evs, _, err := readWAL(m.w.segments, m.w.seqNow())
 		if err != nil || len(evs) != 2 || !evs[1].Merged() {
 			t.Fatalf("WAL after the call: %d events, %v; want the intent and the call with its one attempt (one line)", len(evs), err)
 		}

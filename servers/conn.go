@@ -521,7 +521,7 @@ func (c *conn) inputAnswers(call *hub.Call, ft *fastTool) (*hub.InputResponses, 
 // with what it returns (a multi round trip's input requests, or its
 // error): otherwise out and err go through call's checks.
 func (c *conn) fastCall(ctx context.Context, rec *record, call *hub.Call, ft *fastTool, req *mcp.CallToolRequest, in *hub.InputResponses, hasPeer bool) (out *hub.Result, done bool, err error) {
-	raw, err := c.fast.call(withRecord(ctx, rec), ft, req.Params.Arguments, req.Params.Meta, in)
+	raw, err := c.fast.call(ctx, rec, ft, req.Params.Arguments, req.Params.Meta, in)
 	switch {
 	case err == nil && c.fast.modern && needsInput(raw):
 		// A multi round trip: the vendor's input requests go to the

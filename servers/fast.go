@@ -267,9 +267,10 @@ func (f *fastPath) modernMeta(b *reqBuf, meta *mcp.Meta) error {
 	return b.encode(m)
 }
 
-// call sends one tools/call and returns the result object's bytes (a fresh
-// slice), or an error as mcp-go's client would return it.
-func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Meta, in *hub.InputResponses) ([]byte, error) {
+// call sends one tools/call, recording what rec records, and returns the
+// result object's bytes (a fresh slice), or an error as mcp-go's client
+// would return it.
+func (f *fastPath) call(ctx context.Context, rec *record, t *fastTool, args any, meta *mcp.Meta, in *hub.InputResponses) ([]byte, error) {
 	b := reqBufs.Get().(*reqBuf)
 	defer func() {
 		if b.buf.Cap() <= maxPooled {
@@ -280,10 +281,15 @@ func (f *fastPath) call(ctx context.Context, t *fastTool, args any, meta *mcp.Me
 	if err := f.envelope(b, id, t, args, meta, in); err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
-	// In-flight calls end with the connection, as they do in mcp-go.
+	// In-flight calls end with the connection, as they do in mcp-go. The
+	// cancel context derives from ctx before the record's value does: a
+	// value context hides the AfterFunc of the hub's attempt context, and
+	// WithCancel would then watch ctx with a goroutine of its own, every
+	// call.
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(f.c.ctx, cancel)
 	defer func() { stop(); cancel() }()
+	ctx = withRecord(ctx, rec)
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}

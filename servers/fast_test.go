@@ -711,3 +711,42 @@ func TestFastPathModernHandsOff(t *testing.T) {
 		}
 	})
 }
+
+// afterFuncContext is a context that is told of what waits on it through
+// its AfterFunc method, as the hub's attempt context is.
+type afterFuncContext struct {
+	context.Context
+	done    chan struct{} // not the embedded context's: as the attempt context's
+	watched atomic.Int32
+}
+
+func newAfterFuncContext(parent context.Context) *afterFuncContext {
+	c := &afterFuncContext{Context: parent, done: make(chan struct{})}
+	context.AfterFunc(parent, func() { close(c.done) })
+	return c
+}
+
+func (c *afterFuncContext) Done() <-chan struct{} { return c.done }
+
+func (c *afterFuncContext) AfterFunc(f func()) func() bool {
+	c.watched.Add(1)
+	return context.AfterFunc(c.Context, f)
+}
+
+// The fast path's call watches the context it is given through its
+// AfterFunc (context.WithCancel's way for a parent that has one), not
+// with a goroutine of its own each call.
+func TestFastPathWatchesItsContextByAfterFunc(t *testing.T) {
+	wv := newWireVendor(t, newMCPServer())
+	h := wireHarness(t, wv, true)
+	ctx := newAfterFuncContext(ctxTimeout(t, 10*time.Second))
+	if r, err := h.call(ctx, "hv", "echo", map[string]any{"text": "x"}); err != nil || text(r) != "x" {
+		t.Fatalf("call: %v, %v", r, err)
+	}
+	if wv.last(t).id < fastIDBase {
+		t.Fatal("the fast path was not taken")
+	}
+	if ctx.watched.Load() == 0 {
+		t.Fatal("the call's context did not watch the caller's through its AfterFunc")
+	}
+}
