@@ -16,6 +16,28 @@ import (
 func (w *wal) pause()  { close(w.quit); <-w.done }
 func (w *wal) resume() { w.start() }
 
+// testMeter is a meter over a ledger in memory, closed with the test.
+func testMeter(t *testing.T) *Meter {
+	m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// imageCall is a call of doubao's generate_image; answered gives it one
+// attempt that answered.
+func imageCall() *hub.Call {
+	return &hub.Call{ID: "c1", Tenant: "acme", Name: "doubao__generate_image",
+		Tool: &registry.Tool{Vendor: "doubao", Def: registry.ToolDef{Name: "generate_image"}}, Trace: &hub.Trace{}}
+}
+
+func answered(c *hub.Call) (*hub.Result, error) {
+	c.Trace.Attempts = append(c.Trace.Attempts, hub.Attempt{Vendor: "doubao", Tool: "generate_image", Outcome: "ok"})
+	return &hub.Result{Provenance: hub.Provenance{Vendor: "doubao", Tool: "generate_image"}}, nil
+}
+
 // TestCallWaitsForItsLines checks the two waits that make a call exact:
 // the vendor hears of an attempt only once its intent is written, and
 // the call returns only once its events are. Another call is in the
@@ -23,22 +45,16 @@ func (w *wal) resume() { w.start() }
 // each, and the call must be found waiting.
 func TestCallWaitsForItsLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
+		m := testMeter(t)
 		m.calls.Add(1) // another call in flight
 		defer m.calls.Add(-1)
 		var atVendor, returned atomic.Bool
 		inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			atVendor.Store(true)
 			m.w.pause() // the call's events will wait
-			c.Trace.Attempts = append(c.Trace.Attempts, hub.Attempt{Vendor: "doubao", Tool: "generate_image", Outcome: "ok"})
-			return &hub.Result{Provenance: hub.Provenance{Vendor: "doubao", Tool: "generate_image"}}, nil
+			return answered(c)
 		}), m.Middleware(), m.AttemptMiddleware())
-		c := &hub.Call{ID: "c1", Tenant: "acme", Name: "doubao__generate_image",
-			Tool: &registry.Tool{Vendor: "doubao", Def: registry.ToolDef{Name: "generate_image"}}, Trace: &hub.Trace{}}
+		c := imageCall()
 
 		m.w.pause()
 		go func() {
@@ -79,19 +95,13 @@ func TestCallWaitsForItsLines(t *testing.T) {
 // attempt's intent in the WAL and the call returns with its events in it.
 func TestLoneCallWritesItsLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, err := NewMeter(&appendLedger{}, &MeterOptions{SpillDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
+		m := testMeter(t)
 		var atVendor []Event
 		inv := hub.Chain(hub.InvokerFunc(func(ctx context.Context, c *hub.Call) (*hub.Result, error) {
 			atVendor, _, _ = readWAL(m.w.segments, m.w.seqNow())
-			c.Trace.Attempts = append(c.Trace.Attempts, hub.Attempt{Vendor: "doubao", Tool: "generate_image", Outcome: "ok"})
-			return &hub.Result{Provenance: hub.Provenance{Vendor: "doubao", Tool: "generate_image"}}, nil
+			return answered(c)
 		}), m.Middleware(), m.AttemptMiddleware())
-		c := &hub.Call{ID: "c1", Tenant: "acme", Name: "doubao__generate_image",
-			Tool: &registry.Tool{Vendor: "doubao", Def: registry.ToolDef{Name: "generate_image"}}, Trace: &hub.Trace{}}
+		c := imageCall()
 
 		m.w.pause()
 		defer m.w.resume()

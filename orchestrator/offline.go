@@ -206,19 +206,7 @@ func (b *planBuilder) build(clauses []clause) {
 		text := strings.TrimSpace(b.goal[c.start:c.end])
 		switch {
 		case c.cond && c.condOnly():
-			if c.best >= 0 && len(c.values.dates) == 0 && !(i > 0 && clauses[i-1].after == c.before && len(clauses[i-1].values.dates) > 0) {
-				// (明天厦门要是下雨的话: tomorrow, said before 要是, is the
-				// condition's day, and the weather of now cannot tell it.)
-				// "if it's raining in portland, …", "how's austin, if it's
-				// nice out …": what the condition asks about is read when
-				// it, or the goal before it, says all it needs (not from
-				// the action after it: 如果天气好的话，推荐一下昆明的餐厅).
-				if oe, args, missing, err := b.fillStep(c, ctx, ""); len(missing) == 0 && err == nil {
-					b.addStep(oe, args)
-				}
-			}
-			b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
-				Message: "the offline planner does not check conditions: the steps after it run whatever it says (configure an LLM to plan conditions)"})
+			b.condition(clauses, i, ctx, text)
 		case c.best >= 0:
 			if len(c.values.dates) == 0 {
 				c.values.dates = dates
@@ -413,6 +401,26 @@ func codePair(a, b token) bool {
 	return code(a) && code(b) && b.start == a.end+1
 }
 
+// capitalisedPlace reads the capitalised words at toks[i] (up to five),
+// or a longer name of the gazetteer with a word in lower case there ("Rio
+// de Janeiro", "Dar es Salaam").
+func capitalisedPlace(toks []token, i int) (string, []int) {
+	var words []string
+	var idx []int
+	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && len(words) < 5; j++ {
+		words = append(words, toks[j].text)
+		idx = append(idx, j)
+	}
+	if n := gazetteerSpan(toks, i); n > len(words) {
+		words, idx = nil, nil
+		for j := i; j < i+n; j++ {
+			words = append(words, toks[j].text)
+			idx = append(idx, j)
+		}
+	}
+	return strings.Join(words, " "), idx
+}
+
 // nearWords follow the place they are near.
 var nearWords = map[string]bool{"附近": true, "周边": true, "周围": true, "一带": true}
 
@@ -440,6 +448,24 @@ func latinNameBefore(toks []token, i int) int {
 		return -1
 	}
 	return k
+}
+
+// condition plans what condition clauses[i] asks about, when it, or the
+// goal before it, says all it needs ("if it's raining in portland, …",
+// "how's austin, if it's nice out …"; not from the action after it:
+// 如果天气好的话，推荐一下昆明的餐厅; not of a day the weather of now cannot
+// tell: 明天厦门要是下雨的话, tomorrow said before 要是), and says that the
+// steps after it run whatever it says.
+func (b *planBuilder) condition(clauses []clause, i int, ctx places, text string) {
+	c := &clauses[i]
+	dayBefore := i > 0 && clauses[i-1].after == c.before && len(clauses[i-1].values.dates) > 0
+	if c.best >= 0 && len(c.values.dates) == 0 && !dayBefore {
+		if oe, args, missing, err := b.fillStep(c, ctx, ""); len(missing) == 0 && err == nil {
+			b.addStep(oe, args)
+		}
+	}
+	b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonCondition,
+		Message: "the offline planner does not check conditions: the steps after it run whatever it says (configure an LLM to plan conditions)"})
 }
 
 // userAt says whether a clause tells where the user is: 我在…, "I'm at …".
@@ -2022,20 +2048,7 @@ func englishPlace(toks []token, i int, ix *offlineIndex) (string, []int) {
 	var words []string
 	var idx []int
 	if isCapitalised(t.text) {
-		for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && len(words) < 5; j++ {
-			words = append(words, toks[j].text)
-			idx = append(idx, j)
-		}
-		if n := gazetteerSpan(toks, i); n > len(words) {
-			// "Rio de Janeiro", "Dar es Salaam": a name of the gazetteer
-			// with a word in lower case.
-			words, idx = nil, nil
-			for j := i; j < i+n; j++ {
-				words = append(words, toks[j].text)
-				idx = append(idx, j)
-			}
-		}
-		return strings.Join(words, " "), idx
+		return capitalisedPlace(toks, i)
 	}
 	if n := gazetteerSpan(toks, i); n > 0 {
 		// "new york", "cape town": a name of the gazetteer, as typed; and

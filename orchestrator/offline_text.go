@@ -160,6 +160,62 @@ var markers = map[string]bool{"在": true, "从": true, "到": true, "去": true
 
 var quotePairs = map[rune]rune{'"': '"', '“': '”', '「': '」', '『': '』', '‘': '’', '《': '》'}
 
+// valueEnd is where the value of key k that starts rest ends: at a
+// separator, but a message's text runs past its commas to the next key, a
+// new errand (", then …") or the end ("body: Hi Amara, the invoice is
+// attached."), and the next key ends any value ("主题是周五聚餐 内容写…").
+func valueEnd(rest, k string) int {
+	for j, r := range rest {
+		if isHardSep(r) && !(textKeys[k] && r != '\n' && !errandAfter(rest[j+utf8.RuneLen(r):])) || j >= 500 {
+			return j
+		}
+		if unicode.IsSpace(r) && keyValueRe.MatchString(strings.TrimLeftFunc(rest[j:min(len(rest), j+64)], unicode.IsSpace)) {
+			return j
+		}
+	}
+	return len(rest)
+}
+
+// quoted reads the text between the quote r at goal[i:] (size bytes) and
+// its closer. unclosed holds the closers not found after some point, so
+// that an opener without one does not search the rest of the goal again.
+func quoted(goal string, i int, r rune, size int, unclosed map[rune]bool) (token, bool) {
+	closer := quotePairs[r]
+	if r == '\'' {
+		closer = '\''
+	}
+	if unclosed[closer] {
+		return token{}, false
+	}
+	j := strings.IndexRune(goal[i+size:], closer)
+	if j < 0 {
+		unclosed[closer] = true
+		return token{}, false
+	}
+	if strings.TrimSpace(goal[i+size:i+size+j]) == "" {
+		return token{}, false
+	}
+	inner := goal[i+size : i+size+j]
+	return token{kind: tQuote, text: inner, norm: strings.ToLower(inner), start: i, end: i + size + j + utf8.RuneLen(closer)}, true
+}
+
+// signWord reads a sign that stands for a word at goal[i:] (its rune r
+// is size bytes), or returns a token that ends at 0: an arrow for "to"
+// ("heathrow t5 -> canary wharf", "NYC->BOS"), an emoji (☀️ or 🌧️ in
+// Rio, ✈️ Nairobi → Johannesburg, 📦 where's my parcel), a plus.
+func signWord(goal string, i int, r rune, size int) token {
+	switch {
+	case r == '-' && strings.HasPrefix(goal[i:], "->") || r == '=' && strings.HasPrefix(goal[i:], "=>"):
+		return token{kind: tWord, text: "to", norm: "to", start: i, end: i + 2, stop: true}
+	case emojiWords[r] != "":
+		w := emojiWords[r]
+		return token{kind: tWord, text: w, norm: stem(w), start: i, end: i + size, stop: w == "to"}
+	case r == '+' || r == '＋':
+		return token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size}
+	}
+	return token{}
+}
+
 // titles stand before a name with a dot that ends no sentence.
 var titles = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "prof": true, "st": true, "mt": true, "sr": true, "jr": true, "rev": true}
 
@@ -204,21 +260,9 @@ func tokenize(goal string, dict *hanDict) []token {
 		}
 		switch {
 		case quotePairs[r] != 0 || r == '\'' && (i == 0 || !isWordRune(lastRune(goal[:i]))):
-			closer := quotePairs[r]
-			if r == '\'' {
-				closer = '\''
-			}
-			j := -1
-			if !unclosed[closer] {
-				if j = strings.IndexRune(goal[i+size:], closer); j < 0 {
-					unclosed[closer] = true
-				}
-			}
-			if j >= 0 && strings.TrimSpace(goal[i+size:i+size+j]) != "" {
-				inner := goal[i+size : i+size+j]
-				end := i + size + j + utf8.RuneLen(closer)
-				out = append(out, token{kind: tQuote, text: inner, norm: strings.ToLower(inner), start: i, end: end})
-				i = end
+			if t, ok := quoted(goal, i, r, size, unclosed); ok {
+				out = append(out, t)
+				i = t.end
 				continue
 			}
 			i += size
@@ -236,18 +280,10 @@ func tokenize(goal string, dict *hanDict) []token {
 			// "$75", "€50": the symbol names a currency.
 			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: goal[i : i+size], start: i, end: i + size, stop: true})
 			i += size
-		case r == '-' && strings.HasPrefix(goal[i:], "->") || r == '=' && strings.HasPrefix(goal[i:], "=>"):
-			// "heathrow t5 -> canary wharf", "NYC->BOS"
-			out = append(out, token{kind: tWord, text: "to", norm: "to", start: i, end: i + 2, stop: true})
-			i += 2
-		case emojiWords[r] != "":
-			// ☀️ or 🌧️ in Rio, ✈️ Nairobi → Johannesburg, 📦 where's my parcel
-			w := emojiWords[r]
-			out = append(out, token{kind: tWord, text: w, norm: stem(w), start: i, end: i + size, stop: w == "to"})
-			i += size
-		case r == '+' || r == '＋':
-			out = append(out, token{kind: tWord, text: goal[i : i+size], norm: "plus", start: i, end: i + size})
-			i += size
+		case (r == '-' || r == '=') && strings.HasPrefix(goal[i+1:], ">") || r == '+' || r == '＋' || emojiWords[r] != "":
+			t := signWord(goal, i, r, size)
+			out = append(out, t)
+			i = t.end
 		case isHan(r):
 			j := i
 			for j < len(goal) {
@@ -550,20 +586,7 @@ func keyValueAt(goal string, i int) (token, int) {
 			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
 		}
 	}
-	end := len(rest)
-	for j, r := range rest {
-		if isHardSep(r) && !(textKeys[k] && r != '\n' && !errandAfter(rest[j+utf8.RuneLen(r):])) || j >= 500 {
-			// A message's text runs past its commas to the next key, a
-			// new errand (", then …") or the end: "body: Hi Amara, the
-			// invoice is attached."
-			end = j
-			break
-		}
-		if unicode.IsSpace(r) && keyValueRe.MatchString(strings.TrimLeftFunc(rest[j:], unicode.IsSpace)) {
-			end = j // "主题是周五聚餐 内容写…": the next key ends the value
-			break
-		}
-	}
+	end := valueEnd(rest, k)
 	if bare {
 		if b := bareBodyRe.FindStringIndex(rest[:end]); b != nil {
 			end = b[0]

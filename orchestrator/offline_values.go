@@ -443,6 +443,13 @@ func findTimes(text string) []found {
 	for _, m := range noonRe.FindAllStringIndex(text, -1) {
 		add(12, 0, m[0], m[1])
 	}
+	clockWords(text, add)
+	return out
+}
+
+// clockWords reads the times told by the clock's words (pastRe) and adds
+// each as findTimes does.
+func clockWords(text string, add func(h, m, a, b int)) {
 	for _, m := range pastRe.FindAllStringSubmatchIndex(text, -1) {
 		// "half past ten in the morning", "quarter to 5", "3 o'clock"
 		lw := strings.ToLower(text[m[0]:m[1]])
@@ -484,7 +491,6 @@ func findTimes(text string) []found {
 		}
 		add(h, mi, m[0], m[1])
 	}
-	return out
 }
 
 // pastRe reads a time told by the clock's words: "half past ten", "quarter
