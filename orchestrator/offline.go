@@ -607,7 +607,7 @@ func splitClauses(toks []token) []clause {
 			continue
 		}
 		cur = append(cur, t)
-		if t.kind == tHan && t.norm == "的话" && i+1 < len(toks) && len(cur) > 1 && !spokenWords(cur[len(cur)-2]) && !onlyTravel(cur) {
+		if t.kind == tHan && t.norm == "的话" && i+1 < len(toks) && len(cur) > 1 && !spokenWords(cur[len(cur)-2]) && !onlyTravel(cur) && !travelWords[cur[len(cur)-2].text] {
 			// 下雨的话帮我…, 要是明天不下雨的话就…: what comes before 的话 is
 			// a condition, with or without 如果, from the last space on
 			// (大阪今天下雨不 不下的话我就…: the question before stays one).
@@ -1194,7 +1194,8 @@ func spokenWords(t token) bool {
 }
 
 // onlyTravel says whether the words before 的话 only name a way of going
-// (走路的话, 开车的话: "on foot", not "if").
+// (走路的话, 开车的话: "on foot", not "if"; so does a way of going right
+// before it: …怎么走开车的话大概要多久).
 func onlyTravel(toks []token) bool {
 	for _, t := range toks[:len(toks)-1] {
 		if !t.stop && !travelWords[t.text] {

@@ -631,6 +631,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`places_restaurants map[cuisine:海鲜 near:台东]`, "condition"}},
 		{"a way of going before a place's head is part of it", "example", "I need directions to the bus station from Hyde Park",
 			[]string{`maps_route map[from:Hyde Park to:bus station]`}},
+		{"a way of going before 的话 is a manner", "example", "从虹桥机场到陆家嘴怎么走开车的话大概要多久",
+			[]string{`maps_route map[from:虹桥机场 mode:driving to:陆家嘴]`}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
