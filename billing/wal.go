@@ -69,9 +69,8 @@ const walSpareBytes = 1 << 20
 // every call waiting on it. While it writes, the next batch fills, so
 // the more calls in flight, the more lines per write(2). A call alone
 // in the meter writes its batch itself instead (appendLocked's own).
-// Batches are
-// written in the order they were taken: a call that waits for its batch
-// knows every line appended before it is written too.
+// Batches are written in the order they were taken: a call that waits
+// for its batch knows every line appended before it is written too.
 //
 // An attempt intent is an attempt event with outcome [OutcomeUnknown],
 // written before the upstream call; the attempt's real event, recorded

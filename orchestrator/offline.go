@@ -335,6 +335,7 @@ func (b *planBuilder) addStep(oe *offEntry, args map[string]any) {
 			delete(plain, p.name)
 		}
 	}
+	sig := oe.e.Name + fmt.Sprint(plain)
 	for k := range b.plan.Steps {
 		// "… by public transport from Paddington to the Royal Albert Hall.
 		// Could you kindly advise us of the route?", "the AQI in Delhi?
@@ -347,11 +348,10 @@ func (b *planBuilder) addStep(oe *offEntry, args map[string]any) {
 			return
 		case subsetOf(st.Arguments, args):
 			st.Arguments = args
-			b.seen[oe.e.Name+fmt.Sprint(plain)] = k
+			b.seen[sig] = k
 			return
 		}
 	}
-	sig := oe.e.Name + fmt.Sprint(plain)
 	if at, ok := b.seen[sig]; ok {
 		prev := b.plan.Steps[at].Arguments
 		for name, v := range kinds {
@@ -405,18 +405,21 @@ func codePair(a, b token) bool {
 // or a longer name of the gazetteer with a word in lower case there ("Rio
 // de Janeiro", "Dar es Salaam").
 func capitalisedPlace(toks []token, i int) (string, []int) {
-	var words []string
-	var idx []int
-	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && len(words) < 5; j++ {
+	n := 0
+	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && n < 5; j++ {
+		n++
+	}
+	return span(toks, i, i+max(n, gazetteerSpan(toks, i)))
+}
+
+// span returns the words of toks[from:to], joined by spaces, and their
+// indexes.
+func span(toks []token, from, to int) (string, []int) {
+	words := make([]string, 0, to-from)
+	idx := make([]int, 0, to-from)
+	for j := from; j < to; j++ {
 		words = append(words, toks[j].text)
 		idx = append(idx, j)
-	}
-	if n := gazetteerSpan(toks, i); n > len(words) {
-		words, idx = nil, nil
-		for j := i; j < i+n; j++ {
-			words = append(words, toks[j].text)
-			idx = append(idx, j)
-		}
 	}
 	return strings.Join(words, " "), idx
 }
@@ -547,7 +550,7 @@ func signature(toks []token) bool {
 	for _, t := range toks {
 		switch {
 		case t.kind == tPunct:
-		case t.kind == tWord && unicode.IsUpper([]rune(t.text)[0]):
+		case t.kind == tWord && isCapitalised(t.text):
 			n++
 		default:
 			return false
@@ -1506,8 +1509,11 @@ func remark(c *clause) bool {
 // of a verb that asks nothing of a tool counts (for a clause no tool
 // fits; one a tool half fits and wants is a request).
 func statement(c *clause, wants bool) bool {
+	if len(c.toks) < 2 {
+		return false
+	}
 	lead := strings.ToLower(c.toks[0].text)
-	if len(c.toks) < 2 || !statementLeads[lead] && !(wants && possessive(lead)) {
+	if !statementLeads[lead] && !(wants && possessive(lead)) {
 		return false
 	}
 	reason := reasonLeads[lead] // "as I intend to take a stroll"
@@ -1724,30 +1730,20 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			if n := latinName(toks, i+1); n > 0 && (t.text == "从" || leadsTo(t.text)) {
 				// 从Kings Cross走路去大英博物馆, 去Bukit Bintang: a name in
 				// Latin letters after 从 or 去 is a place.
-				idx := make([]int, n)
-				var words []string
-				for k := range idx {
-					idx[k] = i + 1 + k
-					words = append(words, toks[i+1+k].text)
-				}
+				name, idx := span(toks, i+1, i+1+n)
 				if t.text == "从" {
-					set(&pl.origin, strings.Join(words, " "), idx...)
+					set(&pl.origin, name, idx...)
 				} else {
-					set(&pl.dest, strings.Join(words, " "), idx...)
+					set(&pl.dest, name, idx...)
 				}
 			}
 			if nearWords[t.text] && i > 0 {
 				// 洛杉矶San Gabriel附近: the Latin name before 附近 is the
 				// place, inside the city named before it.
 				if k := latinNameBefore(toks, i); k >= 0 {
-					var words []string
-					idx := []int{}
-					for j := k; j < i; j++ {
-						words = append(words, toks[j].text)
-						idx = append(idx, j)
-					}
+					name, idx := span(toks, k, i)
 					pl.place = ""
-					set(&pl.place, strings.Join(words, " "), idx...)
+					set(&pl.place, name, idx...)
 				}
 			}
 			if t.text == "过去" && i > 0 && travelWords[toks[i-1].text] {

@@ -284,20 +284,20 @@ func impliedDegrees(syn map[string]any, toks []token, vals []groupValue) []group
 	if len(vals) != 1 || c == nil || f == nil || vals[0].v != c && vals[0].v != f {
 		return vals
 	}
-	for j := 1; j < len(toks); j++ {
-		// "38.5 whats that in F": a number and the one scale it goes to.
-		told := degreeWords[strings.ToLower(toks[j].text)] || j == vals[0].tok && direction(toks, j) > 0
-		if told && j < len(toks) && slices.ContainsFunc(toks[:j], func(t token) bool { return t.kind == tNum }) && (toks[j-1].kind == tNum || j == vals[0].tok) && j <= vals[0].tok {
-			other := c
-			if vals[0].v == c {
-				other = f
-			}
-			at := j
-			if !degreeWords[strings.ToLower(toks[j].text)] {
-				at = -1 // the number's own scale, said by no token
-			}
-			return []groupValue{{other, at}, vals[0]}
+	other := c
+	if vals[0].v == c {
+		other = f
+	}
+	to := vals[0].tok
+	for j := 1; j < to; j++ {
+		if degreeWords[strings.ToLower(toks[j].text)] && toks[j-1].kind == tNum {
+			return []groupValue{{other, j}, vals[0]} // "40 degrees in fahrenheit": the degrees' scale
 		}
+	}
+	if direction(toks, to) > 0 && slices.ContainsFunc(toks[:to], func(t token) bool { return t.kind == tNum }) {
+		// "38.5 whats that in F": a number and the one scale it goes to;
+		// the number's own scale is said by no token.
+		return []groupValue{{other, -1}, vals[0]}
 	}
 	return vals
 }

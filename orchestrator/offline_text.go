@@ -180,10 +180,7 @@ func valueEnd(rest, k string) int {
 // its closer. unclosed holds the closers not found after some point, so
 // that an opener without one does not search the rest of the goal again.
 func quoted(goal string, i int, r rune, size int, unclosed map[rune]bool) (token, bool) {
-	closer := quotePairs[r]
-	if r == '\'' {
-		closer = '\''
-	}
+	closer := closerOf(r)
 	if unclosed[closer] {
 		return token{}, false
 	}
@@ -197,6 +194,15 @@ func quoted(goal string, i int, r rune, size int, unclosed map[rune]bool) (token
 	}
 	inner := goal[i+size : i+size+j]
 	return token{kind: tQuote, text: inner, norm: strings.ToLower(inner), start: i, end: i + size + j + utf8.RuneLen(closer)}, true
+}
+
+// closerOf is the rune that closes a quote opened by r (0 for none):
+// quotePairs', or the apostrophe itself.
+func closerOf(r rune) rune {
+	if r == '\'' {
+		return r
+	}
+	return quotePairs[r]
 }
 
 // signWord reads a sign that stands for a word at goal[i:] (its rune r
@@ -570,19 +576,9 @@ func keyValueAt(goal string, i int) (token, int) {
 		from -= utf8.RuneLen(lastRune(goal[:from])) // the value's first character, matched to see there is one
 	}
 	rest := goal[from:]
-	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 || r == '\'' {
-		closer := quotePairs[r]
-		if r == '\'' {
-			closer = '\'' // "with the subject 'Dinner'"
-		}
-		if j := strings.IndexRune(rest[size:], closer); j > 0 {
-			end := from + size + j + utf8.RuneLen(closer)
-			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
-		}
-	}
-	if r, size := utf8.DecodeRuneInString(rest); quotePairs[r] != 0 {
-		if j := strings.IndexRune(rest[size:], quotePairs[r]); j > 0 {
-			end := from + size + j + utf8.RuneLen(quotePairs[r])
+	if r, size := utf8.DecodeRuneInString(rest); closerOf(r) != 0 { // "with the subject 'Dinner'"
+		if j := strings.IndexRune(rest[size:], closerOf(r)); j > 0 {
+			end := from + size + j + utf8.RuneLen(closerOf(r))
 			return token{kind: tQuote, text: rest[size : size+j], start: i, end: end, key: k}, end - i
 		}
 	}
