@@ -490,7 +490,10 @@ func (p *Pool) dueFired() {
 	p.dueMu.Lock()
 	now := p.Now()
 	woke := false
-	for len(p.due) > 0 && !p.due[0].After(now.Add(time.Millisecond)) {
+	// Only what is due now: a wake-up due even a moment later is a job
+	// the store would not yet hand out (its next_at is in milliseconds),
+	// so it keeps its own wake-up.
+	for len(p.due) > 0 && !p.due[0].After(now) {
 		heap.Pop(&p.due)
 		woke = true
 	}

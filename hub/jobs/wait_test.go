@@ -220,3 +220,27 @@ func TestPoolWakesAtNextAt(t *testing.T) {
 		}
 	})
 }
+
+// TestPoolKeepsAWakeNotYetDue: the timer wakes the workers only for jobs
+// that are due. It used to also drop the wake-ups due within the next
+// millisecond: the stores keep next_at in milliseconds, so such a job
+// was not yet claimable when the workers looked, and with no wake-up
+// left it sat until the next poll (an hour in TestPoolWakesAtNextAt,
+// which failed now and then on a loaded machine).
+func TestPoolKeepsAWakeNotYetDue(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	p := &Pool{Concurrency: 1, Now: func() time.Time { return now }, wake: make(chan struct{}, 1)}
+	p.wakeAt(now.Add(500 * time.Microsecond))
+	p.dueFired()
+	p.dueMu.Lock()
+	left := len(p.due)
+	p.dueTimer.Stop()
+	p.dueStopped = true
+	p.dueMu.Unlock()
+	if left != 1 {
+		t.Errorf("after the timer fired half a millisecond early, %d wake-ups are left; want the job's, 1", left)
+	}
+	if len(p.wake) != 0 {
+		t.Errorf("the workers were woken for a job not yet due")
+	}
+}
