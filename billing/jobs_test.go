@@ -199,7 +199,7 @@ func TestQueuedCallChargedOnceWhenTheJobAnswers(t *testing.T) {
 
 	// Hub A's pool: the first run fails, the vendor is still down.
 	ctxA, crashA := context.WithCancel(context.Background())
-	r.pool(t, ctxA, 5)
+	poolA := r.pool(t, ctxA, 5)
 	r.waitJob(t, job, "retried", func(j *jobs.Job) bool { return j.Status == jobs.Queued && j.Attempts == 1 })
 
 	// The vendor is back; hub A dies right after the vendor answered the
@@ -211,6 +211,13 @@ func TestQueuedCallChargedOnceWhenTheJobAnswers(t *testing.T) {
 	r.clk.Add(time.Minute) // the retry is due
 	r.waitJob(t, job, "claimed again", func(j *jobs.Job) bool { return j.Attempts == 2 })
 	<-ctxA.Done()
+	// Hub A's worker is gone once its run returns: its run's events are
+	// recorded by then, as the meter records them before the call
+	// returns. Reading the ledger before that (on a loaded machine, run 3
+	// could finish first) found run 2's events missing.
+	if err := poolA.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	r.mu.Lock()
 	r.onReply = nil
 	r.mu.Unlock()
