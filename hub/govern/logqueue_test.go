@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -199,5 +200,40 @@ func TestLogQueueKeepsDebugArguments(t *testing.T) {
 			t.Errorf("the line logs %s, want the arguments of the call", got)
 		}
 		_ = e.gov.Close() // its writer stops
+	})
+}
+
+// countingWriter counts the writes made to it.
+type countingWriter struct {
+	syncBuffer
+	writes atomic.Int64
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes.Add(1)
+	return w.syncBuffer.Write(p)
+}
+
+// TestLogQueueBatchesCallsThatComeOneAtATime: calls that come one at a
+// time (each takes 1.5ms here) share the writer's writes. It used to wake
+// every millisecond and write each call's line on its own (one write and
+// one goroutine switch a call, beside the call path, in a c=1 trace).
+func TestLogQueueBatchesCallsThatComeOneAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &countingWriter{}
+		e := newLogEnv(t, govern.NewJSONHandler(w, nil), govern.DefaultLogQueue)
+		const calls = 200
+		for i := range calls {
+			if _, err := e.gw.Call(context.Background(), &hub.Call{ID: "c" + strconv.Itoa(i), Tenant: "acme", Name: "weather-a__current", Arguments: map[string]any{"city": "Oslo"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.gov.Close()
+		if got := len(lines(w.String())); got != calls {
+			t.Fatalf("%d lines, want %d", got, calls)
+		}
+		if n := w.writes.Load(); n > calls/4 {
+			t.Errorf("%d writes for %d calls made one at a time; want at most %d (lines share writes)", n, calls, calls/4)
+		}
 	})
 }
