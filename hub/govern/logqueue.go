@@ -101,8 +101,8 @@ func (q *logQueue) push(l *callLine) pushed {
 }
 
 // run is the writer: it hands what is queued to the handler every
-// logEvery to logSlowest while lines come, and stops when
-// none came for a while or the queue is closed.
+// logEvery to logSlowest while lines come, and stops when none came for a
+// while or the queue is closed.
 func (q *logQueue) run() {
 	defer q.runs.Done()
 	every := logEvery

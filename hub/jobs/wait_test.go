@@ -235,7 +235,7 @@ func TestPoolKeepsAWakeNotYetDue(t *testing.T) {
 	p.dueMu.Lock()
 	left := len(p.due)
 	p.dueTimer.Stop()
-	p.dueStopped = true
+	p.due, p.dueStopped = nil, true // as Stop does: a firing under way finds nothing to re-arm
 	p.dueMu.Unlock()
 	if left != 1 {
 		t.Errorf("after the timer fired half a millisecond early, %d wake-ups are left; want the job's, 1", left)
