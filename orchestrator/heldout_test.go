@@ -203,6 +203,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind13 catalog2", "testdata/blind13_catalog2.yaml"},
 		{"blind14 default", "testdata/blind14_default.yaml"},
 		{"blind14 catalog2", "testdata/blind14_catalog2.yaml"},
+		{"blind15 default", "testdata/blind15_default.yaml"},
+		{"blind15 catalog2", "testdata/blind15_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {

@@ -116,6 +116,9 @@ type clause struct {
 	// ("and", "，", "if"; "" at the ends of the goal).
 	before, after string
 	cond          bool // it follows "if", 如果: a condition
+	// laterDay: it names no day of its own but "that day" (那天), and the
+	// clause before names a day later than tomorrow.
+	laterDay bool
 }
 
 // condOnly says whether a condition clause is only the condition, its
@@ -170,7 +173,7 @@ func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now 
 	clauses = ix.joinClauses(goal, clauses, now)
 	clauses = ix.joinUnfit(goal, clauses, vis, now)
 	clauses = ix.joinPrompt(goal, clauses, vis, now)
-	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}}
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}, lastNoMatch: -1}
 	b.build(clauses)
 	return b.plan, b.unplanned
 }
@@ -186,6 +189,9 @@ type planBuilder struct {
 	seen      map[string]int // a step's tool and arguments (but kinds) → its index in plan.Steps
 	taken     map[string]bool
 	partial   []partialStep // the clauses that miss arguments (dropAnswered)
+	// lastNoMatch is the clause of the last unplanned entry when it is
+	// no_match (else -1), noMatchFrom the first clause it spans.
+	lastNoMatch, noMatchFrom int
 }
 
 func (b *planBuilder) build(clauses []clause) {
@@ -226,10 +232,20 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 		default:
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
-				if u.Reason == ReasonNoMatch && (remark(c) || followUp(c) || statement(c, true)) {
+				switch {
+				case u.Reason == ReasonNoMatch && (remark(c) || followUp(c) || statement(c, true)):
 					remarks = append(remarks, u)
-				} else {
+				case u.Reason == ReasonNoMatch && b.lastNoMatch == i-1 && i > 0:
+					// "need a table for 4 tonight around 8, can you reserve
+					// for us?": one request no tool serves, said in two parts.
+					last := &b.unplanned[len(b.unplanned)-1]
+					last.Clause = strings.TrimSpace(b.goal[clauses[b.noMatchFrom].start:c.end])
+					b.lastNoMatch = i
+				default:
 					b.unplanned = append(b.unplanned, u)
+					if u.Reason == ReasonNoMatch {
+						b.lastNoMatch, b.noMatchFrom = i, i
+					}
 				}
 			}
 		}
@@ -683,10 +699,14 @@ func splitClauses(toks []token) []clause {
 // rankClauses reads each clause's values and places and ranks the catalog
 // for it, choosing the best visible entry that fits.
 func (ix *offlineIndex) rankClauses(goal string, out []clause, vis []bool, now time.Time) {
+	later := false // the clause before names a day later than tomorrow
 	for i := range out {
 		c := &out[i]
 		c.read(goal, ix, now)
+		// "那天会不会下雨啊？要不要带伞": what follows "that day" stays on it.
+		c.laterDay = later && len(c.values.dates) == 0 && (thatDay(c.toks) || i > 0 && thatDay(out[i-1].toks))
 		ix.rankClause(c, now)
+		later = c.laterDay || laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1))
 		c.best = -1
 		for j, m := range c.ranked {
 			if m.score < minScore {
@@ -808,7 +828,7 @@ func (ix *offlineIndex) rankClause(c *clause, now time.Time) {
 		// 开车过去要多久: both ends are missing).
 		ix.boostRoutes(c)
 	}
-	if (laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1))) && !saysNow(c.toks) {
+	if (c.laterDay || laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1))) && !saysNow(c.toks) {
 		// 下礼拜北京的天气预报, "the forecast for next week", 这周六上海天气:
 		// a tool of now (current weather), with no date to take, cannot
 		// say it (tomorrow's it still tells, as users ask it).
@@ -843,6 +863,22 @@ func laterThanNow(toks []token) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// thatDay says whether a clause asks about a day named before: 那天, 当天,
+// "that day" ("这周六去苏州玩 那天会不会下雨").
+func thatDay(toks []token) bool {
+	for i, t := range toks {
+		switch lw := strings.ToLower(t.text); {
+		case t.kind == tHan || t.kind == tHanRaw:
+			if strings.Contains(t.text, "那天") || strings.Contains(t.text, "当天") || strings.Contains(t.text, "那一天") {
+				return true
+			}
+		case lw == "that" && i+1 < len(toks) && strings.EqualFold(toks[i+1].text, "day"):
+			return true
 		}
 	}
 	return false
@@ -1611,7 +1647,7 @@ func followUp(c *clause) bool {
 var (
 	judgeWords = map[string]bool{"so": true, "very": true, "really": true, "too": true, "super": true, "bad": true, "terrible": true, "awful": true,
 		"horrible": true, "crazy": true, "insane": true, "worse": true, "worst": true, "lovely": true, "great": true, "nice": true}
-	hanJudges = []string{"好严重", "太严重", "很严重", "非常严重", "特别严重", "严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了"}
+	hanJudges = []string{"好严重", "太严重", "很严重", "非常严重", "特别严重", "严重", "太差", "很差", "好差", "糟糕", "太糟", "太堵", "好堵", "堵死", "好热", "好冷", "太热", "太冷", "好累", "太累", "烦死", "受不了", "饿死", "饿坏", "渴死", "热死", "冷死", "困死", "累死"}
 )
 
 // questionWords ask; askVerbs and hanAsks ask for something done.

@@ -633,6 +633,15 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{`maps_route map[from:Hyde Park to:bus station]`}},
 		{"a way of going before 的话 is a manner", "example", "从虹桥机场到陆家嘴怎么走开车的话大概要多久",
 			[]string{`maps_route map[from:虹桥机场 mode:driving to:陆家嘴]`}},
+		// blind15, first round
+		{"a day named before is the day 那天 asks about", "example", "下周六去杭州西湖玩 那天会下雨吗，要带伞吗",
+			[]string{"no_match"}},
+		{"a verb's result 看到 is no route", "example", "帮我订个能看到海景的房间 两个人",
+			[]string{"no_match"}},
+		{"我这附近 names no place", "example", "我这附近有什么好吃的火锅",
+			[]string{"missing_arguments"}},
+		{"one request no tool serves, said in two parts", "example", "book me a haircut for saturday, can you sort it for me",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
