@@ -233,7 +233,7 @@ func (b *planBuilder) build(clauses []clause) {
 		default:
 			if u, ok := b.ix.unplanned(text, c, b.vis); ok {
 				switch {
-				case u.Reason == ReasonNoMatch && (remark(c) || followUp(c) || statement(c, true)):
+				case u.Reason == ReasonNoMatch && (remark(c) || followUp(c) || statement(c, true) || aside(c)):
 					remarks = append(remarks, u)
 				case u.Reason == ReasonNoMatch && b.lastNoMatch == i-1 && i > 0:
 					// "need a table for 4 tonight around 8, can you reserve
@@ -582,6 +582,10 @@ var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "tha
 	"assistant": true, "yours": true, "sincerely": true, "faithfully": true, "truly": true, "regards": true, "kind": true, "kindly": true,
 	"legend": true, "champ": true, "howzit": true, "abeg": true, "chale": true, "bru": true, "boet": true, "evening": true, "afternoon": true,
 	"thanking": true, "salamat": true, "blessings": true, "needful": true, "following": true, "earliest": true, "please": true, "pls": true, "plz": true,
+	"kid": true, "cher": true, "brah": true, "bra": true, "lah": true, "ah": true, "eh": true, "innit": true, "yeah": true, "yep": true,
+	"anyway": true, "anyways": true, "omg": true, "lol": true, "haha": true, "chur": true, "bore": true, "da": true, "kia": true, "ora": true,
+	"assalam": true, "assalamu": true, "alaikum": true, "salaam": true, "salam": true, "sumimasen": true, "duw": true, "cuz": true, "dude": true,
+	"like": true, "so": true, "well": true, "oh": true, "okay": true, "ok": true, "alright": true, "right": true, "aye": true, "hun": true,
 	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}
 
 // splitClauses splits the tokens into clauses and folds clauses that only
@@ -1641,6 +1645,73 @@ func followUp(c *clause) bool {
 	}
 	return true
 }
+
+// aside says whether a clause only tells ("she grew up next to one in Nova
+// Scotia", "got a call with a supplier there", 朋友在冰岛等极光): no
+// question, no quote, no word that asks or addresses, and no verb of a
+// request first. Beside a planned clause it is the goal's context.
+func aside(c *clause) bool {
+	var han strings.Builder
+	lead := true
+	told := false // it names who it tells of, or starts "got …", "been …" ("a taxi to the airport" asks for one)
+	for i, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		prev := ""
+		if i > 0 {
+			prev = strings.ToLower(c.toks[i-1].text)
+		}
+		switch t.kind {
+		case tPunct:
+			if strings.ContainsAny(t.text, "?？") {
+				return false
+			}
+		case tQuote:
+			return false
+		case tWord:
+			negated := prev == "dont" || prev == "don't" || prev == "not" || prev == "no"
+			switch {
+			case lead && leadFillers[lw]:
+				continue
+			case lead && (toolVerbs[lw] || askVerbs[lw] || requestWords[lw] || imperatives[lw] || questionWords[lw]):
+				return false // "book a cab", "also rent me a car", "is it …"
+			case lw == "like" && prev != "i'd" && prev != "would" && prev != "i" && prev != "we":
+				// "like know befo I go": a filler, not "I'd like …"
+			case (wantWords[lw] || requestWords[lw]) && negated:
+			case wh[lw] || lw == "you" || lw == "u" || lw == "ya" || askVerbs[lw] || requestWords[lw] || imperatives[lw]:
+				return false
+			}
+			told = told || statementLeads[lw] || lead && toldLeads[lw] || strings.HasSuffix(lw, "'s") && kinWords[strings.TrimSuffix(lw, "'s")] || kinWords[lw]
+			lead = false
+		case tHan, tHanRaw:
+			han.WriteString(t.text)
+			lead, told = false, true
+		default:
+			lead = false
+		}
+	}
+	for _, w := range hanAsks {
+		if strings.Contains(han.String(), w) {
+			return false
+		}
+	}
+	return told
+}
+
+var (
+	// toldLeads start a clause that tells what happened ("got a call …").
+	toldLeads = map[string]bool{"got": true, "had": true, "been": true, "was": true, "were": true, "have": true, "has": true}
+	// kinWords are the people a user tells of.
+	kinWords = map[string]bool{"mum": true, "mam": true, "mom": true, "ma": true, "dad": true, "pa": true, "wife": true, "husband": true,
+		"son": true, "daughter": true, "kids": true, "grandma": true, "grandpa": true, "nan": true, "aunty": true, "auntie": true, "uncle": true,
+		"cousin": true, "friend": true, "boss": true, "missus": true, "sister": true, "brother": true, "sis": true, "bro": true}
+	// leadFillers may come before a clause's first verb ("and also book …").
+	leadFillers = map[string]bool{"and": true, "also": true, "then": true, "just": true, "pls": true, "plz": true, "n": true, "an'": true, "an": true}
+	// imperatives ask for something done, besides toolVerbs and askVerbs.
+	imperatives = map[string]bool{"rent": true, "call": true, "reserve": true, "cancel": true, "schedule": true, "add": true, "put": true,
+		"create": true, "plan": true, "arrange": true, "sort": true, "fix": true, "edit": true, "remove": true, "delete": true, "share": true,
+		"post": true, "upload": true, "download": true, "install": true, "deliver": true, "pick": true, "drop": true, "wake": true, "ring": true,
+		"dial": true, "gimme": true, "lemme": true, "order": true, "look": true, "write": true, "read": true, "sing": true, "watch": true, "listen": true}
+)
 
 // judgeWords and hanJudges say how much or how bad (hanJudges are also
 // function words of the dictionary: 雾霾好严重 names no place 好严重).

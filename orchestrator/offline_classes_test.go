@@ -642,6 +642,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"one request no tool serves, said in two parts", "example", "book me a haircut for saturday, can you sort it for me",
 			[]string{"no_match"}},
+		{"hesitations and the commas around them say nothing", "example", "walking route from the Louvre to, uh, the Eiffel Tower",
+			[]string{"maps_route map[from:Louvre mode:walking to:Eiffel Tower]"}},
+		{"a filler part asks nothing", "example", "um, weather in Oslo, yeah",
+			[]string{"weather_current map[city:Oslo]"}},
+		{"a part that only tells is context", "kit", "东京现在几点，朋友在那边等樱花开",
+			[]string{"kit__world_time map[city:东京]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

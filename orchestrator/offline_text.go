@@ -309,7 +309,34 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return joinHanNames(textAnd(joinNumbers(whetherWeather(out))))
+	return joinHanNames(textAnd(joinNumbers(whetherWeather(dropFillers(out)))))
+}
+
+// hesitations are the sounds of speech dictated or typed as spoken ("um",
+// "uh"): they say nothing.
+var hesitations = map[string]bool{"um": true, "umm": true, "ummm": true, "uh": true, "uhh": true, "uhm": true, "erm": true, "er": true,
+	"hmm": true, "hmmm": true, "mm": true, "mmm": true, "ehm": true}
+
+// dropFillers drops the hesitations and the commas that set them off:
+// "from the Colosseum to, uh, the Trevi Fountain" is a route to the
+// Trevi Fountain, "um, tell me …" one clause.
+func dropFillers(toks []token) []token {
+	comma := func(t token) bool { return t.kind == tPunct && (t.text == "," || t.text == "，") }
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind != tWord || !hesitations[strings.ToLower(t.text)] {
+			out = append(out, t)
+			continue
+		}
+		if i+1 < len(toks) && comma(toks[i+1]) {
+			if len(out) > 0 && comma(out[len(out)-1]) {
+				out = out[:len(out)-1] // ", uh, ": both commas
+			}
+			i++
+		}
+	}
+	return out
 }
 
 // whetherWeather reads "whether" as the weather where a noun stands ("the
