@@ -11,8 +11,11 @@ package orchestrator
 // lexicon is built.
 var conceptGroups = [][]string{
 	{"weather", "forecast", "temperature", "rain", "raining", "snow", "snowing", "sunny", "umbrella", "hot", "cold", "warm", "chilly", "freezing", "humid", "degrees", "windy", "storm",
-		"temp", "temps", "lashing", "pouring", "bucketing", "drizzle", "drizzling", "muggy", "nippy", "parky", "baltic", "nice out", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "brolly", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么", "穿啥", "要不要穿", "羽绒服", "外套", "秋裤",
-		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒"},
+		"temp", "temps", "lashing", "pouring", "bucketing", "drizzle", "drizzling", "muggy", "nippy", "parky", "baltic", "nice out", "chill", "heat", "heatwave", "frost", "frosty", "scorching", "boiling", "sweltering", "jacket", "coat", "sweater", "brolly",
+		"tipping down", "chucking it down", "pissing down", "bucketing down", "teeming", "rainy", "cloudy", "overcast", "foggy", "misty", "thunder", "thunderstorm", "hail",
+		"warmer", "colder", "hotter", "cooler", "it like out", "like outside", "weahter", "wether", "wheather", "weather's", "outside", "outdoors", "out there", "wear", "what to wear", "穿什么", "穿啥", "要不要穿", "羽绒服", "外套", "秋裤",
+		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒",
+		"天儿", "啥天", "温差", "落雨", "落雪", "阴天", "雾蒙蒙", "贼冷", "贼热", "冷唔冷", "热唔热", "天氣"},
 	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "how i go", "how i get", "how can i go", "how can i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车", "哪条路", "走哪条路", "咋坐", "怎么坐"},
 	{"restaurant", "restaurants", "food", "eat", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
 		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
@@ -106,6 +109,7 @@ var stopwordList = []string{
 	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
 	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
 	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
+	"both", "each", "either", "vs", "versus", "right", "one's", "ones", "rn",
 	"put", "firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
 }
 
@@ -128,7 +132,7 @@ var hanFunctionWords = []string{
 	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "目前", "当前", "眼下",
 	"那种", "这种", "那样", "这样", "今儿", "明儿", "昨儿",
 	// demonstratives, and fillers of speech (那个 就是 我想问一下 从成都东站到那个春熙路)
-	"那", "那个", "我这", "我这里", "我这边", "这附近", "那天", "当天", "那一天", "嗯", "呃", "额", "哎妈呀", "哎妈", "哎呀", "哎哟", "哎", "哇塞", "我的妈呀", "就是说",
+	"那", "那个", "我这", "我这里", "我这边", "这附近", "那天", "当天", "那一天", "外头", "外面", "外边", "今朝", "老说", "老是", "一直问", "嗯", "呃", "额", "哎妈呀", "哎妈", "哎呀", "哎哟", "哎", "哇塞", "我的妈呀", "就是说",
 	// a verb and its result: 到 is no "to" (要靠窗能看到江景)
 	"看到", "见到", "找到", "听到", "收到", "遇到", "想到", "做到", "得到", "吃到", "买到", "订到", "拿到", "碰到", "感到", "受到", "看得到", "看不到",
 	// a comparison, never a place (要是AQI超过200); a count asked for (给我看3条)

@@ -825,11 +825,14 @@ func (ix *offlineIndex) rankClause(c *clause, now time.Time) {
 	c.ranked = ix.rank(c.toks, c.placeToks)
 	ix.boostValues(c)
 	if (c.places.origin != "" || c.places.fromThere) && (c.places.dest != "" || c.places.toThere) && c.places.origin+c.places.dest != "" && hasAction(c) ||
-		c.places.origin+c.places.dest != "" && travels(c) || travels(c) && howFar(c) {
+		c.places.origin+c.places.dest != "" && travels(c) || travels(c) && howFar(c) ||
+		c.places.origin != "" && c.places.dest != "" && len(c.values.dates) > 0 && !slices.ContainsFunc(c.toks, func(t token) bool { return t.kind == tHan || t.kind == tHanRaw }) {
 		// "drive from A to B", a way of travel to or from one place ("how
 		// long to drive to the airport": from where is missing), and a way
 		// of travel asked how far or how long ("how far is it by car",
-		// 开车过去要多久: both ends are missing).
+		// 开车过去要多久: both ends are missing), and a trip on a day
+		// ("London to Edinburgh this Saturday"; in Chinese a ticket of
+		// another kind, 明天广州南到长沙南的高铁票, reads the same).
 		ix.boostRoutes(c)
 	}
 	if (c.laterDay || laterThanNow(c.toks) || c.values.after(c.toks, now.AddDate(0, 0, 1))) && !saysNow(c.toks) {
@@ -1263,7 +1266,7 @@ func lastGap(toks []token) int {
 var condWords = map[string]bool{"if": true, "unless": true, "如果": true, "要是": true, "假如": true, "万一": true, "若": true}
 
 // andLike separators join what is on either side ("3 and 5").
-var andLike = map[string]bool{"and": true, "n": true, "&": true, "+": true, "＋": true, "plus": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
+var andLike = map[string]bool{"and": true, "vs": true, "versus": true, "n": true, "&": true, "+": true, "＋": true, "plus": true, "和": true, "跟": true, "与": true, "并": true, "、": true}
 
 // namesPair says whether the clause names two values of one of oe's
 // groups (km and miles, 华氏 and 摄氏, two currencies).
@@ -2041,6 +2044,9 @@ var backRef = map[string]bool{"there": true, "here": true, "那里": true, "那�
 // before toks[i], "Vienna" of "Vienna to Prague": no function word and no
 // word of the lexicon or the catalog ("Fly to Rome", "Walk to the park").
 func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
+	if i > 1 && toks[i-1].kind == tWord && towardWords[strings.ToLower(toks[i-1].text)] {
+		i-- // "drive Baton Rouge down to New Orleans"
+	}
 	j := i
 	for j > 0 && i-j < 4 {
 		t := toks[j-1]
@@ -2069,6 +2075,9 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 	}
 	return strings.Join(words, " "), idx
 }
+
+// towardWords may come between a route's start and "to".
+var towardWords = map[string]bool{"down": true, "up": true, "over": true, "out": true, "across": true, "back": true, "on": true}
 
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
 var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}

@@ -648,6 +648,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"weather_current map[city:Oslo]"}},
 		{"a part that only tells is context", "kit", "东京现在几点，朋友在那边等樱花开",
 			[]string{"kit__world_time map[city:东京]"}},
+		{"weather as people ask it", "example", "what's it like out in Bergen right now",
+			[]string{"weather_current map[city:Bergen]"}},
+		{"weather in spoken Chinese", "example", "长沙今天啥天儿",
+			[]string{"weather_current map[city:长沙]"}},
+		{"a difference of temperature asks both places", "example", "北京跟上海现在温差有多大",
+			[]string{"weather_current map[city:上海]", "weather_current map[city:北京]"}},
+		{"both is no place", "example", "weather of Lahore and Karachi both",
+			[]string{"weather_current map[city:Karachi]", "weather_current map[city:Lahore]"}},
+		{"a trip on a day without from", "kit", "London to Edinburgh this Saturday for 4 of us",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-13 destination:Edinburgh origin:London passengers:4]"}},
+		{"down to between a route's ends", "example", "how long it take to drive Austin down to San Antonio",
+			[]string{"maps_route map[from:Austin mode:driving to:San Antonio]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
