@@ -54,11 +54,11 @@ var conceptGroups = [][]string{
 	{"structured", "结构化"},
 	{"annotated", "annotation", "annotations", "标注", "注释"},
 	{"subscription", "subscriber", "subscribe", "订阅"},
-	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找"},
+	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找", "搵"},
 	{"translate", "translation", "how do you say", "how do i say", "how to say", "how do u say", "how would you say", "how would i say", "how can i say", "how do we say", "翻译", "怎么说", "咋说", "怎么讲", "咋讲", "用英语说", "用日语说", "译成", "翻成"},
 	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
 	{"currency", "exchange rate", "exchange", "money", "汇率", "货币", "兑换"},
-	{"convert", "conversion", "换算", "转换"},
+	{"convert", "conversion", "换算", "转换", "换做", "换成"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
 	{"air quality", "pollution", "smog", "aqi", "pollutant", "ozone", "haze", "空气质量", "雾霾", "污染", "浓度", "污染物", "臭氧", "空气好不好", "空气怎么样", "空气咋样"},
 	// 民宿 (a homestay) is no word of the hotel group: it is what a
@@ -132,7 +132,9 @@ var hanFunctionWords = []string{
 	"严重不", "严重吗", "严不严重", "厉害吗", "大不大", "高不高", "目前", "当前", "眼下",
 	"那种", "这种", "那样", "这样", "今儿", "明儿", "昨儿",
 	// demonstratives, and fillers of speech (那个 就是 我想问一下 从成都东站到那个春熙路)
-	"那", "那个", "我这", "我这里", "我这边", "这附近", "那天", "当天", "那一天", "外头", "外面", "外边", "今朝", "老说", "老是", "一直问", "嗯", "呃", "额", "哎妈呀", "哎妈", "哎呀", "哎哟", "哎", "哇塞", "我的妈呀", "就是说",
+	"那", "那个", "我这", "我这里", "我这边", "这附近", "那天", "当天", "那一天", // Shanghainese, Cantonese and northern words of speech
+	"阿拉", "侬", "俺", "咱", "咱们", "马上", "唔该", "唔该晒", "多谢晒", "而家", "冇", "嘅", "咗", "喺", "啲", "乜", "点样", "几耐", "要几耐", "几多", "有几多", "点计", "等一下", "等下",
+	"外头", "外面", "外边", "今早", "出门", "出去", "老说", "老是", "一直问", "嗯", "呃", "额", "哎妈呀", "哎妈", "哎呀", "哎哟", "哎", "哇塞", "我的妈呀", "就是说",
 	// a verb and its result: 到 is no "to" (要靠窗能看到江景)
 	"看到", "见到", "找到", "听到", "收到", "遇到", "想到", "做到", "得到", "吃到", "买到", "订到", "拿到", "碰到", "感到", "受到", "看得到", "看不到",
 	// a comparison, never a place (要是AQI超过200); a count asked for (给我看3条)

@@ -584,7 +584,7 @@ var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "tha
 	"thanking": true, "salamat": true, "blessings": true, "needful": true, "following": true, "earliest": true, "please": true, "pls": true, "plz": true,
 	"kid": true, "cher": true, "brah": true, "bra": true, "lah": true, "ah": true, "eh": true, "innit": true, "yeah": true, "yep": true,
 	"anyway": true, "anyways": true, "omg": true, "lol": true, "haha": true, "chur": true, "bore": true, "da": true, "kia": true, "ora": true,
-	"assalam": true, "assalamu": true, "alaikum": true, "salaam": true, "salam": true, "sumimasen": true, "duw": true, "cuz": true, "dude": true,
+	"assalam": true, "assalamu": true, "alaikum": true, "salaam": true, "salam": true, "sumimasen": true, "duw": true, "o": true, "wa": true, "walaikum": true, "cuz": true, "dude": true,
 	"like": true, "so": true, "well": true, "oh": true, "okay": true, "ok": true, "alright": true, "right": true, "aye": true, "hun": true,
 	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}
 
@@ -1656,7 +1656,8 @@ func followUp(c *clause) bool {
 func aside(c *clause) bool {
 	var han strings.Builder
 	lead := true
-	told := false // it names who it tells of, or starts "got …", "been …" ("a taxi to the airport" asks for one)
+	refused := false // it says what the user does not want
+	told := false    // it names who it tells of, or starts "got …", "been …" ("a taxi to the airport" asks for one)
 	for i, t := range c.toks {
 		lw := strings.ToLower(t.text)
 		prev := ""
@@ -1675,12 +1676,15 @@ func aside(c *clause) bool {
 			switch {
 			case lead && leadFillers[lw]:
 				continue
+			case lw == "like" && prev != "i'd" && prev != "would" && prev != "i" && prev != "we":
+				// "like know befo I go": a filler, not "I'd like …"; "I no
+				// like wake her up": what the user does not want.
+				refused = refused || negated
 			case lead && (toolVerbs[lw] || askVerbs[lw] || requestWords[lw] || imperatives[lw] || questionWords[lw]):
 				return false // "book a cab", "also rent me a car", "is it …"
-			case lw == "like" && prev != "i'd" && prev != "would" && prev != "i" && prev != "we":
-				// "like know befo I go": a filler, not "I'd like …"
 			case (wantWords[lw] || requestWords[lw]) && negated:
-			case wh[lw] || lw == "you" || lw == "u" || lw == "ya" || askVerbs[lw] || requestWords[lw] || imperatives[lw]:
+				refused, told = true, true // "dont want to ring at midnight"
+			case wantWords[lw] || wh[lw] || lw == "you" || lw == "u" || lw == "ya" || !refused && (askVerbs[lw] || requestWords[lw] || imperatives[lw]):
 				return false
 			}
 			told = told || statementLeads[lw] || lead && toldLeads[lw] || strings.HasSuffix(lw, "'s") && kinWords[strings.TrimSuffix(lw, "'s")] || kinWords[lw]

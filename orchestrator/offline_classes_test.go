@@ -660,6 +660,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__flights_search map[cabin:economy date:2027-03-13 destination:Edinburgh origin:London passengers:4]"}},
 		{"down to between a route's ends", "example", "how long it take to drive Austin down to San Antonio",
 			[]string{"maps_route map[from:Austin mode:driving to:San Antonio]"}},
+		{"Cantonese amounts and currencies", "kit", "500蚊港紙換做美金有幾多",
+			[]string{"kit__currency_convert map[amount:500 from:HKD to:USD]"}},
+		{"what the user does not want is context", "kit", "what time is it in Lima now? got a chat with a supplier there and dont want to ring at midnight",
+			[]string{"kit__world_time map[city:Lima]"}},
+		{"Shanghainese words of time and person are no places", "example", "今朝杭州落雨伐？阿拉马上要出门了",
+			[]string{"weather_current map[city:杭州]"}},
+		{"a pidgin 'no like' says what the user does not want", "kit", "what time is it in Lima now? like my aunty there no like wake up early",
+			[]string{"kit__world_time map[city:Lima]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

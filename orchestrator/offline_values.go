@@ -570,7 +570,7 @@ var currencyNames = map[string]string{
 	"£": "GBP", "pound": "GBP", "pounds": "GBP", "pound sterling": "GBP", "pounds sterling": "GBP", "british pounds": "GBP", "quid": "GBP", "英镑": "GBP",
 	"¥": "JPY", "yen": "JPY", "japanese yen": "JPY", "日元": "JPY", "日币": "JPY",
 	"yuan": "CNY", "rmb": "CNY", "renminbi": "CNY", "人民币": "CNY", "元": "CNY", "块": "CNY", "块钱": "CNY",
-	"hong kong dollars": "HKD", "hong kong dollar": "HKD", "港币": "HKD", "港元": "HKD", "港纸": "HKD",
+	"hong kong dollars": "HKD", "hong kong dollar": "HKD", "港币": "HKD", "港元": "HKD", "港纸": "HKD", "蚊": "HKD", "欧罗": "EUR",
 	"won": "KRW", "korean won": "KRW", "₩": "KRW", "韩元": "KRW", "韩币": "KRW",
 	"rupee": "INR", "rupees": "INR", "indian rupees": "INR", "₹": "INR", "卢比": "INR",
 	"canadian dollar": "CAD", "canadian dollars": "CAD", "加元": "CAD", "加币": "CAD",
