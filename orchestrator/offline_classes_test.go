@@ -668,6 +668,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"weather_current map[city:杭州]"}},
 		{"a pidgin 'no like' says what the user does not want", "kit", "what time is it in Lima now? like my aunty there no like wake up early",
 			[]string{"kit__world_time map[city:Lima]"}},
+		{"an apostrophe inside single quotes closes nothing", "kit", "translate 'I can't come today, it's raining' to french",
+			[]string{"kit__translate_text map[source_lang:auto target_lang:fr text:I can't come today, it's raining]"}},
+		{"make it … says how the picture should be", "example", "draw a fox in the snow and make it brighter",
+			[]string{"image_generate map[prompt:a fox in the snow and make it brighter]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -300,12 +300,25 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 		if t.stop || t.kind == tPunct {
 			continue
 		}
-		if content == 0 && actionVerbs[strings.ToLower(t.norm)] {
-			return false // "draw a cat, draw a dog": two steps
+		if content == 0 && actionVerbs[strings.ToLower(t.norm)] && !makeIt(c.toks, i) {
+			return false // "draw a cat, draw a dog": two steps (but "…, make it brighter")
 		}
 		content++
 	}
 	return content <= 3
+}
+
+// makeIt says whether toks[i] is "make" of "make it …", "make them …":
+// how the thing just asked for should be.
+func makeIt(toks []token, i int) bool {
+	if !strings.EqualFold(toks[i].text, "make") || i+1 >= len(toks) {
+		return false
+	}
+	switch strings.ToLower(toks[i+1].text) {
+	case "it", "them", "this", "that", "em":
+		return true
+	}
+	return false
 }
 
 // namesAThing says whether a part begins with an article or a number, as

@@ -185,6 +185,20 @@ func quoted(goal string, i int, r rune, size int, unclosed map[rune]bool) (token
 		return token{}, false
 	}
 	j := strings.IndexRune(goal[i+size:], closer)
+	for r == '\'' && j >= 0 {
+		// 'where's the bus stop': an apostrophe between letters closes
+		// nothing.
+		at := i + size + j
+		if at+1 >= len(goal) || !isWordRune(firstRuneOf(goal[at+1:])) || at == 0 || !isWordRune(lastRune(goal[:at])) {
+			break
+		}
+		k := strings.IndexRune(goal[at+1:], closer)
+		if k < 0 {
+			j = -1
+			break
+		}
+		j += 1 + k
+	}
 	if j < 0 {
 		unclosed[closer] = true
 		return token{}, false
