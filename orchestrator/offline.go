@@ -1909,6 +1909,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 				}
 				continue
 			}
+			if activity(t.text) {
+				continue // 去看极光: what the user goes to do, not where
+			}
 			switch {
 			case leadsTo(prev):
 				set(&pl.dest, t.text, i)
@@ -1923,7 +1926,7 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 		// A Chinese run the dictionary does not know ("北京明天天气怎么样"), or
 		// a capitalised name not at the start ("Paris weather" too).
 		for i, t := range toks {
-			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) && (i == 0 || !aboutWords[toks[i-1].text]) && numberHints[t.text] == nil {
+			if t.kind == tHanRaw && runeLen(t.text) >= 2 && !foodKindAt(toks, i) && !activity(t.text) && (i == 0 || !aboutWords[toks[i-1].text]) && numberHints[t.text] == nil {
 				set(&pl.place, t.text, i)
 				break
 			}
@@ -2083,6 +2086,22 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 // towardWords may come between a route's start and "to".
 var towardWords = map[string]bool{"down": true, "up": true, "over": true, "out": true, "across": true, "back": true, "on": true}
 
+// demonstratives may stand between 到 and the place it leads to.
+var demonstratives = map[string]bool{"那个": true, "这个": true, "那": true, "这": true}
+
+// activity says whether a Chinese run the dictionary does not know starts
+// with a verb of what one goes to do (看极光, 吃海鲜, 爬长城), not a name.
+func activity(s string) bool {
+	if baseDict.words[s].place || hanPlaceNames[s] != "" {
+		return false
+	}
+	switch firstRuneOf(s) {
+	case '看', '吃', '玩', '买', '逛', '拍', '泡', '爬', '滑', '听', '见':
+		return true
+	}
+	return false
+}
+
 // hanToWords lead on to a destination: 到, 去, 飞 (从上海飞东京).
 var hanToWords = map[string]bool{"到": true, "去": true, "至": true, "往": true, "飞": true, "飞往": true, "前往": true, "开往": true}
 
@@ -2104,6 +2123,9 @@ func hanTo(toks []token, i int) int {
 	for ; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tHan && leadsTo(t.text) {
+			for i+2 < len(toks) && demonstratives[toks[i+1].text] {
+				i++ // 到那个春熙路
+			}
 			if i+1 < len(toks) && toks[i+1].kind == tHanRaw || i+2 < len(toks) && toks[i+1].kind == tNum && toks[i+2].kind == tHanRaw && toks[i+1].end == toks[i+2].start {
 				return i + 1
 			}

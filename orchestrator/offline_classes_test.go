@@ -672,6 +672,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__translate_text map[source_lang:auto target_lang:fr text:I can't come today, it's raining]"}},
 		{"make it … says how the picture should be", "example", "draw a fox in the snow and make it brighter",
 			[]string{"image_generate map[prompt:a fox in the snow and make it brighter]"}},
+		{"a demonstrative between 到 and the place", "example", "从南京南站到那个夫子庙 坐地铁怎么走",
+			[]string{"maps_route map[from:南京南站 mode:transit to:夫子庙]"}},
+		{"what one goes to do is no place", "example", "东京现在天气咋样 下个月想去看樱花 先看看冷不冷",
+			[]string{"weather_current map[city:东京]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
