@@ -109,7 +109,7 @@ var stopwordList = []string{
 	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
 	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
 	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
-	"both", "each", "either", "vs", "versus", "right", "one's", "ones", "rn",
+	"gimme", "lemme", "both", "each", "either", "vs", "versus", "right", "one's", "ones", "rn",
 	"put", "firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
 }
 
@@ -133,7 +133,7 @@ var hanFunctionWords = []string{
 	"那种", "这种", "那样", "这样", "今儿", "明儿", "昨儿",
 	// demonstratives, and fillers of speech (那个 就是 我想问一下 从成都东站到那个春熙路)
 	"那", "那个", "我这", "我这里", "我这边", "这附近", "那天", "当天", "那一天", // Shanghainese, Cantonese and northern words of speech
-	"阿拉", "侬", "俺", "咱", "咱们", "马上", "唔该", "唔该晒", "多谢晒", "而家", "冇", "嘅", "咗", "喺", "啲", "乜", "点样", "几耐", "要几耐", "几多", "有几多", "点计", "等一下", "等下",
+	"阿拉", "侬", "俺", "咱", "咱们", "马上", "而家", "冇", "嘅", "咗", "喺", "啲", "乜", "点样", "几耐", "要几耐", "几多", "有几多", "点计", "等一下", "等下",
 	"外头", "外面", "外边", "今早", "出门", "出去", "老说", "老是", "一直问", "嗯", "呃", "额", "哎妈呀", "哎妈", "哎呀", "哎哟", "哎", "哇塞", "我的妈呀", "就是说",
 	// a verb and its result: 到 is no "to" (要靠窗能看到江景)
 	"看到", "见到", "找到", "听到", "收到", "遇到", "想到", "做到", "得到", "吃到", "买到", "订到", "拿到", "碰到", "感到", "受到", "看得到", "看不到",

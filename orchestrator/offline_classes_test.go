@@ -676,6 +676,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"maps_route map[from:南京南站 mode:transit to:夫子庙]"}},
 		{"what one goes to do is no place", "example", "东京现在天气咋样 下个月想去看樱花 先看看冷不冷",
 			[]string{"weather_current map[city:东京]"}},
+		{"a number said before the conversion", "kit", "天气app说明天才50°F，换成摄氏度是多少",
+			[]string{"kit__units_convert map[from_unit:f to_unit:c value:50]"}},
+		{"Shanghainese tomorrow", "kit", "明朝北京飞上海个机票",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-11 destination:上海 origin:北京 passengers:1]"}},
+		{"gimme is no topic", "kit", "whats the latest on Arsenal, gimme three headlines",
+			[]string{"kit__news_headlines map[limit:3 topic:Arsenal]"}},
+		{"Cantonese thanks is no place", "example", "喺旺角搵幾間好食嘅燒鵝舖頭，唔該晒",
+			[]string{"places_restaurants map[near:旺角]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

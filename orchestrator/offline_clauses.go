@@ -361,7 +361,7 @@ func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []c
 	out := cs[:0:0]
 	for i := 0; i < len(cs); i++ {
 		c := cs[i]
-		if i+1 < len(cs) && c.best < 0 && !c.cond && (len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) || ix.topicFor(&c, &cs[i+1])) {
+		if i+1 < len(cs) && c.best < 0 && !c.cond && (len(c.values.dates)+len(c.values.times) > 0 && cs[i+1].best >= 0 && ix.takesDate(&cs[i+1]) || ix.topicFor(&c, &cs[i+1]) || ix.numberFor(&c, &cs[i+1])) {
 			next := cs[i+1]
 			next.toks = append(slices.Clone(c.toks), next.toks...)
 			next.start, next.before = c.start, c.before
@@ -373,6 +373,23 @@ func (ix *offlineIndex) joinForward(goal string, cs []clause, now time.Time) []c
 		out = append(out, c)
 	}
 	return out
+}
+
+// numberFor says whether c, a part no tool fits, gives the number of
+// next, a part whose tool takes a required number and that names none
+// ("手机app说明天最高才41°F，换成摄氏度是多少").
+func (ix *offlineIndex) numberFor(c, next *clause) bool {
+	if next.best < 0 || next.cond || !slices.ContainsFunc(c.toks, func(t token) bool { return t.kind == tNum }) ||
+		slices.ContainsFunc(next.toks, func(t token) bool { return t.kind == tNum }) {
+		return false
+	}
+	oe := ix.entries[next.ranked[next.best].entry]
+	for _, p := range oe.params {
+		if (p.typ == "number" || p.typ == "integer") && oe.required[p.name] {
+			return true
+		}
+	}
+	return false
 }
 
 // topicFor says whether c, a part no tool fits, is the topic of next, a
