@@ -684,6 +684,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__news_headlines map[limit:3 topic:Arsenal]"}},
 		{"Cantonese thanks is no place", "example", "喺旺角搵幾間好食嘅燒鵝舖頭，唔該晒",
 			[]string{"places_restaurants map[near:旺角]"}},
+		{"in the vicinity of is near", "example", "thai food in the vicinity of Covent Garden",
+			[]string{"places_restaurants map[cuisine:thai near:Covent Garden]"}},
+		{"a landmark's city after it says where it is", "example", "Japanese restaurants near Marina Bay Sands, Singapore",
+			[]string{"places_restaurants map[cuisine:japanese near:Marina Bay Sands]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

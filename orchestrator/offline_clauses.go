@@ -214,6 +214,10 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 			if !onlyValues(c, ix) {
 				continue
 			}
+			if i > 0 && out[i-1].best >= 0 && qualifies(out[i-1].places.any(), c.places.any()) {
+				c.toks = nil // "near Marina Bay Sands, Singapore": where the place is
+				continue
+			}
 			for _, j := range []int{i - 1, i + 1} {
 				if j < 0 || j >= len(out) || out[j].best < 0 || !listSep(c.before, c) && j < i || !listSep(c.after, c) && j > i {
 					continue
@@ -223,7 +227,7 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 			}
 		}
 	}
-	return out
+	return slices.DeleteFunc(out, func(c clause) bool { return c.toks == nil })
 }
 
 // onlyAsks says whether a part without a tool only asks again what the

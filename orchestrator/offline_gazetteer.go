@@ -73,7 +73,7 @@ func init() {
 	// name, but no city: 上海外滩 stays one name (innermostPlace splits
 	// only names of the gazetteer), and no enum value is named by it.
 	for _, line := range strings.Split(landmarksText, "\n") {
-		zh, en, _, ok := gazetteerLine(line)
+		zh, en, rest, ok := gazetteerLine(line)
 		if !ok {
 			continue
 		}
@@ -83,7 +83,24 @@ func init() {
 				baseDict.add(w, hanWord{place: true})
 			}
 		}
+		city := strings.ToLower(strings.TrimSpace(rest))
+		for _, n := range strings.Split(en, ",") {
+			if n = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(n), "*"))); n != "" && city != "" {
+				landmarkCity[n] = city
+			}
+		}
 	}
+}
+
+// landmarkCity is the city of a landmark's English name, lower-case
+// ("marina bay sands" → "singapore").
+var landmarkCity = map[string]string{}
+
+// qualifies says whether place q only says where place p is: the city of
+// a landmark ("Marina Bay Sands, Singapore").
+func qualifies(p, q string) bool {
+	c := landmarkCity[strings.ToLower(p)]
+	return c != "" && c == strings.ToLower(q)
 }
 
 // gazetteerLine splits a line of gazetteer.txt or landmarks.txt into its

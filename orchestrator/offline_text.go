@@ -3,6 +3,7 @@ package orchestrator
 import (
 	_ "embed"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -323,7 +324,35 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return joinHanNames(textAnd(joinNumbers(whetherWeather(dropFillers(out)))))
+	return joinHanNames(textAnd(joinNumbers(whetherWeather(nearPhrases(dropFillers(out))))))
+}
+
+// nearPhraseWords are phrases that mean "near" ("in the vicinity of Marina Bay
+// Sands", "within walking distance of the Louvre").
+var nearPhraseWords = [][]string{{"in", "the", "vicinity", "of"}, {"in", "the", "neighbourhood", "of"}, {"in", "the", "neighborhood", "of"},
+	{"within", "walking", "distance", "of"}, {"walking", "distance", "from"}, {"in", "the", "area", "of"}}
+
+// nearPhrases reads each of nearPhraseWords as the one word "near".
+func nearPhrases(toks []token) []token {
+	out := toks[:0]
+	for i := 0; i < len(toks); i++ {
+		n := 0
+		for _, ph := range nearPhraseWords {
+			if i+len(ph) <= len(toks) && slices.EqualFunc(toks[i:i+len(ph)], ph, func(t token, w string) bool { return t.kind == tWord && strings.EqualFold(t.text, w) }) {
+				n = len(ph)
+				break
+			}
+		}
+		if n == 0 {
+			out = append(out, toks[i])
+			continue
+		}
+		t := toks[i]
+		t.text, t.norm, t.end = "near", "near", toks[i+n-1].end
+		out = append(out, t)
+		i += n - 1
+	}
+	return out
 }
 
 // hesitations are the sounds of speech dictated or typed as spoken ("um",
