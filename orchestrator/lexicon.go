@@ -109,7 +109,7 @@ var stopwordList = []string{
 	"nearby", "near", "around", "close", "than", "if", "but", "not", "no", "yes", "ok", "okay", "hey", "hi",
 	"today", "tomorrow", "tonight", "yesterday", "morning", "afternoon", "evening", "night", "weekend", "week", "day",
 	"plan", "trip", "visit", "travel", "holiday", "vacation", "journey", "for me", "use", "using", "run", "do it", "is it",
-	"gimme", "lemme", "both", "each", "either", "vs", "versus", "right", "one's", "ones", "rn",
+	"gimme", "lemme", "todya", "tdy", "tomorow", "tommorow", "tommorrow", "tmrw", "tmr", "tonite", "both", "each", "either", "vs", "versus", "right", "one's", "ones", "rn",
 	"put", "firstly", "secondly", "thirdly", "fourthly", "lastly", "additionally", "moreover", "furthermore",
 }
 

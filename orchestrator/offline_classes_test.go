@@ -688,6 +688,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:thai near:Covent Garden]"}},
 		{"a landmark's city after it says where it is", "example", "Japanese restaurants near Marina Bay Sands, Singapore",
 			[]string{"places_restaurants map[cuisine:japanese near:Marina Bay Sands]"}},
+		{"in typed onto a place", "example", "wether inlisbon rn pls",
+			[]string{"weather_current map[city:lisbon]"}},
+		{"in typed onto a place one letter off, and today misspelt", "kit", "whats the aqi inkarachii todya",
+			[]string{"kit__air_quality map[city:karachii]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

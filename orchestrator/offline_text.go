@@ -464,7 +464,34 @@ func wordTokens(goal string, i, size int) []token {
 		n := len(m[1])
 		return []token{readWord(goal[:i+n], i, size), readWord(goal[:t.end], i+n, 1)}
 	}
+	if n := gluedIn(t.text); n > 0 {
+		// "wether inreykjavick", "aqi inlahore": "in" typed onto the place.
+		return []token{readWord(goal[:i+n], i, size), readWord(goal[:t.end], i+n, 1)}
+	}
 	return []token{t}
+}
+
+// gluedIn returns 2 when w is "in" typed onto a place name of the
+// gazetteer, as it is or one letter off ("inlahore", "inreykjavick"),
+// else 0.
+func gluedIn(w string) int {
+	lw := strings.ToLower(w)
+	rest := lw[min(2, len(lw)):]
+	if !strings.HasPrefix(lw, "in") || len(rest) < 5 || englishPlaceNames[lw] || !isASCII(lw) {
+		return 0
+	}
+	if englishPlaceNames[rest] && !ambiguousPlaceNames[rest] {
+		return 2
+	}
+	if len(rest) < 7 {
+		return 0
+	}
+	for name := range englishPlaceNames {
+		if len(name) >= len(rest)-1 && len(name) <= len(rest)+1 && !ambiguousPlaceNames[name] && editDistance(rest, name, 1) <= 1 {
+			return 2
+		}
+	}
+	return 0
 }
 
 // baText returns where the text of 把 … 翻译成 ends (from, the byte after
