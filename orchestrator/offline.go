@@ -137,6 +137,9 @@ type places struct {
 	// at is where the user said they are (我在深圳北站, "I'm at Union
 	// Station"): a later route's start when it names none.
 	at string
+	// party is how many people a clause before counted ("for 4 of us"):
+	// a later step's guests or passengers when it counts none.
+	party int
 }
 
 func (pl places) any() string {
@@ -201,6 +204,7 @@ func (b *planBuilder) build(clauses []clause) {
 	var ctx places
 	var dates []value       // the dates named last: a clause without its own takes them ("后天从深圳飞曼谷，顺便看看曼谷的酒店")
 	var remarks []Unplanned // clauses that only remark (remark), reported when nothing is planned
+	party := 0              // the people counted last ("for 4 of us")
 	later := make([]string, len(clauses)+1)
 	for i := len(clauses) - 1; i >= 0; i-- {
 		if later[i] = clauses[i].places.any(); later[i] == "" {
@@ -218,6 +222,7 @@ func (b *planBuilder) build(clauses []clause) {
 				c.values.dates = dates
 			}
 			n := len(b.unplanned)
+			ctx.party = party
 			b.step(c, text, ctx, later[i+1])
 			if len(b.unplanned) > n && b.unplanned[n].Reason == ReasonMissing && statement(c, false) {
 				// "My Lisbon meeting has moved, …": it names what a tool
@@ -251,6 +256,9 @@ func (b *planBuilder) build(clauses []clause) {
 		}
 		if len(c.values.dates) > 0 {
 			dates = c.values.dates
+		}
+		if n := peopleCount(c.toks); n > 0 {
+			party = n
 		}
 		if c.places.any() != "" {
 			at := ctx.at

@@ -692,6 +692,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"weather_current map[city:lisbon]"}},
 		{"in typed onto a place one letter off, and today misspelt", "kit", "whats the aqi inkarachii todya",
 			[]string{"kit__air_quality map[city:karachii]"}},
+		{"the people counted before are a later step's guests", "kit", "London to Rome this Saturday for 4 of us, and then a hotel there for 2 nights same day",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-13 destination:Rome origin:London passengers:4]", "kit__hotels_search map[check_in:2027-03-13 city:Rome guests:4 nights:2]"}},
+		{"just me n the missus is two", "kit", "hotel in Oslo from the 19th, 3 nights, just me n the missus",
+			[]string{"kit__hotels_search map[check_in:2027-03-19 city:Oslo guests:2 nights:3]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

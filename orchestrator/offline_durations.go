@@ -180,6 +180,39 @@ func (f *filler) party() {
 	}
 }
 
+// carriedParty gives a parameter that counts people, and that the clause
+// leaves unset, the people a clause before counted ("flights for 4 of us,
+// and then a hotel there").
+func (f *filler) carriedParty(n int) {
+	if n == 0 {
+		return
+	}
+	for _, p := range f.oe.params {
+		if p.role == roleNumber && (p.words["guest"] || p.words["passeng"] || p.words["person"] || p.words["adult"] || p.words["people"]) {
+			f.set(p, numberFor(p, float64(n)))
+		}
+	}
+}
+
+// peopleCount reads how many people a clause counts: "4 of us", "3
+// people", "2 adults", "me and my wife"; 0 when it counts none.
+func peopleCount(toks []token) int {
+	for i, t := range toks {
+		if t.kind != tNum || i+1 >= len(toks) || t.val < 1 || t.val > 50 || t.val != float64(int(t.val)) {
+			continue
+		}
+		switch w := strings.ToLower(toks[i+1].text); {
+		case w == "of" && i+2 < len(toks) && strings.EqualFold(toks[i+2].text, "us"), peopleWords[w]:
+			return int(t.val)
+		}
+	}
+	n, _ := partySize(toks)
+	return n
+}
+
+var peopleWords = map[string]bool{"people": true, "persons": true, "person": true, "ppl": true, "pax": true, "guests": true, "adults": true,
+	"passengers": true, "travellers": true, "travelers": true}
+
 // partySize reads "me and my wife" (2), "just me", "by myself" (1): the
 // count and the token of "me".
 func partySize(toks []token) (int, int) {
@@ -190,7 +223,7 @@ func partySize(toks []token) (int, int) {
 			// "and" may be gone: the clause was split at it and the part
 			// after joined again ("for me" + "my wife").
 			j := i + 1
-			if strings.EqualFold(toks[j].text, "and") && j+1 < len(toks) {
+			if w := strings.ToLower(toks[j].text); (w == "and" || w == "n" || w == "&" || w == "an'" || w == "with") && j+1 < len(toks) {
 				j++
 			}
 			if w := strings.ToLower(toks[j].text); (w == "my" || w == "the") && j+1 < len(toks) {
@@ -199,8 +232,12 @@ func partySize(toks []token) (int, int) {
 			if companions[strings.ToLower(toks[j].text)] {
 				return 2, i
 			}
-		case (lw == "just" || lw == "only") && i+1 < len(toks) && strings.EqualFold(toks[i+1].text, "me"), lw == "myself", lw == "solo":
-			return 1, i
+		}
+	}
+	for i, t := range toks {
+		lw := strings.ToLower(t.text)
+		if (lw == "just" || lw == "only") && i+1 < len(toks) && strings.EqualFold(toks[i+1].text, "me") || lw == "myself" || lw == "solo" {
+			return 1, i // (after "just me n the missus": 2)
 		}
 	}
 	return 0, 0

@@ -62,6 +62,7 @@ func (ix *offlineIndex) fill(goal string, c *clause, oe *offEntry, ctx places, l
 	f.places(ctx, later)
 	f.durations()
 	f.numbers()
+	f.carriedParty(ctx.party)
 	f.text(quotes)
 	f.bools()
 	return f.finish()
