@@ -260,7 +260,7 @@ func (b *planBuilder) build(clauses []clause) {
 		if n := peopleCount(c.toks); n > 0 {
 			party = n
 		}
-		if c.places.any() != "" {
+		if c.places.any() != "" && !b.placeInText(c) {
 			at := ctx.at
 			if userAt(text) {
 				at = c.places.any()
@@ -287,6 +287,21 @@ func (b *planBuilder) build(clauses []clause) {
 		b.unplanned = append(b.unplanned, Unplanned{Clause: strings.TrimSpace(b.goal), Reason: ReasonNoMatch,
 			Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
 	}
+}
+
+// placeInText says whether clause c's places are words of the text its
+// tool takes, not where later steps happen ("draw a dragon over Hong Kong
+// harbour, then how long to my office": from where is not said).
+func (b *planBuilder) placeInText(c *clause) bool {
+	if c.best < 0 {
+		return false
+	}
+	for _, p := range b.ix.entries[c.ranked[c.best].entry].params {
+		if p.role == rolePlace || p.role == roleOrigin || p.role == roleDest {
+			return false
+		}
+	}
+	return true
 }
 
 // step plans clause c with its best entry, or says why it cannot.

@@ -696,6 +696,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__flights_search map[cabin:economy date:2027-03-13 destination:Rome origin:London passengers:4]", "kit__hotels_search map[check_in:2027-03-13 city:Rome guests:4 nights:2]"}},
 		{"just me n the missus is two", "kit", "hotel in Oslo from the 19th, 3 nights, just me n the missus",
 			[]string{"kit__hotels_search map[check_in:2027-03-19 city:Oslo guests:2 nights:3]"}},
+		{"a place inside a picture's text is no start of a later route", "example", "draw a whale swimming past Sydney Harbour, and then how long to get to my hotel by train",
+			[]string{"image_generate map[prompt:a whale swimming past Sydney Harbour]", "missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
