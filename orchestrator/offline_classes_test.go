@@ -698,6 +698,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__hotels_search map[check_in:2027-03-19 city:Oslo guests:2 nights:3]"}},
 		{"a place inside a picture's text is no start of a later route", "example", "draw a whale swimming past Sydney Harbour, and then how long to get to my hotel by train",
 			[]string{"image_generate map[prompt:a whale swimming past Sydney Harbour]", "missing_arguments"}},
+		{"half two is half past two, forty five minutes a number in words", "kit", "put the vet in my calendar for next Tuesday at like half two in the afternoon, forty five minutes",
+			[]string{"kit__calendar_create_event map[date:2027-03-16 duration_minutes:45 start_time:14:30 title:vet]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

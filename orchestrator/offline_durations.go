@@ -51,7 +51,7 @@ func (f *filler) durations() {
 }
 
 var (
-	enDurationRe = regexp.MustCompile(`(?i)\b(half an?|an?|one|two|three|four|five|six|\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m)\b(\s+and\s+a\s+half)?`)
+	enDurationRe = regexp.MustCompile(`(?i)\b(half an?|an?|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:[\s-]+(?:one|two|three|four|five|six|seven|eight|nine))?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m)\b(\s+and\s+a\s+half)?`)
 	zhDurationRe = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?|[一二两三四五六七八九十]+)?个?(半)?个?(小时|钟头|分钟)`)
 	enCounts     = map[string]float64{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "half a": 0.5, "half an": 0.5}
 )
@@ -62,6 +62,9 @@ func readDuration(text string) (mins float64, from, to int, ok bool) {
 	if m := enDurationRe.FindStringSubmatchIndex(text); m != nil {
 		n := strings.ToLower(text[m[2]:m[3]])
 		v, known := enCounts[n]
+		if !known {
+			v, known = wordsNumber(n) // "forty five", "twenty-five"
+		}
 		if !known {
 			var err error
 			if v, err = strconv.ParseFloat(n, 64); err != nil {
@@ -102,6 +105,21 @@ func readDuration(text string) (mins float64, from, to int, ok bool) {
 		return v * 60, m[0], m[1], true
 	}
 	return 0, 0, 0, false
+}
+
+// wordsNumber reads a number of one or two English words ("forty five",
+// "ninety-nine", "twelve").
+func wordsNumber(s string) (float64, bool) {
+	v := 0.0
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '-' })
+	for _, w := range parts {
+		n, ok := numberWords[w]
+		if !ok {
+			return 0, false
+		}
+		v += n
+	}
+	return v, len(parts) > 0
 }
 
 // stays gives an integer parameter that counts nights or days (nights,

@@ -491,7 +491,39 @@ func clockWords(text string, add func(h, m, a, b int)) {
 		}
 		add(h, mi, m[0], m[1])
 	}
+	for _, m := range halfRe.FindAllStringSubmatchIndex(text, -1) {
+		// "at half two in the afternoon": half past, as the British say it.
+		before := strings.TrimSuffix(strings.TrimRight(text[:m[0]], " "), "like")
+		if !atBefore(before) {
+			continue
+		}
+		h := hourWord(text[m[2]:m[3]])
+		if h < 1 || h > 12 {
+			continue
+		}
+		day := ""
+		if m[4] >= 0 {
+			day = strings.ToLower(text[m[4]:m[5]])
+		}
+		switch {
+		case day != "" && (strings.HasPrefix(day, "p") || !strings.Contains(day, "morning") && !strings.HasPrefix(day, "a")):
+			if h < 12 {
+				h += 12
+			}
+		case day != "":
+			if h == 12 {
+				h = 0
+			}
+		case h < 7:
+			h += 12
+		}
+		add(h, 30, m[0], m[1])
+	}
 }
+
+// halfRe reads "half two", "half seven in the evening": half past the hour.
+var halfRe = regexp.MustCompile(`(?i)\bhalf\s+(1[0-2]|[1-9]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b` +
+	`(?:\s*(am|pm|a\.m\.|p\.m\.|in the morning|in the afternoon|in the evening|at night|tonight))?`)
 
 // pastRe reads a time told by the clock's words: "half past ten", "quarter
 // to 5", "ten past nine in the morning", "3 o'clock".
