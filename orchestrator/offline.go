@@ -1585,13 +1585,11 @@ func statement(c *clause, wants bool) bool {
 	reason := reasonLeads[lead] // "as I intend to take a stroll"
 	for i, t := range c.toks {
 		lw := strings.ToLower(t.text)
+		if asksOrQuotes(t) {
+			return false
+		}
 		switch t.kind {
 		case tPunct:
-			if strings.ContainsAny(t.text, "?？") {
-				return false
-			}
-		case tQuote:
-			return false
 		case tWord:
 			switch {
 			case wantWords[lw]:
@@ -1672,6 +1670,12 @@ func followUp(c *clause) bool {
 	return true
 }
 
+// asksOrQuotes says whether a token asks (a question mark) or quotes: a
+// clause with one is no remark.
+func asksOrQuotes(t token) bool {
+	return t.kind == tPunct && strings.ContainsAny(t.text, "?？") || t.kind == tQuote
+}
+
 // aside says whether a clause only tells ("she grew up next to one in Nova
 // Scotia", "got a call with a supplier there", 朋友在冰岛等极光): no
 // question, no quote, no word that asks or addresses, and no verb of a
@@ -1687,13 +1691,11 @@ func aside(c *clause) bool {
 		if i > 0 {
 			prev = strings.ToLower(c.toks[i-1].text)
 		}
+		if asksOrQuotes(t) {
+			return false
+		}
 		switch t.kind {
 		case tPunct:
-			if strings.ContainsAny(t.text, "?？") {
-				return false
-			}
-		case tQuote:
-			return false
 		case tWord:
 			negated := prev == "dont" || prev == "don't" || prev == "not" || prev == "no"
 			switch {
