@@ -308,6 +308,11 @@ func (b *planBuilder) placeInText(c *clause) bool {
 func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 	oe, args, missing, err := b.fillStep(c, ctx, later)
 	switch {
+	case len(missing) > 0 && unservedLanguage(c, oe, missing) != "":
+		// "translate … into Urdu" of a tool whose languages lack Urdu: no
+		// value the user could add makes it serve this.
+		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonNoMatch, Suggestions: []string{oe.e.Name},
+			Message: fmt.Sprintf("%s does not offer %s (no tool in the catalog does)", oe.e.Name, unservedLanguage(c, oe, missing))})
 	case len(missing) > 0:
 		b.partial = append(b.partial, partialStep{at: len(b.unplanned), args: args})
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
@@ -319,6 +324,43 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 		b.addStep(oe, args)
 	}
 }
+
+// unservedLanguage returns the language a clause names ("into Urdu", 翻译成泰语)
+// when a missing parameter of oe chooses a language and none of its values
+// is that one, else "".
+func unservedLanguage(c *clause, oe *offEntry, missing []string) string {
+	for _, p := range oe.params {
+		if len(p.enum) == 0 || !slices.Contains(missing, p.name) || !strings.Contains(strings.ToLower(p.name+" "+p.desc), "lang") {
+			continue
+		}
+		for _, t := range c.toks {
+			if name := languageNames[strings.ToLower(t.text)]; name != "" && p.syn[strings.ToLower(t.text)] == nil {
+				return name
+			}
+			if t.kind == tHan || t.kind == tHanRaw {
+				for w, name := range languageNames {
+					if strings.HasSuffix(w, "语") && strings.Contains(t.text, w) && p.syn[w] == nil {
+						return name
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// languageNames are languages a translation may be asked into, by their
+// English and Chinese names.
+var languageNames = map[string]string{"urdu": "Urdu", "hindi": "Hindi", "bengali": "Bengali", "punjabi": "Punjabi", "tamil": "Tamil",
+	"telugu": "Telugu", "thai": "Thai", "vietnamese": "Vietnamese", "indonesian": "Indonesian", "malay": "Malay", "tagalog": "Tagalog",
+	"filipino": "Filipino", "swahili": "Swahili", "turkish": "Turkish", "persian": "Persian", "farsi": "Persian", "hebrew": "Hebrew",
+	"greek": "Greek", "polish": "Polish", "dutch": "Dutch", "swedish": "Swedish", "norwegian": "Norwegian", "danish": "Danish",
+	"finnish": "Finnish", "czech": "Czech", "hungarian": "Hungarian", "romanian": "Romanian", "ukrainian": "Ukrainian", "amharic": "Amharic",
+	"yoruba": "Yoruba", "zulu": "Zulu", "afrikaans": "Afrikaans", "nepali": "Nepali", "sinhala": "Sinhala", "burmese": "Burmese",
+	"khmer": "Khmer", "mongolian": "Mongolian", "kazakh": "Kazakh", "uzbek": "Uzbek",
+	"泰语": "Thai", "越南语": "Vietnamese", "印地语": "Hindi", "乌尔都语": "Urdu", "土耳其语": "Turkish", "希腊语": "Greek", "荷兰语": "Dutch",
+	"波兰语": "Polish", "瑞典语": "Swedish", "印尼语": "Indonesian", "马来语": "Malay", "希伯来语": "Hebrew", "波斯语": "Persian",
+	"斯瓦希里语": "Swahili", "泰文": "Thai", "越南文": "Vietnamese"}
 
 // partialStep is a clause a tool fits that misses arguments: its
 // unplanned entry (at) and the arguments it has.

@@ -700,6 +700,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"image_generate map[prompt:a whale swimming past Sydney Harbour]", "missing_arguments"}},
 		{"half two is half past two, forty five minutes a number in words", "kit", "put the vet in my calendar for next Tuesday at like half two in the afternoon, forty five minutes",
 			[]string{"kit__calendar_create_event map[date:2027-03-16 duration_minutes:45 start_time:14:30 title:vet]"}},
+		{"a language the tool does not offer is no_match, not missing", "kit", "translate 'good morning' into Dutch",
+			[]string{"no_match"}},
+		{"a language the tool does not offer, in Chinese", "kit", "把“生日快乐”翻译成越南语",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
