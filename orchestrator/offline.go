@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -297,7 +298,7 @@ func (b *planBuilder) placeInText(c *clause) bool {
 		return false
 	}
 	for _, p := range b.ix.entries[c.ranked[c.best].entry].params {
-		if p.role == rolePlace || p.role == roleOrigin || p.role == roleDest {
+		if p.ofPlace() {
 			return false
 		}
 	}
@@ -307,12 +308,16 @@ func (b *planBuilder) placeInText(c *clause) bool {
 // step plans clause c with its best entry, or says why it cannot.
 func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 	oe, args, missing, err := b.fillStep(c, ctx, later)
+	lang := ""
+	if len(missing) > 0 {
+		lang = unservedLanguage(c, oe, missing)
+	}
 	switch {
-	case len(missing) > 0 && unservedLanguage(c, oe, missing) != "":
+	case lang != "":
 		// "translate … into Urdu" of a tool whose languages lack Urdu: no
 		// value the user could add makes it serve this.
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonNoMatch, Suggestions: []string{oe.e.Name},
-			Message: fmt.Sprintf("%s does not offer %s (no tool in the catalog does)", oe.e.Name, unservedLanguage(c, oe, missing))})
+			Message: fmt.Sprintf("%s does not offer %s (no tool in the catalog does)", oe.e.Name, lang)})
 	case len(missing) > 0:
 		b.partial = append(b.partial, partialStep{at: len(b.unplanned), args: args})
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
@@ -338,9 +343,9 @@ func unservedLanguage(c *clause, oe *offEntry, missing []string) string {
 				return name
 			}
 			if t.kind == tHan || t.kind == tHanRaw {
-				for w, name := range languageNames {
-					if strings.HasSuffix(w, "语") && strings.Contains(t.text, w) && p.syn[w] == nil {
-						return name
+				for _, w := range hanLanguages {
+					if strings.Contains(t.text, w) && p.syn[w] == nil {
+						return languageNames[w]
 					}
 				}
 			}
@@ -361,6 +366,19 @@ var languageNames = map[string]string{"urdu": "Urdu", "hindi": "Hindi", "bengali
 	"泰语": "Thai", "越南语": "Vietnamese", "印地语": "Hindi", "乌尔都语": "Urdu", "土耳其语": "Turkish", "希腊语": "Greek", "荷兰语": "Dutch",
 	"波兰语": "Polish", "瑞典语": "Swedish", "印尼语": "Indonesian", "马来语": "Malay", "希伯来语": "Hebrew", "波斯语": "Persian",
 	"斯瓦希里语": "Swahili", "泰文": "Thai", "越南文": "Vietnamese"}
+
+// hanLanguages are the Chinese names of languageNames, longest first: a
+// Chinese run is searched for them in this order.
+var hanLanguages = func() []string {
+	var out []string
+	for w := range languageNames {
+		if !isASCII(w) {
+			out = append(out, w)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	return out
+}()
 
 // partialStep is a clause a tool fits that misses arguments: its
 // unplanned entry (at) and the arguments it has.

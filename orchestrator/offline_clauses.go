@@ -264,7 +264,7 @@ func (ix *offlineIndex) saysMoreText(c, prev *clause) bool {
 	takes, placed := false, false
 	for _, p := range oe.params {
 		takes = takes || p.role == roleText && oe.required[p.name]
-		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+		placed = placed || p.ofPlace()
 	}
 	if placed && c.places.any() != "" {
 		return false
@@ -290,7 +290,7 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 	oe := ix.entries[prev.ranked[prev.best].entry]
 	placed, text := false, false // the entry takes a place: a place of c is its own request
 	for _, p := range oe.params {
-		placed = placed || p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+		placed = placed || p.ofPlace()
 		text = text || p.role == roleText && oe.required[p.name]
 	}
 	if c.before != "," && c.before != "，" && !(andLike[c.before] && text && !placed) {

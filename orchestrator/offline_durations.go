@@ -188,7 +188,7 @@ func (f *filler) party() {
 		return
 	}
 	for _, p := range f.oe.params {
-		if p.role != roleNumber || !p.words["guest"] && !p.words["passeng"] && !p.words["person"] && !p.words["adult"] && !p.words["people"] {
+		if !p.countsPeople() {
 			continue
 		}
 		if f.set(p, numberFor(p, float64(n))) {
@@ -206,7 +206,7 @@ func (f *filler) carriedParty(n int) {
 		return
 	}
 	for _, p := range f.oe.params {
-		if p.role == roleNumber && (p.words["guest"] || p.words["passeng"] || p.words["person"] || p.words["adult"] || p.words["people"]) {
+		if p.countsPeople() {
 			f.set(p, numberFor(p, float64(n)))
 		}
 	}

@@ -408,6 +408,18 @@ func (f *filler) places(ctx places, later string) {
 	}
 }
 
+// ofPlace says whether the parameter takes a place: where, from where or
+// to where.
+func (p param) ofPlace() bool {
+	return p.role == rolePlace || p.role == roleOrigin || p.role == roleDest
+}
+
+// countsPeople says whether the parameter counts people (guests,
+// passengers, adults).
+func (p param) countsPeople() bool {
+	return p.role == roleNumber && (p.words["guest"] || p.words["passeng"] || p.words["person"] || p.words["adult"] || p.words["people"])
+}
+
 // takesPlace says whether the entry has a parameter of where.
 func (f *filler) takesPlace() bool {
 	for _, p := range f.oe.params {

@@ -92,6 +92,18 @@ func init() {
 	}
 }
 
+// placeNamesByLen are the one-word names of englishPlaceNames that are not
+// ambiguous, by their length in bytes (gluedIn looks one letter off).
+var placeNamesByLen = map[int][]string{}
+
+func init() {
+	for name := range englishPlaceNames {
+		if !strings.Contains(name, " ") && !ambiguousPlaceNames[name] {
+			placeNamesByLen[len(name)] = append(placeNamesByLen[len(name)], name)
+		}
+	}
+}
+
 // landmarkCity is the city of a landmark's English name, lower-case
 // ("marina bay sands" → "singapore").
 var landmarkCity = map[string]string{}

@@ -486,9 +486,11 @@ func gluedIn(w string) int {
 	if len(rest) < 7 {
 		return 0
 	}
-	for name := range englishPlaceNames {
-		if len(name) >= len(rest)-1 && len(name) <= len(rest)+1 && !ambiguousPlaceNames[name] && editDistance(rest, name, 1) <= 1 {
-			return 2
+	for n := len(rest) - 1; n <= len(rest)+1; n++ {
+		for _, name := range placeNamesByLen[n] {
+			if editDistance(rest, name, 1) <= 1 {
+				return 2
+			}
 		}
 	}
 	return 0

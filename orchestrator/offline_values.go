@@ -477,19 +477,11 @@ func clockWords(text string, add func(h, m, a, b int)) {
 		if h < 1 || h > 12 || mi < 0 || mi >= 60 {
 			continue
 		}
-		switch {
-		case m[8] >= 0 && (strings.HasPrefix(lw[m[8]-m[0]:], "p") || !strings.Contains(lw[m[8]-m[0]:], "morning") && !strings.HasPrefix(lw[m[8]-m[0]:], "a")):
-			if h < 12 {
-				h += 12 // pm, in the afternoon, evening, at night
-			}
-		case m[8] >= 0:
-			if h == 12 {
-				h = 0
-			}
-		case h < 7:
-			h += 12 // "half past three": an afternoon, as people meet
+		day := ""
+		if m[8] >= 0 {
+			day = lw[m[8]-m[0]:]
 		}
-		add(h, mi, m[0], m[1])
+		add(dayHour(h, day), mi, m[0], m[1])
 	}
 	for _, m := range halfRe.FindAllStringSubmatchIndex(text, -1) {
 		// "at half two in the afternoon": half past, as the British say it.
@@ -505,20 +497,26 @@ func clockWords(text string, add func(h, m, a, b int)) {
 		if m[4] >= 0 {
 			day = strings.ToLower(text[m[4]:m[5]])
 		}
-		switch {
-		case day != "" && (strings.HasPrefix(day, "p") || !strings.Contains(day, "morning") && !strings.HasPrefix(day, "a")):
-			if h < 12 {
-				h += 12
-			}
-		case day != "":
-			if h == 12 {
-				h = 0
-			}
-		case h < 7:
-			h += 12
-		}
-		add(h, 30, m[0], m[1])
+		add(dayHour(h, day), 30, m[0], m[1])
 	}
+}
+
+// dayHour is the hour of the day of h, told on a 12-hour clock, and the
+// part of the day said after it (lower-case, "" for none).
+func dayHour(h int, day string) int {
+	switch {
+	case day != "" && (strings.HasPrefix(day, "p") || !strings.Contains(day, "morning") && !strings.HasPrefix(day, "a")):
+		if h < 12 {
+			h += 12 // pm, in the afternoon, evening, at night
+		}
+	case day != "":
+		if h == 12 {
+			h = 0
+		}
+	case h < 7:
+		h += 12 // "half past three": an afternoon, as people meet
+	}
+	return h
 }
 
 // halfRe reads "half two", "half seven in the evening": half past the hour.
