@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -369,16 +368,7 @@ var languageNames = map[string]string{"urdu": "Urdu", "hindi": "Hindi", "bengali
 
 // hanLanguages are the Chinese names of languageNames, longest first: a
 // Chinese run is searched for them in this order.
-var hanLanguages = func() []string {
-	var out []string
-	for w := range languageNames {
-		if !isASCII(w) {
-			out = append(out, w)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	return out
-}()
+var hanLanguages = hanKeys(languageNames)
 
 // partialStep is a clause a tool fits that misses arguments: its
 // unplanned entry (at) and the arguments it has.

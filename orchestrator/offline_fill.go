@@ -228,16 +228,20 @@ func companyAt(toks []token, i int) (string, int) {
 
 // hanCompanies are the Chinese names of companyTickers, longest first (贵州茅台
 // before 茅台), so a run is read the same way every time.
-var hanCompanies = func() []string {
+var hanCompanies = hanKeys(companyTickers)
+
+// hanKeys are the keys of m that are not ASCII, longest first, then in
+// order: the Chinese names of a table, to search a run for in one order.
+func hanKeys[V any](m map[string]V) []string {
 	var out []string
-	for n := range companyTickers {
+	for n := range m {
 		if !isASCII(n) {
 			out = append(out, n)
 		}
 	}
 	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	return out
-}()
+}
 
 // companyTickers are the tickers of companies users ask about by name, in
 // English and Chinese, on their main listing.
