@@ -65,6 +65,8 @@
 // the last [RememberedKeys] keys that completed without an error with their
 // results, answers a repeated key from the remembered result without
 // running the tool again, and counts each key once in
-// Counters.UniqueCompleted (repeats in Counters.Replayed). So "a job
-// completes exactly once, counted at the vendor" is checkable.
+// Counters.UniqueCompleted (answers from memory in Counters.Replayed, and
+// every call with a key received before, even one still running, in
+// Counters.Repeated). So "a job completes exactly once, counted at the
+// vendor" is checkable.
 package vendors

@@ -2,6 +2,7 @@ package vendors_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,5 +59,44 @@ func TestIdempotencyKey(t *testing.T) {
 	keyed("job-1", "a cat")
 	if got := v.Counters(); got.UniqueCompleted != 1 || got.Replayed != 0 {
 		t.Errorf("after reset %+v; want the key forgotten", got)
+	}
+}
+
+// TestIdempotencyKeyInFlight checks that a key repeated while its first call
+// still runs is counted as a repeat: a job run again elsewhere after its
+// instance died reaches the vendor before the dead instance's call is done,
+// and neither call can be answered from memory.
+func TestIdempotencyKeyInFlight(t *testing.T) {
+	v := newVendor(t, vendors.Doubao, nil)
+	c := start(t, newStreamable(t, serve(t, vendors.HTTP, v)+"/mcp", nil))
+	if err := v.SetKnobs(vendors.Knobs{Latency: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "generate_image"
+	req.Params.Arguments = map[string]any{"prompt": "a cat", "size": "512x512"}
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{vendors.MetaIdempotencyKey: "job-1"}}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.CallTool(t.Context(), req)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("call: %v", err)
+		}
+	}
+	got := v.Counters()
+	if got.CallsTotal != 2 || got.UniqueCompleted != 1 || got.Repeated != 1 {
+		t.Errorf("counters %+v; want 2 calls, 1 unique completed, 1 repeated", got)
+	}
+	// A key repeated after its call completed is a repeat too.
+	if _, err := c.CallTool(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Counters(); got.Repeated != 2 || got.Replayed != 1 {
+		t.Errorf("counters %+v; want 2 repeated, 1 of them replayed", got)
 	}
 }

@@ -72,6 +72,11 @@ type Counters struct {
 	UniqueCompleted int64 `json:"unique_completed"`
 	// Replayed counts calls answered from a remembered idempotency key.
 	Replayed int64 `json:"replayed"`
+	// Repeated counts calls whose idempotency key the vendor had received
+	// before (among the last RememberedKeys keys), whether that call completed,
+	// failed or still runs: a job run again elsewhere while its dead
+	// instance's call is still running here is repeated but not replayed.
+	Repeated int64 `json:"repeated"`
 }
 
 // Call is what a vendor remembers of one tools/call: never argument values,
@@ -105,8 +110,32 @@ type Vendor struct {
 	faultSeq int64 // calls that went through a fault decision since the last Mode/FailRate change
 	counters Counters
 	calls    []Call
-	done     map[string]*mcp.CallToolResult // completed idempotency keys (at most RememberedKeys)
-	doneFIFO []string                       // their order, oldest first
+	done     recent[*mcp.CallToolResult] // completed idempotency keys and their results
+	seen     recent[struct{}]            // idempotency keys received
+}
+
+// recent holds the last RememberedKeys keys put, with their values.
+type recent[V any] struct {
+	m     map[string]V
+	order []string // oldest first
+}
+
+func (r *recent[V]) get(key string) (V, bool) {
+	v, ok := r.m[key]
+	return v, ok
+}
+
+// put adds key (not held yet), forgetting the oldest key when full.
+func (r *recent[V]) put(key string, v V) {
+	if r.m == nil {
+		r.m = map[string]V{}
+	}
+	if len(r.order) >= RememberedKeys {
+		delete(r.m, r.order[0])
+		r.order = slices.Delete(r.order, 0, 1)
+	}
+	r.m[key] = v
+	r.order = append(r.order, key)
 }
 
 // New returns the example vendor called name (see [Names]).
@@ -236,7 +265,7 @@ func (v *Vendor) Reset() {
 		MaxInFlight: v.counters.InFlight,
 	}
 	v.calls = nil
-	v.done, v.doneFIFO = nil, nil
+	v.done, v.seen = recent[*mcp.CallToolResult]{}, recent[struct{}]{}
 }
 
 // idempotencyKey returns the call's _meta["toolhub/idempotency_key"], or "".
@@ -248,11 +277,17 @@ func idempotencyKey(req mcp.CallToolRequest) string {
 	return k
 }
 
-// remembered returns the result of a completed call with key.
+// remembered returns the result of a completed call with key, and counts
+// the call as repeated when key was received before.
 func (v *Vendor) remembered(key string) (*mcp.CallToolResult, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	res, ok := v.done[key]
+	if _, ok := v.seen.get(key); ok {
+		v.counters.Repeated++
+	} else {
+		v.seen.put(key, struct{}{})
+	}
+	res, ok := v.done.get(key)
 	if ok {
 		v.counters.Replayed++
 	}
@@ -264,18 +299,10 @@ func (v *Vendor) remembered(key string) (*mcp.CallToolResult, bool) {
 func (v *Vendor) remember(key string, res *mcp.CallToolResult) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if _, ok := v.done[key]; ok {
+	if _, ok := v.done.get(key); ok {
 		return // a concurrent call with the same key completed first
 	}
-	if v.done == nil {
-		v.done = map[string]*mcp.CallToolResult{}
-	}
-	if len(v.doneFIFO) >= RememberedKeys {
-		delete(v.done, v.doneFIFO[0])
-		v.doneFIFO = slices.Delete(v.doneFIFO, 0, 1)
-	}
-	v.done[key] = res
-	v.doneFIFO = append(v.doneFIFO, key)
+	v.done.put(key, res)
 	v.counters.UniqueCompleted++
 }
 

@@ -593,8 +593,10 @@ func killOneMidLoad(t *testing.T, tr *trio) {
 	if ledgerUnknown[vendors.SD] != 0 {
 		t.Errorf("sd: %d unknown attempts, want 0 (it never held a call)", ledgerUnknown[vendors.SD])
 	}
-	if dc.Replayed < 1 {
-		t.Errorf("doubao answered no repeated key: none of instance 2's jobs ran again elsewhere")
+	// A re-run carries its job's key; it may reach doubao while the dead
+	// instance's call still runs there, so it is repeated, not always replayed.
+	if dc.Repeated < 1 {
+		t.Errorf("doubao received no repeated key: none of instance 2's jobs ran again elsewhere (replayed %d)", dc.Replayed)
 	}
 	// Every answer a client got was metered (some the killed instance
 	// metered never reached the client), and every call held at instance 2
