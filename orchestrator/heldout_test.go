@@ -205,6 +205,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind14 catalog2", "testdata/blind14_catalog2.yaml"},
 		{"blind15 default", "testdata/blind15_default.yaml"},
 		{"blind15 catalog2", "testdata/blind15_catalog2.yaml"},
+		{"blind16 default", "testdata/blind16_default.yaml"},
+		{"blind16 catalog2", "testdata/blind16_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {

@@ -704,6 +704,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"no_match"}},
 		{"a language the tool does not offer, in Chinese", "kit", "把“生日快乐”翻译成越南语",
 			[]string{"no_match"}},
+		{"a prompt that only names a picture says nothing of what to draw", "example", "帮我画张图呗",
+			[]string{"missing_arguments"}},
+		{"a prompt that only names a picture, in English", "example", "draw me a picture",
+			[]string{"missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -167,12 +167,49 @@ func (f *filler) text(quotes []string) {
 			if p.words["topic"] {
 				tail = afterTopicLead(tail) // "top 10 aussie headlines on the AFL": the AFL
 			}
+			if wantReq && namesNothing(tail) {
+				continue // "draw me a picture", 帮我画张图呗: what of is not said
+			}
 			if tail != "" && !filledWith(f.args, tail) {
 				f.set(p, tail)
 			}
 		}
 	}
 }
+
+// namesNothing says whether a free text only names the kind of thing
+// asked for and asks politely ("a picture", "张图呗", "一张图片可不可以"):
+// a prompt or message that says nothing of what it is about.
+func namesNothing(text string) bool {
+	rest := strings.ToLower(text)
+	for _, w := range hanAskTails {
+		rest = strings.ReplaceAll(rest, w, " ")
+	}
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) {
+		if runs := hanRuns(w); runs != nil {
+			for _, r := range []rune(w) {
+				if !strings.ContainsRune(hanNothing, r) {
+					return false
+				}
+			}
+			continue
+		}
+		if !latinNothing[w] {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	// hanAskTails are the polite asks that end a request (可不可以, 谢谢).
+	hanAskTails = []string{"可不可以", "可以吗", "好不好", "行不行", "能不能", "谢谢您了", "谢谢你了", "谢谢", "麻烦了", "麻烦你", "麻烦您"}
+	// hanNothing: measure words, particles and the names of pictures.
+	hanNothing = "一张个幅副些点呗吧吗呢啊呀嘛哦哈啦图片像照画"
+	// latinNothing: articles, pronouns and the names of pictures.
+	latinNothing = map[string]bool{"a": true, "an": true, "the": true, "me": true, "us": true, "one": true, "some": true, "something": true,
+		"picture": true, "pic": true, "image": true, "photo": true, "drawing": true, "painting": true, "for": true, "please": true, "pls": true}
+)
 
 // afterTopicLead returns what follows the last "on", "about" or
 // "regarding" of a topic's text ("10 aussie headlines on the AFL"), or the
