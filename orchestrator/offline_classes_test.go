@@ -708,6 +708,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"a prompt that only names a picture, in English", "example", "draw me a picture",
 			[]string{"missing_arguments"}},
+		{"a request no tool serves is not the step before's arguments, even with a time", "kit", "what time is it in Tokyo. book me a sushi place in Ginza tonight for two",
+			[]string{"kit__world_time map[city:Tokyo]", "no_match"}},
+		{"a request no tool serves, in Chinese", "kit", "东京现在几点 顺便帮我在Ginza订个omakase寿司 今晚两位",
+			[]string{"kit__world_time map[city:东京]", "no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

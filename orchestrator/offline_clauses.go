@@ -432,7 +432,7 @@ func (ix *offlineIndex) takesDate(c *clause) bool {
 // no place of its own, and a key-value, a quote, a date or time, a number
 // or a value the entry takes.
 func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
-	if c.cond {
+	if c.cond || asksAnAct(c) {
 		return false
 	}
 	if len(c.values.dates)+len(c.values.times) > 0 || ix.colonText(c, prev) || allKeyValues(c) {
@@ -483,6 +483,35 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 	}
 	return false
 }
+
+// asksAnAct says whether a clause asks for something done that no lookup
+// does ("book me a sushi place in Ginza tonight", 订个寿司): one a tool
+// fits would have its tool, so it is a request of its own that no tool
+// serves, not more arguments of the step before, even when it says a time.
+func asksAnAct(c *clause) bool {
+	var han strings.Builder
+	for _, t := range c.toks {
+		switch t.kind {
+		case tWord:
+			if actVerbs[strings.ToLower(t.text)] {
+				return true
+			}
+		case tHan, tHanRaw:
+			han.WriteString(t.text)
+		}
+	}
+	for _, w := range hanActs {
+		if strings.Contains(han.String(), w) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	actVerbs = map[string]bool{"book": true, "reserve": true, "order": true, "buy": true, "purchase": true, "rent": true, "hire": true, "cancel": true, "pay": true}
+	hanActs  = []string{"订", "预约", "预定", "买", "点个外卖", "叫个", "叫辆", "付"}
+)
 
 // colonText says whether c follows a colon after prev, whose entry wants
 // a free text the goal does not quote.
