@@ -712,6 +712,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__world_time map[city:Tokyo]", "no_match"}},
 		{"a request no tool serves, in Chinese", "kit", "东京现在几点 顺便帮我在Ginza订个omakase寿司 今晚两位",
 			[]string{"kit__world_time map[city:东京]", "no_match"}},
+		{"a comparison asks for both places", "example", "帮我对比一下北京和上海现在的天气 看哪边暖和点",
+			[]string{"weather_current map[city:上海]", "weather_current map[city:北京]"}},
+		{"Sichuan words of speech are no places", "example", "帮我看哈解放碑那边有啥子巴适的火锅嘛",
+			[]string{"places_restaurants map[cuisine:火锅 near:解放碑]"}},
+		{"an address to the assistant is no place", "example", "小同志 麻烦你帮我看一下哈尔滨今天冷不冷",
+			[]string{"weather_current map[city:哈尔滨]"}},
+		{"a trip said before a space is the scene, the request names its own places", "example", "下礼拜去日本玩 想问下从新宿坐电车到浅草寺要多久",
+			[]string{"maps_route map[from:新宿 mode:transit to:浅草寺]"}},
+		{"a trip said before a space, the restaurants near a place of their own", "example", "明天去重庆 帮我看看解放碑那边有什么好吃的火锅",
+			[]string{"places_restaurants map[cuisine:火锅 near:解放碑]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -672,14 +672,19 @@ func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now ti
 				tools[ix.family(p.ranked[p.best].entry)] = true
 			}
 		}
-		if len(tools) < 2 {
+		scene := sceneFirst(parts)
+		if len(tools) < 2 && !scene {
 			out = append(out, c)
 			continue
 		}
 		var merged []clause
 		var pending []token
-		for _, p := range parts {
+		for k, p := range parts {
 			switch {
+			case k == 0 && scene:
+				// "下礼拜去日本玩 从新宿坐电车到浅草寺要多久": the trip is
+				// the scene; the request names its own places.
+				merged = append(merged, clause{toks: p.toks, start: p.start, end: p.end, before: p.before, after: p.after, cond: p.cond})
 			case p.best < 0 && len(merged) > 0:
 				last := &merged[len(merged)-1]
 				last.toks = slices.Concat(last.toks, p.toks) // the parts share c's tokens: no append into them
@@ -698,6 +703,23 @@ func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now ti
 		out = append(out, merged...)
 	}
 	return out
+}
+
+// sceneFirst says whether the first of a clause's spaced parts only sets
+// the scene (no tool fits it, it names a place) and a later part a tool
+// fits names places of its own: the scene's place is then not the
+// request's.
+func sceneFirst(parts []clause) bool {
+	first := parts[0].places
+	if len(parts) < 2 || parts[0].best >= 0 || parts[0].cond || first.dest == "" || first.origin != "" || first.place != "" {
+		return false // a trip's destination alone (去日本玩, not 我在三里屯)
+	}
+	for _, p := range parts[1:] {
+		if p.best >= 0 {
+			return p.places.origin != "" && p.places.dest != "" || p.places.place != "" && p.places.place != first.dest
+		}
+	}
+	return false
 }
 
 // spacedParts cuts c at the spaces between two Chinese words, or returns
