@@ -223,6 +223,13 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 			n := len(b.unplanned)
 			ctx.party = party
+			if i+1 < len(clauses) && clauses[i+1].best < 0 && !clauses[i+1].cond {
+				// "flights from Cork to Lanzarote on the 22nd, there's
+				// the two of us going": a part after it counts its people.
+				if n := peopleCount(clauses[i+1].toks); n > 0 {
+					ctx.party = n
+				}
+			}
 			b.step(c, text, ctx, later[i+1])
 			if len(b.unplanned) > n && b.unplanned[n].Reason == ReasonMissing && statement(c, false) {
 				// "My Lisbon meeting has moved, …": it names what a tool
@@ -2051,7 +2058,8 @@ func loneWordBesideKey(toks []token, ix *offlineIndex) int {
 	for k, i := range content {
 		other := toks[content[1-k]]
 		t := toks[i]
-		if len(t.text) >= 3 && isKey(other) && !isKey(t) && plainNameWord(t, strings.ToLower(t.text), ix) {
+		if lw := strings.ToLower(t.text); len(t.text) >= 3 && isKey(other) && !isKey(t) && !statementLeads[lw] && !strings.ContainsAny(lw, "'’") && plainNameWord(t, lw, ix) {
+			// (Not "she's been on about jollof": a person, not where.)
 			return i
 		}
 	}

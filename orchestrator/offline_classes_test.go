@@ -722,6 +722,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"maps_route map[from:新宿 mode:transit to:浅草寺]"}},
 		{"a trip said before a space, the restaurants near a place of their own", "example", "明天去重庆 帮我看看解放碑那边有什么好吃的火锅",
 			[]string{"places_restaurants map[cuisine:火锅 near:解放碑]"}},
+		{"a part after a step that counts its people gives it its count", "kit", "find me flights from Cork to Lanzarote on the 22nd, there's the two of us going",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-22 destination:Lanzarote origin:Cork passengers:2]"}},
+		{"a pronoun beside a catalog word is no place", "example", "she's been on about jollof for weeks",
+			[]string{"missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
