@@ -726,6 +726,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__flights_search map[cabin:economy date:2027-03-22 destination:Lanzarote origin:Cork passengers:2]"}},
 		{"a pronoun beside a catalog word is no place", "example", "she's been on about jollof for weeks",
 			[]string{"missing_arguments"}},
+		{"a part that is only a count says how many", "example", "can find me some chicken rice places near Tiong Bahru or not, like 5 can already lah",
+			[]string{"places_restaurants map[cuisine:chicken rice limit:5 near:Tiong Bahru]"}},
+		{"thanks in another language is courtesy", "example", "show me 3 pizza places near Vila Madalena, obrigado",
+			[]string{"places_restaurants map[cuisine:pizza limit:3 near:Vila Madalena]"}},
+		{"the plain word after a verb of eating is the dish", "example", "craving some pozole near Pilsen",
+			[]string{"places_restaurants map[cuisine:pozole near:Pilsen]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

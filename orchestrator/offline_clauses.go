@@ -439,6 +439,9 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 		return true
 	}
 	oe := ix.entries[prev.ranked[prev.best].entry]
+	if onlyACount(c) && slices.ContainsFunc(oe.params, func(p param) bool { return p.role == roleNumber && !p.countsPeople() }) {
+		return true // "…, like 5 can already lah": how many
+	}
 	if _, _, _, ok := readDuration(tokText(c.toks)); ok && oe.countsTime() {
 		return true // "，一个半小时": the event's length
 	}
@@ -483,6 +486,25 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 	}
 	return false
 }
+
+// onlyACount says whether a part is one number and words that only say
+// it will do ("like 5 can already lah", "3 is enough", "5 will do").
+func onlyACount(c *clause) bool {
+	n := 0
+	for _, t := range c.toks {
+		switch {
+		case t.kind == tNum:
+			n++
+		case t.kind == tPunct, t.kind == tWord && (t.stop || courtesyWords[strings.ToLower(t.text)] || enoughWords[strings.ToLower(t.text)]):
+		default:
+			return false
+		}
+	}
+	return n == 1
+}
+
+var enoughWords = map[string]bool{"can": true, "already": true, "enough": true, "fine": true, "will": true, "do": true, "is": true, "be": true,
+	"max": true, "maximum": true, "tops": true, "only": true, "just": true, "about": true, "around": true, "or": true, "so": true}
 
 // asksAnAct says whether a clause asks for something done that no lookup
 // does ("book me a sushi place in Ginza tonight", 订个寿司): one a tool

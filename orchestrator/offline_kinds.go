@@ -90,6 +90,17 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 		}
 		return strings.ToLower(toks[i].text), []int{i}
 	}
+	// A plain word after a verb of eating: "I want eat feijoada near …",
+	// "craving some pozole".
+	for i := 1; i < len(toks); i++ {
+		j := i - 1
+		if j > 0 && toks[j].stop && toks[j].kind == tWord && !eatVerbs[strings.ToLower(toks[j].text)] {
+			j-- // "eat some", "craving a"
+		}
+		if k.hanSuffixes != nil && eatVerbs[strings.ToLower(toks[j].text)] && plain(i) && !k.heads[strings.ToLower(toks[i].text)] {
+			return strings.ToLower(toks[i].text), []int{i}
+		}
+	}
 	// A Chinese word of the kind's suffix: 东北菜, 泰国菜 (泰国 + 菜).
 	for i, t := range toks {
 		if i+1 < len(toks) && t.kind == tHanRaw && cuisineSuffix[toks[i+1].text] && toks[i+1].start == t.end && k.hanSuffixes != nil {
@@ -114,6 +125,10 @@ func (k *kindList) find(c *clause, ix *offlineIndex) (string, []int) {
 	}
 	return "", nil
 }
+
+// eatVerbs say what the user wants to eat next: the plain word after one
+// is a dish.
+var eatVerbs = map[string]bool{"eat": true, "eating": true, "craving": true, "crave": true, "fancy": true, "fancying": true, "wanna eat": true}
 
 // kindList is the words that name kinds of one thing, and the parameter
 // names that ask for one.
