@@ -174,8 +174,16 @@ var timeWords = map[string]bool{
 }
 
 // hanNumerals are read as numbers: 三 → 3, 十二 → 12, 两百 → 200.
-var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '俩': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+var hanNumerals = map[rune]int{'零': 0, '〇': 0, '一': 1, '二': 2, '两': 2, '俩': 2, '仨': 3, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
 var hanUnits = map[rune]int{'十': 10, '百': 100, '千': 1000, '万': 10000}
+
+// bankNumerals and bankUnits are the numerals written on cheques and
+// receipts (叁仟伍佰元): read as numerals only in a run of two or more,
+// since alone some are names (伍, 陆).
+var (
+	bankNumerals = map[rune]int{'壹': 1, '贰': 2, '貳': 2, '叁': 3, '參': 3, '肆': 4, '伍': 5, '陆': 6, '陸': 6, '柒': 7, '捌': 8, '玖': 9}
+	bankUnits    = map[rune]int{'拾': 10, '佰': 100, '仟': 1000, '萬': 10000}
+)
 
 // cuisineWords are kinds of food a parameter named cuisine asks for:
 // cuisines by their people or place, and dishes (kindLists).

@@ -732,6 +732,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:pizza limit:3 near:Vila Madalena]"}},
 		{"the plain word after a verb of eating is the dish", "example", "craving some pozole near Pilsen",
 			[]string{"places_restaurants map[cuisine:pozole near:Pilsen]"}},
+		{"numerals as written on cheques", "kit", "请问叁仟伍佰元人民币可以换多少新台币",
+			[]string{"kit__currency_convert map[amount:3500 from:CNY to:TWD]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

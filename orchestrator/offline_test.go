@@ -265,9 +265,16 @@ func TestSplitClauses(t *testing.T) {
 }
 
 func TestHanNumbers(t *testing.T) {
-	for s, want := range map[string]int{"三": 3, "十": 10, "十二": 12, "三十": 30, "两百五十": 250, "一千零五": 1005, "三万": 30000} {
+	for s, want := range map[string]int{"三": 3, "十": 10, "十二": 12, "三十": 30, "两百五十": 250, "一千零五": 1005, "三万": 30000,
+		"叁仟伍佰": 3500, "壹萬贰仟": 12000, "仨": 3} {
 		if v, n := hanNumber(s); v != want || n != len(s) {
 			t.Errorf("%s: %d (%d bytes), want %d", s, v, n, want)
+		}
+	}
+	// A cheque's numeral alone is a name (伍, 陆家嘴), not a number.
+	for _, s := range []string{"伍", "陆家嘴"} {
+		if v, n := hanNumber(s); n != 0 {
+			t.Errorf("%s: %d (%d bytes), want no number", s, v, n)
 		}
 	}
 }

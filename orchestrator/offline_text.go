@@ -1164,8 +1164,22 @@ func isNumeral(s string) bool {
 func hanNumber(s string) (int, int) {
 	total, section, digit, n := 0, 0, -1, 0
 	unit := 0 // the unit right before the last numeral, 0 when none is
+	runes, bank := 0, false
 	for i, r := range s {
-		if d, ok := hanNumerals[r]; ok {
+		d, ok := hanNumerals[r]
+		if !ok {
+			d, ok = bankNumerals[r]
+			bank = bank || ok
+		}
+		u, isUnit := hanUnits[r]
+		if !isUnit {
+			u, isUnit = bankUnits[r]
+			bank = bank || isUnit
+		}
+		if ok || isUnit {
+			runes++
+		}
+		if ok {
 			if d == 0 {
 				unit = 0 // 一百零五: the numeral after 零 counts ones
 			}
@@ -1173,7 +1187,7 @@ func hanNumber(s string) (int, int) {
 			n = i + utf8.RuneLen(r)
 			continue
 		}
-		if u, ok := hanUnits[r]; ok {
+		if isUnit {
 			if digit < 0 {
 				digit = 1
 			}
@@ -1189,7 +1203,7 @@ func hanNumber(s string) (int, int) {
 		}
 		break
 	}
-	if n == 0 {
+	if n == 0 || bank && runes < 2 {
 		return 0, 0
 	}
 	if digit > 0 {
