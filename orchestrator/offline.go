@@ -666,6 +666,7 @@ var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "tha
 	"anyway": true, "anyways": true, "omg": true, "lol": true, "haha": true, "chur": true, "bore": true, "da": true, "kia": true, "ora": true,
 	"assalam": true, "assalamu": true, "alaikum": true, "salaam": true, "salam": true, "sumimasen": true, "duw": true, "o": true, "wa": true, "walaikum": true, "cuz": true, "dude": true,
 	"like": true, "so": true, "well": true, "oh": true, "okay": true, "ok": true, "alright": true, "right": true, "aye": true, "hun": true,
+	"nb": true, "yyds": true, "xswl": true, "awsl": true, "hhh": true, "hhhh": true, "wow": true, "woah": true,
 	"obrigado": true, "obrigada": true, "gracias": true, "merci": true, "danke": true, "grazie": true, "arigato": true, "arigatou": true,
 	"shukran": true, "asante": true, "dankie": true, "tak": true, "spasibo": true, "xie": true, "kamsahamnida": true, "tusen": true,
 	"你好": true, "您好": true, "谢谢": true, "多谢": true, "谢了": true, "麻烦了": true, "辛苦了": true, "嗨": true, "哈喽": true}

@@ -734,6 +734,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:pozole near:Pilsen]"}},
 		{"numerals as written on cheques", "kit", "请问叁仟伍佰元人民币可以换多少新台币",
 			[]string{"kit__currency_convert map[amount:3500 from:CNY to:TWD]"}},
+		{"a space between two Chinese names lists them", "kit", "帮我看下腾讯 英伟达 还有特斯拉现在股价多少",
+			[]string{"kit__stock_quote map[symbol:0700.HK]", "kit__stock_quote map[symbol:NVDA]", "kit__stock_quote map[symbol:TSLA]"}},
+		{"a space between two Chinese places lists them", "example", "北京 上海 广州今天天气咋样",
+			[]string{"weather_current map[city:上海]", "weather_current map[city:北京]", "weather_current map[city:广州]"}},
+		{"an exclamation before a list", "kit", "nb 帮我看下腾讯、英伟达的股价",
+			[]string{"kit__stock_quote map[symbol:0700.HK]", "kit__stock_quote map[symbol:NVDA]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

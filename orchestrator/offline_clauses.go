@@ -602,6 +602,8 @@ func onlyValues(c *clause, ix *offlineIndex) bool {
 		case c.placeToks[i]:
 			has = true
 		case t.stop || t.kind == tPunct:
+		case i == 0 && t.kind == tWord && courtesyWords[strings.ToLower(t.text)]:
+			// "nb 帮我看下腾讯 英伟达 …": an exclamation before the list
 		case patternCandidate(t, ix) && t.kind == tWord:
 			has = true
 		default:

@@ -324,7 +324,29 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return joinHanNames(textAnd(joinNumbers(whetherWeather(nearPhrases(dropFillers(out))))))
+	return spacedNames(goal, joinHanNames(textAnd(joinNumbers(whetherWeather(nearPhrases(dropFillers(out)))))), dict)
+}
+
+// spacedNames reads a space between two Chinese names as a 、: Chinese
+// users list with spaces (腾讯 英伟达 还有特斯拉, 北京 上海 广州的天气).
+func spacedNames(goal string, toks []token, dict *hanDict) []token {
+	name := func(t token) bool {
+		if t.kind != tHan && t.kind != tHanRaw || t.stop {
+			return false
+		}
+		if _, ok := companyTickers[t.text]; ok {
+			return true
+		}
+		return dict != nil && dict.words[t.text].place
+	}
+	var out []token
+	for i, t := range toks {
+		out = append(out, t)
+		if i+1 < len(toks) && t.end < toks[i+1].start && strings.TrimSpace(goal[t.end:toks[i+1].start]) == "" && name(t) && name(toks[i+1]) {
+			out = append(out, token{kind: tPunct, text: "、", start: t.end, end: toks[i+1].start, conj: true})
+		}
+	}
+	return out
 }
 
 // nearPhraseWords are phrases that mean "near" ("in the vicinity of Marina Bay
