@@ -207,6 +207,8 @@ func TestHeldOut(t *testing.T) {
 		{"blind15 catalog2", "testdata/blind15_catalog2.yaml"},
 		{"blind16 default", "testdata/blind16_default.yaml"},
 		{"blind16 catalog2", "testdata/blind16_catalog2.yaml"},
+		{"blind17 default", "testdata/blind17_default.yaml"},
+		{"blind17 catalog2", "testdata/blind17_catalog2.yaml"},
 	} {
 		cases := loadCases(t, set.file)
 		if strings.HasPrefix(set.name, "held-out") && set.name != "held-out classes" && len(cases) < 100 {

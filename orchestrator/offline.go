@@ -217,6 +217,11 @@ func (b *planBuilder) build(clauses []clause) {
 		switch {
 		case c.cond && c.condOnly():
 			b.condition(clauses, i, ctx, text)
+		case c.best >= 0 && b.lastNoMatch == i-1 && i > 0 && fragment(c):
+			// "whats the weather gonna be in austin on monday week? bbq
+			// cookoff and i aint tryna melt": after a request no tool
+			// serves, a fragment that asks nothing is its context.
+			remarks = append(remarks, Unplanned{Clause: text, Reason: ReasonNoMatch, Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
 		case c.best >= 0:
 			if len(c.values.dates) == 0 {
 				c.values.dates = dates
@@ -923,6 +928,11 @@ func (ix *offlineIndex) rankClause(c *clause, now time.Time) {
 		// a tool of now (current weather), with no date to take, cannot
 		// say it (tomorrow's it still tells, as users ask it).
 		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return ix.entries[m.entry].ofNow() })
+	}
+	if asksAnAct(c) {
+		// 帮我订两张后天西安北到北京西的高铁票, "book me a train from Leeds
+		// to York": a route is looked up, never booked or bought.
+		c.ranked = slices.DeleteFunc(c.ranked, func(m match) bool { return ix.entries[m.entry].route && !ix.entries[m.entry].dated() })
 	}
 	if verb := taskVerb(c.toks); verb != "" {
 		// "play some afrobeats", 放一首周杰伦的晴天, 把这张照片的背景p掉,
@@ -1724,6 +1734,29 @@ func followUp(c *clause) bool {
 	}
 	for _, t := range c.toks {
 		if lw := strings.ToLower(t.text); requestWords[lw] || askVerbs[lw] || questionWords[lw] {
+			return false
+		}
+	}
+	return true
+}
+
+// fragment says whether a sentence only names things: no place of its own,
+// no number, no quote, no question, and no word that asks, wants or leads
+// on ("bbq cookoff", not "then pizza" nor "find tacos").
+func fragment(c *clause) bool {
+	if c.places.any() != "" || !strings.ContainsAny(c.before, ".?!。？！") {
+		return false // a new sentence, not a part led on to ("…, then pizza")
+	}
+	for _, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		switch {
+		case t.kind == tPunct:
+			if strings.ContainsAny(t.text, "?？") {
+				return false
+			}
+		case t.kind != tWord:
+			return false
+		case requestWords[lw] || askVerbs[lw] || questionWords[lw] || imperatives[lw] || wantWords[lw] || toolVerbs[lw] || thenLike[lw] || leadFillers[lw] && lw != "and" || wh[lw]:
 			return false
 		}
 	}

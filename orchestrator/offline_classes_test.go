@@ -740,6 +740,18 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"weather_current map[city:上海]", "weather_current map[city:北京]", "weather_current map[city:广州]"}},
 		{"an exclamation before a list", "kit", "nb 帮我看下腾讯、英伟达的股价",
 			[]string{"kit__stock_quote map[symbol:0700.HK]", "kit__stock_quote map[symbol:NVDA]"}},
+		{"Monday week is a week after Monday", "kit", "hotel in Austin from monday week for 2 nights",
+			[]string{"kit__hotels_search map[check_in:2027-03-22 city:Austin guests:2 nights:2]"}},
+		{"on a weekday is a later day, which current weather cannot say", "example", "weather in Austin on Monday",
+			[]string{"no_match"}},
+		{"a route is looked up, never booked", "example", "帮我订两张后天西安北到北京西的高铁票",
+			[]string{"no_match"}},
+		{"booking a trip on a day is its search", "kit", "book a flight from Paris to Rome tomorrow",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-11 destination:Rome origin:Paris passengers:1]"}},
+		{"随便 and 饿死了 are no places", "example", "附近有啥好吃的 随便找几个 饿死了",
+			[]string{"missing_arguments"}},
+		{"a sentence that only names things after a request no tool serves is its context", "example", "whats the weather gonna be in austin on monday week? bbq cookoff and i aint tryna melt",
+			[]string{"no_match"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -532,7 +532,7 @@ func asksAnAct(c *clause) bool {
 
 var (
 	actVerbs = map[string]bool{"book": true, "reserve": true, "order": true, "buy": true, "purchase": true, "rent": true, "hire": true, "cancel": true, "pay": true}
-	hanActs  = []string{"订", "预约", "预定", "买", "点个外卖", "叫个", "叫辆", "付"}
+	hanActs  = []string{"订", "预约", "预定", "帮我买", "给我买", "点个外卖", "叫个", "叫辆"}
 )
 
 // colonText says whether c follows a colon after prev, whose entry wants

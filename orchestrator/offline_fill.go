@@ -382,7 +382,9 @@ func (f *filler) formatted() []string {
 // place, origin and destination parameters.
 func (f *filler) places(ctx places, later string) {
 	own := f.c.places
-	if own.any() == "" && f.takesPlace() {
+	if own.any() == "" && f.takesPlace() && len(strings.Fields(f.goal[:f.c.start])) <= 2 {
+		// A terse goal may name its place bare; a part after others that
+		// names none ("…? bbq cookoff") is their context.
 		if i := loneWordBesideKey(f.c.toks, f.ix); i >= 0 {
 			own.place = f.c.toks[i].text // "weahter sarajevo", "sarajevo forecast"
 			f.usedTok[i] = true
@@ -410,6 +412,12 @@ func (f *filler) places(ctx places, later string) {
 		}
 		f.set(p, v)
 	}
+}
+
+// dated says whether the entry takes a date: a search of trips or stays on
+// a day (flights, hotels), which "book" asks for too, not a route of now.
+func (oe *offEntry) dated() bool {
+	return slices.ContainsFunc(oe.params, func(p param) bool { return p.format == "date" })
 }
 
 // ofPlace says whether the parameter takes a place: where, from where or

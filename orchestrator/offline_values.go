@@ -96,8 +96,8 @@ func (cv clauseValues) after(toks []token, day time.Time) bool {
 		if v.val <= d || v.tok < 0 {
 			return false
 		}
-		if w := toks[v.tok].text; strings.EqualFold(w, "the") && v.tok+1 < len(toks) {
-			return relativeDay(toks[v.tok+1].text) // "the day after tomorrow", not "the 5th"
+		if w := toks[v.tok].text; (strings.EqualFold(w, "the") || strings.EqualFold(w, "on")) && v.tok+1 < len(toks) {
+			return relativeDay(toks[v.tok+1].text) // "the day after tomorrow", "on monday", not "the 5th"
 		}
 		return relativeDay(toks[v.tok].text)
 	})
@@ -285,6 +285,9 @@ func dayOfMonth(d int, today time.Time) (time.Time, bool) {
 }
 
 // enDayRe reads a day of the month said alone: "on the 28th", "the 3rd".
+// weekAfterRe follows a weekday that is a week later ("Monday week").
+var weekAfterRe = regexp.MustCompile(`(?i)^\s+week\b`)
+
 var enDayRe = regexp.MustCompile(`(?i)\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // dayNotAfter are characters after which 5号 numbers a thing, not a day:
@@ -322,7 +325,11 @@ func findWeekdays(text string, today time.Time, taken func(a, b int) bool) []fou
 			continue
 		}
 		next := m[2] >= 0 && strings.EqualFold(text[m[2]:m[3]], "next")
-		out = append(out, found{day(weekdays[strings.ToLower(text[m[4]:m[5]])], next).Format(time.DateOnly), m[0], m[1]})
+		d, end := day(weekdays[strings.ToLower(text[m[4]:m[5]])], next), m[1]
+		if w := weekAfterRe.FindStringIndex(text[m[1]:]); w != nil {
+			d, end = d.AddDate(0, 0, 7), m[1]+w[1] // "monday week": a week after Monday
+		}
+		out = append(out, found{d.Format(time.DateOnly), m[0], end})
 	}
 	for _, m := range when(strings.ContainsAny(text, "周期拜"), zhWdayRe).FindAllStringSubmatchIndex(text, -1) {
 		if taken(m[0], m[1]) {
