@@ -752,6 +752,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"missing_arguments"}},
 		{"a sentence that only names things after a request no tool serves is its context", "example", "whats the weather gonna be in austin on monday week? bbq cookoff and i aint tryna melt",
 			[]string{"no_match"}},
+		{"a correction takes back the day before it", "kit", "add a meeting with Lagos on Tuesday at 10, no wait, make that Thursday",
+			[]string{"kit__calendar_create_event map[date:2027-03-11 duration_minutes:60 start_time:10:00 title:Lagos]"}},
+		{"a correction takes back the dish before it", "example", "find me sushi places near Union Square, no wait, make that ramen",
+			[]string{"places_restaurants map[cuisine:ramen near:Union Square]"}},
+		{"a correction takes back the start before it", "example", "walking route from home to lincoln elementary no wait from the ymca to lincoln elementary",
+			[]string{"maps_route map[from:ymca mode:walking to:lincoln elementary]"}},
+		{"a bare hour after at is a time of day", "kit", "dinner at 7 tomorrow with Sam, put it in my calendar",
+			[]string{"kit__calendar_create_event map[date:2027-03-11 duration_minutes:60 start_time:19:00 title:dinner with Sam]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -339,3 +339,26 @@ func TestLLMOfferedRelevantTools(t *testing.T) {
 		t.Errorf("tools offered (-want +got)\n%s", diff)
 	}
 }
+
+// TestUnsay checks that a correction takes back the value of its kind
+// before it, and that the goal keeps its length (values are read back
+// from the goal as typed).
+func TestUnsay(t *testing.T) {
+	for _, tt := range []struct{ goal, gone, kept string }{
+		{"a call on Tuesday at 10, no wait, make that Thursday", "Tuesday", "Thursday"},
+		{"sushi places near Union Square, no wait, make that ramen", "sushi", "ramen"},
+		{"walking route from home to school no wait from the ymca to school", "home", "ymca"},
+		{"flying to Oslo on the 2nd of April, no sorry the 3rd", "2nd", "3rd"},
+		{"周二下午三点开会 不对 是周四", "周二", "周四"},
+	} {
+		got := unsay(tt.goal)
+		if len(got) != len(tt.goal) || strings.Contains(got, tt.gone) || !strings.Contains(got, tt.kept) {
+			t.Errorf("unsay(%q) = %q: want %q gone, %q kept, the same length", tt.goal, got, tt.gone, tt.kept)
+		}
+	}
+	for _, goal := range []string{"I mean it, find pizza near Soho", "no wait times at the DMV?", "weather in Oslo"} {
+		if got := unsay(goal); got != goal {
+			t.Errorf("unsay(%q) = %q, want it as typed (nothing of its kind to take back)", goal, got)
+		}
+	}
+}

@@ -451,8 +451,22 @@ func findTimes(text string) []found {
 		add(12, 0, m[0], m[1])
 	}
 	clockWords(text, add)
+	for _, m := range when(digits, atHourRe).FindAllStringSubmatchIndex(text, -1) {
+		// "on Thursday at 10", "at 3 tmrw": an hour of the working day,
+		// the afternoon's from 1 to 7.
+		h := atoi(text[m[2]:m[3]])
+		if h >= 1 && h <= 7 {
+			h += 12
+		}
+		add(h, 0, m[0], m[3])
+	}
 	return out
 }
+
+// atHourRe is a bare hour after "at", followed by nothing that makes it a
+// count or an address ("at 10, …", "at 3 tomorrow"; not "at 10 Downing
+// Street", "at 5 stars").
+var atHourRe = regexp.MustCompile(`(?i)\bat\s+(1[0-2]|[1-9])(?:\s*$|\s*[,.;!?]|\s+(?:on|tomorrow|tmrw|today|tonight|and|for|with|this|next|sharp|please|pls|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\b)`)
 
 // clockWords reads the times told by the clock's words (pastRe) and adds
 // each as findTimes does.

@@ -61,6 +61,10 @@ func TestFindTimes(t *testing.T) {
 		{"晚上8点", []string{"20:00"}},
 		{"25:00", nil},
 		{"5 miles", nil},
+		{"a call on Thursday at 10", []string{"10:00"}},
+		{"dinner at 7 tomorrow", []string{"19:00"}},
+		{"meet at 10 Downing Street", nil},
+		{"a hotel at 5 stars", nil},
 	} {
 		var got []string
 		for _, f := range findTimes(tt.text) {
