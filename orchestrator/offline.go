@@ -508,6 +508,9 @@ func codePair(a, b token) bool {
 func capitalisedPlace(toks []token, i int) (string, []int) {
 	n := 0
 	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && n < 5; j++ {
+		if j > i && toks[j].start > toks[j-1].end+1 {
+			break // "near Osu. Just 2-3 is fine": a sentence ends between them
+		}
 		n++
 	}
 	return span(toks, i, i+max(n, gazetteerSpan(toks, i)))

@@ -760,6 +760,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"maps_route map[from:ymca mode:walking to:lincoln elementary]"}},
 		{"a bare hour after at is a time of day", "kit", "dinner at 7 tomorrow with Sam, put it in my calendar",
 			[]string{"kit__calendar_create_event map[date:2027-03-11 duration_minutes:60 start_time:19:00 title:dinner with Sam]"}},
+		{"a range of a count after a sentence", "example", "waakye near Osu. Just 2-3 is fine",
+			[]string{"places_restaurants map[cuisine:waakye limit:2 near:Osu]"}},
+		{"a count of the same kind of thing is the step before's how-many", "example", "want dim sum near Central, 3 places enough lah",
+			[]string{"places_restaurants map[cuisine:dim sum limit:3 near:Central]"}},
+		{"a count with its noun after a comma", "example", "find me sushi places near Union Square, and like six options",
+			[]string{"places_restaurants map[cuisine:sushi limit:6 near:Union Square]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

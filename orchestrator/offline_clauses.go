@@ -173,7 +173,9 @@ func (ix *offlineIndex) joinClauses(goal string, clauses []clause, now time.Time
 	out := clauses[:0:0]
 	for i := range clauses {
 		c := clauses[i]
-		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1]) || onlyAsks(&c)) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1])) {
+		if n := len(out); n > 0 && out[n-1].best >= 0 && (c.best < 0 && (ix.carriesArgs(&c, &out[n-1]) || ix.saysMoreText(&c, &out[n-1]) || onlyAsks(&c)) || modifies(&c, &out[n-1], ix) || !c.cond && ix.colonText(&c, &out[n-1]) ||
+			c.best >= 0 && onlyACount(&c) && ix.family(c.ranked[c.best].entry) == ix.family(out[n-1].ranked[out[n-1].best].entry)) {
+			// (", 3 places enough lah": how many of what the step before finds.)
 			prev := &out[n-1]
 			if ix.colonText(&c, prev) {
 				// "加个日程：家庭聚餐": what follows the colon is the text.
@@ -490,21 +492,24 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 // onlyACount says whether a part is one number and words that only say
 // it will do ("like 5 can already lah", "3 is enough", "5 will do").
 func onlyACount(c *clause) bool {
-	n := 0
-	for _, t := range c.toks {
+	n, ranged := 0, false
+	for i, t := range c.toks {
 		switch {
 		case t.kind == tNum:
 			n++
+			ranged = ranged || i > 0 && c.toks[i-1].kind == tNum && t.start-c.toks[i-1].end <= 3 // "2-3", "2 – 3"
 		case t.kind == tPunct, t.kind == tWord && (t.stop || courtesyWords[strings.ToLower(t.text)] || enoughWords[strings.ToLower(t.text)]):
 		default:
 			return false
 		}
 	}
-	return n == 1
+	return n == 1 || n == 2 && ranged // "2-3 is fine"
 }
 
 var enoughWords = map[string]bool{"can": true, "already": true, "enough": true, "fine": true, "will": true, "do": true, "is": true, "be": true,
-	"max": true, "maximum": true, "tops": true, "only": true, "just": true, "about": true, "around": true, "or": true, "so": true}
+	"max": true, "maximum": true, "tops": true, "only": true, "just": true, "about": true, "around": true, "or": true, "so": true,
+	"top": true, "most": true, "options": true, "choices": true, "results": true, "ones": true, "places": true, "spots": true,
+	"suggestions": true, "recommendations": true, "picks": true, "to": true, "good": true}
 
 // asksAnAct says whether a clause asks for something done that no lookup
 // does ("book me a sushi place in Ginza tonight", 订个寿司): one a tool
