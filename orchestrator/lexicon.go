@@ -17,7 +17,7 @@ var conceptGroups = [][]string{
 		"天气", "气温", "温度", "下雨", "下雪", "晴天", "预报", "冷不冷", "热不热", "冷", "热", "多少度", "几度", "带伞", "气候", "刮风", "闷热", "炎热", "寒冷", "凉快", "暖和", "冻", "凉", "晒",
 		"天儿", "啥天", "温差", "落雨", "落雪", "阴天", "雾蒙蒙", "贼冷", "贼热", "冷唔冷", "热唔热", "天氣"},
 	{"route", "direction", "directions", "navigate", "how to get", "get there", "how to go", "get from", "navigation", "itinerary", "path", "map", "maps", "地图", "how do i get", "how i go", "how i get", "how can i go", "how can i get", "get to", "way to", "路线", "导航", "怎么走", "怎么去", "线路", "路程", "路径", "咋走", "咋去", "怎么到", "咋到", "怎么过去", "怎么坐车", "哪条路", "走哪条路", "咋坐", "怎么坐"},
-	{"restaurant", "restaurants", "food", "eat", "craving", "peckish", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
+	{"restaurant", "restaurants", "food", "eat", "craving", "peckish", "starving", "famished", "halal", "kosher", "dinner", "lunch", "breakfast", "brunch", "dine", "cafe", "bistro", "diner", "dish", "dishes", "cuisine",
 		"sushi", "taco", "tacos", "pizza", "ramen", "noodles", "dim sum", "seafood", "burger", "burgers", "bbq", "barbecue", "steak", "curry", "kebab", "dumplings",
 		"street food", "places to eat", "place to eat", "vegetarian", "vegan", "takeaway",
 		"pasta", "steakhouse", "tapas", "noodle", "pho", "bagel", "bakery", "pub", "trattoria", "pizzeria", "sushi bar", "food truck", "hot pot", "falafel", "shawarma",

@@ -176,7 +176,7 @@ func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now 
 	clauses = ix.joinClauses(goal, clauses, now)
 	clauses = ix.joinUnfit(goal, clauses, vis, now)
 	clauses = ix.joinPrompt(goal, clauses, vis, now)
-	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}, lastNoMatch: -1}
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}, lastNoMatch: -1, lastMissing: -1}
 	b.build(clauses)
 	return b.plan, b.unplanned
 }
@@ -195,6 +195,15 @@ type planBuilder struct {
 	// lastNoMatch is the clause of the last unplanned entry when it is
 	// no_match (else -1), noMatchFrom the first clause it spans.
 	lastNoMatch, noMatchFrom int
+	// lastMissing is the clause of the last unplanned entry when it misses
+	// arguments (else -1), missingFrom the first clause it spans.
+	lastMissing, missingFrom int
+}
+
+// sameMissing says whether two unplanned entries miss the same arguments
+// of the same tool.
+func sameMissing(a, b Unplanned) bool {
+	return a.Reason == ReasonMissing && b.Reason == ReasonMissing && a.Tool == b.Tool && slices.Equal(a.Missing, b.Missing)
 }
 
 func (b *planBuilder) build(clauses []clause) {
@@ -236,6 +245,16 @@ func (b *planBuilder) build(clauses []clause) {
 				}
 			}
 			b.step(c, text, ctx, later[i+1])
+			if len(b.unplanned) == n+1 && n > 0 && b.lastMissing == i-1 && sameMissing(b.unplanned[n-1], b.unplanned[n]) {
+				// "any halal spots near me? starving": one request that
+				// misses the same arguments, said twice.
+				b.unplanned[n-1].Clause = strings.TrimSpace(b.goal[clauses[b.missingFrom].start:c.end])
+				b.unplanned = b.unplanned[:n]
+				b.partial = slices.DeleteFunc(b.partial, func(p partialStep) bool { return p.at >= n })
+				b.lastMissing = i
+			} else if len(b.unplanned) == n+1 && b.unplanned[n].Reason == ReasonMissing {
+				b.lastMissing, b.missingFrom = i, i
+			}
 			if len(b.unplanned) > n && b.unplanned[n].Reason == ReasonMissing && statement(c, false) {
 				// "My Lisbon meeting has moved, …": it names what a tool
 				// takes but asks nothing of it.
@@ -674,6 +693,8 @@ var courtesyWords = map[string]bool{"hello": true, "hi": true, "hey": true, "tha
 	"anyway": true, "anyways": true, "omg": true, "lol": true, "haha": true, "chur": true, "bore": true, "da": true, "kia": true, "ora": true,
 	"assalam": true, "assalamu": true, "alaikum": true, "salaam": true, "salam": true, "sumimasen": true, "duw": true, "o": true, "wa": true, "walaikum": true, "cuz": true, "dude": true,
 	"like": true, "so": true, "well": true, "oh": true, "okay": true, "ok": true, "alright": true, "right": true, "aye": true, "hun": true,
+	"niaje": true, "sasa": true, "mambo": true, "jambo": true, "habari": true, "ope": true, "ngl": true, "lowkey": true, "highkey": true, "fr": true,
+	"tbh": true, "bana": true, "hehe": true, "yall": true, "bestie": true, "fam's": true, "ayo": true, "bruh": true, "sheesh": true, "oof": true, "ugh": true,
 	"nb": true, "yyds": true, "xswl": true, "awsl": true, "hhh": true, "hhhh": true, "wow": true, "woah": true,
 	"obrigado": true, "obrigada": true, "gracias": true, "merci": true, "danke": true, "grazie": true, "arigato": true, "arigatou": true,
 	"shukran": true, "asante": true, "dankie": true, "tak": true, "spasibo": true, "xie": true, "kamsahamnida": true, "tusen": true,
@@ -1805,6 +1826,8 @@ func aside(c *clause) bool {
 				return false // "book a cab", "also rent me a car", "is it …"
 			case (wantWords[lw] || requestWords[lw]) && negated:
 				refused, told = true, true // "dont want to ring at midnight"
+			case lw == "wants" || lw == "needs":
+				// "the guy wants cash": what someone else wants is told
 			case wantWords[lw] || wh[lw] || lw == "you" || lw == "u" || lw == "ya" || !refused && (askVerbs[lw] || requestWords[lw] || imperatives[lw]):
 				return false
 			}
@@ -1831,7 +1854,9 @@ var (
 	// kinWords are the people a user tells of.
 	kinWords = map[string]bool{"mum": true, "mam": true, "mom": true, "ma": true, "dad": true, "pa": true, "wife": true, "husband": true,
 		"son": true, "daughter": true, "kids": true, "grandma": true, "grandpa": true, "nan": true, "aunty": true, "auntie": true, "uncle": true,
-		"cousin": true, "friend": true, "boss": true, "missus": true, "sister": true, "brother": true, "sis": true, "bro": true}
+		"cousin": true, "friend": true, "boss": true, "missus": true, "sister": true, "brother": true, "sis": true, "bro": true,
+		"guy": true, "lady": true, "driver": true, "waiter": true, "landlord": true, "flatmate": true, "roommate": true, "host": true,
+		"colleague": true, "coworker": true, "neighbour": true, "neighbor": true, "kid": true, "baby": true, "partner": true, "girlfriend": true, "boyfriend": true}
 	// leadFillers may come before a clause's first verb ("and also book …").
 	leadFillers = map[string]bool{"and": true, "also": true, "then": true, "just": true, "pls": true, "plz": true, "n": true, "an'": true, "an": true}
 	// imperatives ask for something done, besides toolVerbs and askVerbs.
@@ -1862,7 +1887,7 @@ var (
 // sceneLeads start a clause that tells where the user is ("I'm in …").
 var sceneLeads = map[string]bool{"i'm": true, "im": true, "i’m": true, "we're": true, "we’re": true, "i'll": true, "we'll": true, "currently": true,
 	"flying": true, "heading": true, "going": true, "travelling": true, "traveling": true, "visiting": true, "staying": true, "landing": true,
-	"arriving": true, "moving": true, "off": true, "back": true}
+	"arriving": true, "moving": true, "off": true, "back": true, "headed": true, "headin": true, "driving": true, "leavin": true}
 
 // requestWords ask for something: a clause with one sets no scene ("I'm
 // looking for a taxi to the airport").

@@ -766,6 +766,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:dim sum limit:3 near:Central]"}},
 		{"a count with its noun after a comma", "example", "find me sushi places near Union Square, and like six options",
 			[]string{"places_restaurants map[cuisine:sushi limit:6 near:Union Square]"}},
+		{"greetings and slang of many places are courtesy", "example", "Niaje, how's the weather in Nairobi sasa?",
+			[]string{"weather_current map[city:Nairobi]"}},
+		{"a dish's emoji asks for a place to eat it", "example", "🍕🍕🍕 near Brooklyn Bridge Park top 5 pls",
+			[]string{"places_restaurants map[cuisine:pizza limit:5 near:Brooklyn Bridge Park]"}},
+		{"one request that misses the same arguments, said twice, is one", "example", "any halal spots near me? starving",
+			[]string{"missing_arguments"}},
+		{"companies in lower case are listed like tickers", "kit", "tesla n nvidia stock rn",
+			[]string{"kit__stock_quote map[symbol:NVDA]", "kit__stock_quote map[symbol:TSLA]"}},
+		{"a person of a told aside (the guy) makes it context", "kit", "how much is 200 pesos in dollars, the guy at the market wants cash",
+			[]string{"kit__currency_convert map[amount:200 from:MXN to:USD]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -611,6 +611,8 @@ func onlyValues(c *clause, ix *offlineIndex) bool {
 			// "nb 帮我看下腾讯 英伟达 …": an exclamation before the list
 		case patternCandidate(t, ix) && t.kind == tWord:
 			has = true
+		case t.kind == tWord && companyTickers[strings.ToLower(t.text)] != "":
+			has = true // "tesla n nvidia": a company, listed like a ticker
 		default:
 			return false
 		}

@@ -244,7 +244,11 @@ var titles = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "p
 // include: the weather's, a flight, a parcel, "to".
 var emojiWords = map[rune]string{'☀': "sunny", '🌧': "rain", '⛅': "weather", '🌦': "weather", '🌤': "weather", '☔': "rain", '🌡': "temperature",
 	'❄': "snow", '⛈': "storm", '🌩': "storm", '🌨': "snow", '✈': "flight", '🛫': "flight", '🛬': "flight", '📦': "parcel",
-	'→': "to", '➡': "to", '⟶': "to", '➔': "to"}
+	'→': "to", '➡': "to", '⟶': "to", '➔': "to",
+	// dishes: a dish asks for a place to eat it ("🍕🍕🍕 near Brooklyn Bridge Park")
+	'🍕': "pizza", '🍔': "burger", '🍣': "sushi", '🍜': "ramen", '🌮': "tacos", '🌯': "burrito", '🍝': "pasta", '🥟': "dumplings",
+	'🍗': "fried chicken", '🥩': "steak", '🍛': "curry", '🍤': "seafood", '🥙': "kebab", '🍦': "ice cream", '🧋': "bubble tea", '☕': "cafe",
+	'📈': "stock", '📉': "stock", '💱': "exchange", '🌍': "world", '⏰': "time", '🕐': "time", '📰': "news", '🏨': "hotel", '📧': "email", '✉': "email"}
 
 func isHardSep(r rune) bool {
 	switch r {
