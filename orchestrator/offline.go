@@ -156,7 +156,7 @@ func (pl places) any() string {
 // A goal of more than maxClauses clauses is not planned: its one Unplanned
 // says so.
 func (ix *offlineIndex) plan(goal string, vis []bool, maxClauses int, now time.Time) (*Plan, []Unplanned) {
-	folded := hanFold(unsay(goal))
+	folded := hanFold(unsay(unlist(goal)))
 	plan, unplanned := ix.planFolded(folded, vis, maxClauses, now)
 	if folded != goal {
 		restoreTyped(goal, folded, plan, unplanned)

@@ -776,6 +776,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__stock_quote map[symbol:NVDA]", "kit__stock_quote map[symbol:TSLA]"}},
 		{"a person of a told aside (the guy) makes it context", "kit", "how much is 200 pesos in dollars, the guy at the market wants cash",
 			[]string{"kit__currency_convert map[amount:200 from:MXN to:USD]"}},
+		{"the numbers of a list's items count nothing", "kit", "pls convert:\n1. 250 km to miles\n2. 5 gal to litres",
+			[]string{"kit__units_convert map[from_unit:gal to_unit:l value:5]", "kit__units_convert map[from_unit:km to_unit:mi value:250]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -27,6 +27,24 @@ var (
 	wordAheadRe = regexp.MustCompile(`(?i)^[a-z]+(?:\s+[a-z]+)?`)
 )
 
+// listMarkRe is the mark of an item of a list at the start of a line
+// ("1. 250 km to miles", "2) …", "- …", "• …").
+var listMarkRe = regexp.MustCompile(`(?m)^[ \t]*(?:\d{1,2}[.)、]|[-•*·])[ \t]+`)
+
+// unlist blanks the marks of a list's items: their numbers count nothing.
+func unlist(goal string) string {
+	if !strings.Contains(goal, "\n") {
+		return goal
+	}
+	b := []byte(goal)
+	for _, m := range listMarkRe.FindAllStringIndex(goal, -1) {
+		for i := m[0]; i < m[1]; i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
 // unsay returns goal with every correction applied: the value taken back
 // and the correction's words blanked. A correction whose value before it
 // is not found is left as typed.

@@ -362,3 +362,18 @@ func TestUnsay(t *testing.T) {
 		}
 	}
 }
+
+// TestUnlist checks that the marks of a list's items are blanked, not
+// read as numbers, and that nothing else is.
+func TestUnlist(t *testing.T) {
+	for goal, want := range map[string]string{
+		"convert:\n1. 250 km to miles\n2) 5 gal to l": "convert:\n   250 km to miles\n   5 gal to l",
+		"todo:\n- weather in Oslo\n• time in Rome":     "todo:\n  weather in Oslo\n    time in Rome", // (• is three bytes)
+		"it's -4 degrees here":                         "it's -4 degrees here",
+		"1. weather in Oslo":                           "1. weather in Oslo", // one line: no list
+	} {
+		if got := unlist(goal); got != want {
+			t.Errorf("unlist(%q) = %q, want %q", goal, got, want)
+		}
+	}
+}
