@@ -1937,6 +1937,12 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 			if (lw == "until" || lw == "till") && slices.ContainsFunc(toks[:i], func(t token) bool { return strings.EqualFold(t.text, "from") }) {
 				lw = "to" // "from the Hauptbahnhof until the Marienplatz"
 			}
+			if (lw == "go" || lw == "reach") && i > 0 && i+1 < len(toks) && isCapitalised(toks[i+1].text) && (isCapitalised(toks[i-1].text) && !strings.EqualFold(toks[i-1].text, "i") ||
+				slices.ContainsFunc(toks[:i], func(t token) bool { return strings.EqualFold(t.text, "from") })) {
+				// "walk from Half Way Tree go Devon House", "take MRT KLCC go
+				// Bukit Bintang": a name, then "go" and a name, is a way to it.
+				lw = "to"
+			}
 			switch lw {
 			case "from":
 				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {

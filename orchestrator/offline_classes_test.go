@@ -778,6 +778,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__currency_convert map[amount:200 from:MXN to:USD]"}},
 		{"the numbers of a list's items count nothing", "kit", "pls convert:\n1. 250 km to miles\n2. 5 gal to litres",
 			[]string{"kit__units_convert map[from_unit:gal to_unit:l value:5]", "kit__units_convert map[from_unit:km to_unit:mi value:250]"}},
+		{"a name, go and a name is a way to it", "example", "take MRT KLCC go Bukit Bintang how long one ah?",
+			[]string{"maps_route map[from:KLCC mode:transit to:Bukit Bintang]"}},
+		{"from a name, go a name; show me the way asks the route again", "example", "mi waan walk from Half Way Tree go Devon House, show mi di way",
+			[]string{"maps_route map[from:Half Way Tree mode:walking to:Devon House]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -240,7 +240,7 @@ func onlyAsks(c *clause) bool {
 	}
 	content := 0
 	for _, t := range c.toks {
-		if t.stop || t.kind == tPunct {
+		if t.stop || t.kind == tPunct || t.kind == tWord && askAgainWords[strings.ToLower(t.text)] {
 			continue
 		}
 		if t.kind != tWord || !askWords[strings.ToLower(t.text)] {
@@ -250,6 +250,11 @@ func onlyAsks(c *clause) bool {
 	}
 	return content > 0
 }
+
+// askAgainWords ask for what the step before answers without adding to it
+// ("show mi di way", "tell me how far").
+var askAgainWords = map[string]bool{"show": true, "tell": true, "give": true, "me": true, "mi": true, "us": true, "di": true, "da": true,
+	"please": true, "pls": true, "also": true, "too": true}
 
 var askWords = map[string]bool{"way": true, "far": true, "long": true, "distance": true, "quickest": true, "fastest": true, "best": true, "route": true}
 
