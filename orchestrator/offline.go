@@ -176,7 +176,7 @@ func (ix *offlineIndex) planFolded(goal string, vis []bool, maxClauses int, now 
 	clauses = ix.joinClauses(goal, clauses, now)
 	clauses = ix.joinUnfit(goal, clauses, vis, now)
 	clauses = ix.joinPrompt(goal, clauses, vis, now)
-	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}, lastNoMatch: -1, lastMissing: -1}
+	b := &planBuilder{ix: ix, goal: goal, vis: vis, plan: &Plan{Goal: goal}, seen: map[string]int{}, taken: map[string]bool{IntegrateTool: true}, lastNoMatch: -1, lastMissing: -1, today: now.Format(time.DateOnly)}
 	b.build(clauses)
 	return b.plan, b.unplanned
 }
@@ -198,6 +198,7 @@ type planBuilder struct {
 	// lastMissing is the clause of the last unplanned entry when it misses
 	// arguments (else -1), missingFrom the first clause it spans.
 	lastMissing, missingFrom int
+	today                    string // the planner's day, YYYY-MM-DD
 }
 
 // sameMissing says whether two unplanned entries miss the same arguments
@@ -224,6 +225,10 @@ func (b *planBuilder) build(clauses []clause) {
 		c := &clauses[i]
 		text := strings.TrimSpace(b.goal[c.start:c.end])
 		switch {
+		case i > 0 && neverMind(c):
+			// 不下雨就算了, "otherwise nvm we'll walk": the other branch of a
+			// condition asks for nothing.
+			continue
 		case c.cond && c.condOnly():
 			b.condition(clauses, i, ctx, text)
 		case c.best >= 0 && b.lastNoMatch == i-1 && i > 0 && fragment(c):
@@ -585,7 +590,10 @@ func latinNameBefore(toks []token, i int) int {
 func (b *planBuilder) condition(clauses []clause, i int, ctx places, text string) {
 	c := &clauses[i]
 	dayBefore := i > 0 && clauses[i-1].after == c.before && len(clauses[i-1].values.dates) > 0
-	if c.best >= 0 && len(c.values.dates) == 0 && !dayBefore {
+	onlyToday := !slices.ContainsFunc(c.values.dates, func(v value) bool { return v.val != b.today })
+	if c.best >= 0 && onlyToday && !dayBefore {
+		// ("if the air in Beijing is bad today": checked now; "if it rains
+		// tomorrow" is not a check of now.)
 		if oe, args, missing, err := b.fillStep(c, ctx, ""); len(missing) == 0 && err == nil {
 			b.addStep(oe, args)
 		}
@@ -597,7 +605,8 @@ func (b *planBuilder) condition(clauses []clause, i int, ctx places, text string
 // userAt says whether a clause tells where the user is: 我在…, "I'm at …".
 func userAt(text string) bool {
 	lw := strings.ToLower(text)
-	for _, p := range []string{"我在", "我现在在", "我人在", "i'm at ", "im at ", "i am at ", "i’m at ", "we're at ", "we are at "} {
+	for _, p := range []string{"我在", "我现在在", "我人在", "我已经到", "我刚到", "俺们刚到", "我们刚到", "我们已经到", "已经到", "刚到",
+		"i'm at ", "im at ", "i am at ", "i’m at ", "we're at ", "we are at ", "just got to ", "i just got to ", "we just got to "} {
 		if strings.HasPrefix(lw, p) {
 			return true
 		}
@@ -1762,6 +1771,25 @@ func followUp(c *clause) bool {
 		}
 	}
 	return true
+}
+
+// neverMind says whether a clause takes its request back or waives it
+// (就算了, 算啦, "nvm", "never mind", "forget it").
+func neverMind(c *clause) bool {
+	for i, t := range c.toks {
+		lw := strings.ToLower(t.text)
+		switch {
+		case t.kind == tHan || t.kind == tHanRaw:
+			if strings.Contains(t.text, "算了") || strings.Contains(t.text, "算啦") || strings.Contains(t.text, "拉倒") {
+				return true
+			}
+		case lw == "nvm" || lw == "nevermind":
+			return true
+		case (lw == "never" && i+1 < len(c.toks) && strings.EqualFold(c.toks[i+1].text, "mind")) || (lw == "forget" && i+1 < len(c.toks) && strings.EqualFold(c.toks[i+1].text, "it")):
+			return true
+		}
+	}
+	return false
 }
 
 // fragment says whether a sentence only names things: no place of its own,

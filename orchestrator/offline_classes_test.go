@@ -782,6 +782,16 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"maps_route map[from:KLCC mode:transit to:Bukit Bintang]"}},
 		{"from a name, go a name; show me the way asks the route again", "example", "mi waan walk from Half Way Tree go Devon House, show mi di way",
 			[]string{"maps_route map[from:Half Way Tree mode:walking to:Devon House]"}},
+		{"Shaanxi words and typos of one sound are folded", "example", "额想从钟楼走到回民街 咋走嘛 再给额寻几家泡馍馆子",
+			[]string{"maps_route map[from:钟楼 mode:walking to:回民街]", "places_restaurants map[cuisine:泡馍 near:回民街]"}},
+		{"a condition on today is checked now", "kit", "如果北京今天空气很差的话 就帮我查下明天北京飞三亚的机票",
+			[]string{"kit__air_quality map[city:北京]", "kit__flights_search map[cabin:economy date:2027-03-11 destination:三亚 origin:北京 passengers:1]", "condition"}},
+		{"where the user has got to is where the way starts", "example", "我以经到解放碑了 走路去洪崖洞要好久 在见",
+			[]string{"maps_route map[from:解放碑 mode:walking to:洪崖洞]"}},
+		{"the other branch of a condition asks for nothing", "example", "要是广州现在落雨 就帮我找下天河城附近的早茶 唔落雨就算啦",
+			[]string{"places_restaurants map[cuisine:早茶 near:天河城]", "weather_current map[city:广州]", "condition"}},
+		{"otherwise nvm asks for nothing", "example", "if its raining in vancouver rn find me a ramen spot in gastown, otherwise nvm we'll walk the seawall",
+			[]string{"places_restaurants map[cuisine:ramen near:gastown]", "weather_current map[city:vancouver]", "condition"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

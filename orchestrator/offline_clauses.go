@@ -708,7 +708,7 @@ func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now ti
 				tools[ix.family(p.ranked[p.best].entry)] = true
 			}
 		}
-		scene := sceneFirst(parts)
+		scene := sceneFirst(goal, parts)
 		if len(tools) < 2 && !scene {
 			out = append(out, c)
 			continue
@@ -745,9 +745,17 @@ func (ix *offlineIndex) splitSpaced(goal string, cs []clause, vis []bool, now ti
 // the scene (no tool fits it, it names a place) and a later part a tool
 // fits names places of its own: the scene's place is then not the
 // request's.
-func sceneFirst(parts []clause) bool {
+func sceneFirst(goal string, parts []clause) bool {
 	first := parts[0].places
-	if len(parts) < 2 || parts[0].best >= 0 || parts[0].cond || first.dest == "" || first.origin != "" || first.place != "" {
+	if len(parts) < 2 || parts[0].best >= 0 || parts[0].cond {
+		return false
+	}
+	if at := strings.TrimSpace(goal[parts[0].start:parts[0].end]); userAt(at) && first.any() != "" && !strings.HasPrefix(at, "我在") {
+		// 我已经到解放碑了 走路去洪崖洞要好久: where the user has got to is
+		// where the way starts (我在三里屯 找3家… stays one request).
+		return slices.ContainsFunc(parts[1:], func(p clause) bool { return p.best >= 0 })
+	}
+	if first.dest == "" || first.origin != "" || first.place != "" {
 		return false // a trip's destination alone (去日本玩, not 我在三里屯)
 	}
 	for _, p := range parts[1:] {
