@@ -792,6 +792,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:早茶 near:天河城]", "weather_current map[city:广州]", "condition"}},
 		{"otherwise nvm asks for nothing", "example", "if its raining in vancouver rn find me a ramen spot in gastown, otherwise nvm we'll walk the seawall",
 			[]string{"places_restaurants map[cuisine:ramen near:gastown]", "weather_current map[city:vancouver]", "condition"}},
+		{"a list on one line: each item its own request", "kit", "下周四去曼谷玩 1. 查下广州飞曼谷的机票 俩人 2. 曼谷酒店住三晚 3. 两千五泰铢是多少人民币",
+			[]string{"kit__currency_convert map[amount:2500 from:THB to:CNY]", "kit__flights_search map[cabin:economy date:2027-03-18 destination:曼谷 origin:广州 passengers:2]", "kit__hotels_search map[check_in:2027-03-18 city:曼谷 guests:2 nights:3]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -352,7 +352,7 @@ var thenLike = map[string]bool{"or": true, "或者": true, "还是": true, "或"
 // and a comma after or before a part that is only a name ("Nice", not
 // "下个月去米兰").
 func listSep(s string, c *clause) bool {
-	if andLike[s] || thenLike[s] {
+	if andLike[s] || thenLike[s] || s == ";" {
 		return true
 	}
 	if s != "," && s != "，" {

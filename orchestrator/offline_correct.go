@@ -31,15 +31,38 @@ var (
 // ("1. 250 km to miles", "2) …", "- …", "• …").
 var listMarkRe = regexp.MustCompile(`(?m)^[ \t]*(?:\d{1,2}[.)、]|[-•*·])[ \t]+`)
 
+// inlineMarkRe is the mark of an item of a list written on one line
+// ("1. 腾讯股价 2. 阿里港股 3. 英伟达").
+var inlineMarkRe = regexp.MustCompile(`(?:^|\s)([1-9])[.、)]\s*`)
+
 // unlist blanks the marks of a list's items: their numbers count nothing.
+// The marks of a list on one line (1 then 2, …) become a separator (";"),
+// as a line's end is one.
 func unlist(goal string) string {
-	if !strings.Contains(goal, "\n") {
-		return goal
-	}
 	b := []byte(goal)
-	for _, m := range listMarkRe.FindAllStringIndex(goal, -1) {
-		for i := m[0]; i < m[1]; i++ {
-			b[i] = ' '
+	if strings.Contains(goal, "\n") {
+		for _, m := range listMarkRe.FindAllStringIndex(goal, -1) {
+			for i := m[0]; i < m[1]; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	lined := string(b)
+	marks := inlineMarkRe.FindAllStringSubmatchIndex(lined, -1)
+	next := byte('1')
+	var items [][]int
+	for _, m := range marks {
+		if lined[m[2]] == next {
+			items = append(items, m)
+			next++
+		}
+	}
+	if len(items) >= 2 {
+		for _, m := range items {
+			b[m[2]] = ';'
+			for i := m[2] + 1; i < m[1]; i++ {
+				b[i] = ' '
+			}
 		}
 	}
 	return string(b)

@@ -368,9 +368,11 @@ func TestUnsay(t *testing.T) {
 func TestUnlist(t *testing.T) {
 	for goal, want := range map[string]string{
 		"convert:\n1. 250 km to miles\n2) 5 gal to l": "convert:\n   250 km to miles\n   5 gal to l",
-		"todo:\n- weather in Oslo\n• time in Rome":     "todo:\n  weather in Oslo\n    time in Rome", // (• is three bytes)
-		"it's -4 degrees here":                         "it's -4 degrees here",
-		"1. weather in Oslo":                           "1. weather in Oslo", // one line: no list
+		"todo:\n- weather in Oslo\n• time in Rome":    "todo:\n  weather in Oslo\n    time in Rome", // (• is three bytes)
+		"it's -4 degrees here":                        "it's -4 degrees here",
+		"1. weather in Oslo":                          "1. weather in Oslo", // one line: no list
+		"1. 腾讯股价 2. 英伟达":                              ";  腾讯股价 ;  英伟达",     // a list on one line: its marks separate
+		"flights for 2. from Oslo":                    "flights for 2. from Oslo",
 	} {
 		if got := unlist(goal); got != want {
 			t.Errorf("unlist(%q) = %q, want %q", goal, got, want)
