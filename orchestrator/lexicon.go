@@ -30,7 +30,7 @@ var conceptGroups = [][]string{
 		"面馆", "粉店", "火锅店", "烧烤店", "热干面", "小笼包", "生煎", "煎饼", "肉夹馍", "凉皮", "羊肉串", "麻辣烫", "螺蛳粉", "米线", "过桥米线", "烧麦", "锅包肉", "小龙虾", "酸菜鱼", "烤鱼", "牛肉面", "兰州拉面", "炸酱面", "担担面", "煲仔饭", "肠粉", "茶餐厅", "奶茶", "咖啡",
 		// the dishes of cuisineWords: a dish asks for a place to eat it
 		"hotpot", "oysters", "bagels", "desserts", "fish and chips", "biryani", "jollof", "injera", "ceviche", "empanadas", "arepas", "pierogi", "goulash", "borscht", "tagine", "couscous", "mezze", "hummus", "dosa", "thali", "momo", "momos", "laksa", "satay", "nasi goreng", "rendang", "banh mi", "pad thai", "tom yum", "bulgogi", "tteokbokki", "yakitori", "tempura", "okonomiyaki", "gyoza", "churros", "poutine", "fondue", "raclette", "kimbap", "xiaolongbao", "baozi", "churrascaria", "taqueria", "izakaya", "poke", "bibimbap", "kimchi", "khachapuri", "schnitzel", "crepes", "waffles", "鲁菜", "浙菜", "徽菜", "闽菜", "苏菜", "本帮菜", "东北菜", "西北菜", "韩餐", "泰餐", "法餐", "意餐", "素食", "清真", "米粉", "点心", "汉堡", "炸鸡", "咖喱", "沙拉", "自助餐"},
-	{"image", "picture", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
+	{"image", "picture", "pic", "pics", "pfp", "photo", "illustration", "drawing", "painting", "poster", "logo", "wallpaper", "artwork", "watercolor", "图片", "图像", "照片", "插画", "图", "海报", "壁纸", "插图", "头像"},
 	{"draw", "paint", "sketch", "illustrate", "画", "绘制", "整一张", "整张", "整一幅", "整个图", "弄一张", "搞一张"},
 	{"generate", "create", "make", "render", "design", "生成", "创建", "制作", "设计", "做"},
 	{"sum", "add", "plus", "total", "addition", "加", "相加", "求和", "之和", "总和", "加起来", "加上"},

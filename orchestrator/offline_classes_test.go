@@ -794,6 +794,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:ramen near:gastown]", "weather_current map[city:vancouver]", "condition"}},
 		{"a list on one line: each item its own request", "kit", "下周四去曼谷玩 1. 查下广州飞曼谷的机票 俩人 2. 曼谷酒店住三晚 3. 两千五泰铢是多少人民币",
 			[]string{"kit__currency_convert map[amount:2500 from:THB to:CNY]", "kit__flights_search map[cabin:economy date:2027-03-18 destination:曼谷 origin:广州 passengers:2]", "kit__hotels_search map[check_in:2027-03-18 city:曼谷 guests:2 nights:3]"}},
+		{"a place's head noun is no typo of a catalog word", "example", "teach me the way from Kyoto Station to Kinkaku temple by train or bus",
+			[]string{"maps_route map[from:Kyoto Station mode:transit to:Kinkaku]"}},
+		{"a pic is a picture", "example", "ngl i need a pic of a capybara in a hoodie",
+			[]string{"image_generate map[prompt:a capybara in a hoodie]"}},
+		{"how much time it take asks the route again", "example", "I want the road from Dubai Mall to Burj Al Arab by the car, how much time it take",
+			[]string{"maps_route map[from:Dubai Mall mode:driving to:Burj Al Arab]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -254,9 +254,9 @@ func onlyAsks(c *clause) bool {
 // askAgainWords ask for what the step before answers without adding to it
 // ("show mi di way", "tell me how far").
 var askAgainWords = map[string]bool{"show": true, "tell": true, "give": true, "me": true, "mi": true, "us": true, "di": true, "da": true,
-	"please": true, "pls": true, "also": true, "too": true}
+	"please": true, "pls": true, "also": true, "too": true, "how": true, "much": true, "take": true, "takes": true, "it": true, "that": true, "would": true}
 
-var askWords = map[string]bool{"way": true, "far": true, "long": true, "distance": true, "quickest": true, "fastest": true, "best": true, "route": true}
+var askWords = map[string]bool{"time": true, "way": true, "far": true, "long": true, "distance": true, "quickest": true, "fastest": true, "best": true, "route": true}
 
 // saysMoreText says whether c, a short part after a comma that no tool
 // fits and that names no place, says more of the text of the step before

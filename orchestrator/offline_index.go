@@ -805,8 +805,8 @@ func (ix *offlineIndex) queryKeys(toks []token) map[string]int {
 // letters keep its first and last; every typo keeps the first letter or
 // swaps the first two); "" when none is, or when two are equally near.
 func (ix *offlineIndex) typo(w string) string {
-	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) || realWords[w] {
-		return ""
+	if len(w) < 5 || len(w) >= maxTypoLen || !isASCII(w) || realWords[w] || placeHeadStems[w] {
+		return "" // (a place's head noun is a word: a "temple" is no "temp")
 	}
 	limit := 1
 	if len(w) >= 6 {
@@ -854,6 +854,15 @@ func (ix *offlineIndex) typo(w string) string {
 // is no "times", "lamps" no "maps".
 var realWords = map[string]bool{"timer": true, "timers": true, "alarm": true, "alarms": true, "lamps": true, "music": true, "movie": true, "movies": true,
 	"carry": true, "hurry": true, "worry": true, "sorry": true, "marry": true, "furry": true, "whether": true}
+
+// placeHeadStems are placeHeads as words are read (stem and as typed).
+var placeHeadStems = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range placeHeads {
+		m[w], m[stem(w)] = true, true
+	}
+	return m
+}()
 
 // maxTypoLen bounds the words typo reads (longer ones are not words).
 const maxTypoLen = 32
