@@ -68,7 +68,7 @@ var conceptGroups = [][]string{
 	{"stock", "share price", "股票", "股价", "多少钱一股", "一股"},
 	{"music", "song", "play", "音乐", "歌", "播放"},
 	{"email", "mail", "write to", "邮件"},
-	{"calendar", "cal", "diary", "in my calendar", "in my cal", "schedule", "meeting", "block", "block out", "appt", "appointment", "日历", "日程", "会议", "开个会", "约个会", "记一下", "记下来"},
+	{"calendar", "cal", "diary", "in my calendar", "in my cal", "schedule", "meeting", "block", "block out", "appt", "appointment", "set up a call", "日历", "日程", "会议", "开个会", "约个会", "记一下", "记下来"},
 	{"news", "headline", "新闻"},
 	{"time", "clock", "时间", "几点"},
 	{"walking", "walk", "on foot", "by foot", "afoot", "步行", "走路", "走到", "走过去", "走去"},

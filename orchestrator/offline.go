@@ -530,6 +530,9 @@ func codePair(a, b token) bool {
 // or a longer name of the gazetteer with a word in lower case there ("Rio
 // de Janeiro", "Dar es Salaam").
 func capitalisedPlace(toks []token, i int) (string, []int) {
+	if _, ok := weekdays[strings.ToLower(toks[i].text)]; ok {
+		return "", nil // "Hotel Frankfurt, check-in Monday week": a day, never a place
+	}
 	n := 0
 	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && n < 5; j++ {
 		if j > i && toks[j].start > toks[j-1].end+1 {

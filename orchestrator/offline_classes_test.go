@@ -800,6 +800,14 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"image_generate map[prompt:a capybara in a hoodie]"}},
 		{"how much time it take asks the route again", "example", "I want the road from Dubai Mall to Burj Al Arab by the car, how much time it take",
 			[]string{"maps_route map[from:Dubai Mall mode:driving to:Burj Al Arab]"}},
+		{"a weekday is never a place", "kit", "Hotel Frankfurt, check-in Monday week, 2 nights, 1 guest",
+			[]string{"kit__hotels_search map[check_in:2027-03-22 city:Frankfurt guests:1 nights:2]"}},
+		{"set up a call is an event", "kit", "set up a call with the Lagos team on Thursday at 10, and block an hour and a half",
+			[]string{"kit__calendar_create_event map[date:2027-03-11 duration_minutes:90 start_time:10:00 title:Lagos team]"}},
+		{"an amount and what it is for, after a comma, is a cap", "kit", "I need hotel in Madrid for the 20 of march, 3 nights, we are 4 persons, maximum 120 euros the night",
+			[]string{"kit__hotels_search map[check_in:2027-03-20 city:Madrid guests:4 max_price:120 nights:3]"}},
+		{"a conversion of its own after a comma stays one", "kit", "convert 250 aud to inr, and 100 quid to euros",
+			[]string{"kit__currency_convert map[amount:100 from:GBP to:EUR]", "kit__currency_convert map[amount:250 from:AUD to:INR]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

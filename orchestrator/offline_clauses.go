@@ -497,9 +497,18 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 // onlyACount says whether a part is one number and words that only say
 // it will do ("like 5 can already lah", "3 is enough", "5 will do").
 func onlyACount(c *clause) bool {
+	if len(c.values.currencies) > 1 {
+		return false // "…, and 100 quid to euros": a conversion of its own
+	}
 	n, ranged := 0, false
+	money := map[int]bool{}
+	for _, v := range c.values.currencies {
+		money[v.tok] = true
+	}
 	for i, t := range c.toks {
 		switch {
+		case money[i] || t.kind == tWord && rateWords[strings.ToLower(t.text)]:
+			// "maximum 120 euros the night": an amount and what it is for
 		case t.kind == tNum:
 			n++
 			ranged = ranged || i > 0 && c.toks[i-1].kind == tNum && t.start-c.toks[i-1].end <= 3 // "2-3", "2 – 3"
@@ -510,6 +519,9 @@ func onlyACount(c *clause) bool {
 	}
 	return n == 1 || n == 2 && ranged // "2-3 is fine"
 }
+
+// rateWords say what an amount is paid for ("a night", "per person").
+var rateWords = map[string]bool{"night": true, "nite": true, "per": true, "each": true, "person": true, "head": true, "pp": true, "pn": true}
 
 var enoughWords = map[string]bool{"can": true, "already": true, "enough": true, "fine": true, "will": true, "do": true, "is": true, "be": true,
 	"max": true, "maximum": true, "tops": true, "only": true, "just": true, "about": true, "around": true, "or": true, "so": true,
