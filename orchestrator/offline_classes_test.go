@@ -808,6 +808,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__hotels_search map[check_in:2027-03-20 city:Madrid guests:4 max_price:120 nights:3]"}},
 		{"a conversion of its own after a comma stays one", "kit", "convert 250 aud to inr, and 100 quid to euros",
 			[]string{"kit__currency_convert map[amount:100 from:GBP to:EUR]", "kit__currency_convert map[amount:250 from:AUD to:INR]"}},
+		{"a dozen in Chinese is twelve", "kit", "来一打新能源车的新闻",
+			[]string{"kit__news_headlines map[limit:12 topic:新能源车]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -85,7 +85,7 @@ var numberHints = map[string][]string{
 	"guest": {"passeng", "person", "adult"}, "traveller": {"passeng", "guest"}, "traveler": {"passeng", "guest"},
 	"under": {"max", "maximum", "highest", "budget"}, "below": {"max", "maximum", "highest"}, "max": {"maximum", "highest"}, "budget": {"max", "highest"},
 	"以内": {"max", "highest"}, "以下": {"max", "highest"}, "不超过": {"max", "highest"}, "不要超过": {"max", "highest"}, "别超过": {"max", "highest"}, "不能超过": {"max", "highest"}, "口": {"guest", "passeng", "person", "adult"}, "不高于": {"max", "highest"}, "低于": {"max", "highest"}, "最多": {"max", "highest", "limit"}, "分钟": {"minut"}, "小时": {"hour"}, "条": {"limit", "headlin", "many"},
-	"家": {"limit"}, "个": {"limit"}, "top": {"limit"}, "headlin": {"limit"}, "min": {"minut"}, "mins": {"minut"},
+	"家": {"limit"}, "间": {"limit"}, "个": {"limit"}, "top": {"limit"}, "headlin": {"limit"}, "min": {"minut"}, "mins": {"minut"},
 	// "gimme 4 options", "3 suggestions" (stemmed: options → opt)
 	"opt": {"limit"}, "choic": {"limit"}, "result": {"limit"}, "suggest": {"limit"}, "recommendat": {"limit"}, "idea": {"limit"}, "pick": {"limit"},
 }
