@@ -245,8 +245,8 @@ func (b *planBuilder) build(clauses []clause) {
 			if i+1 < len(clauses) && clauses[i+1].best < 0 && !clauses[i+1].cond {
 				// "flights from Cork to Lanzarote on the 22nd, there's
 				// the two of us going": a part after it counts its people.
-				if n := peopleCount(clauses[i+1].toks); n > 0 {
-					ctx.party = n
+				if n := peopleCount(slices.Concat(c.toks, clauses[i+1].toks)); n > 0 {
+					ctx.party = n // ("for me and my two sisters": the part after "and" too)
 				}
 			}
 			b.step(c, text, ctx, later[i+1])
@@ -534,7 +534,14 @@ func capitalisedPlace(toks []token, i int) (string, []int) {
 		return "", nil // "Hotel Frankfurt, check-in Monday week": a day, never a place
 	}
 	n := 0
-	for j := i; j < len(toks) && toks[j].kind == tWord && isCapitalised(toks[j].text) && n < 5; j++ {
+	for j := i; j < len(toks) && toks[j].kind == tWord && n < 5; j++ {
+		if !isCapitalised(toks[j].text) {
+			if j > i && nameJoiners[toks[j].text] && j+1 < len(toks) && isCapitalised(toks[j+1].text) && toks[j+1].kind == tWord && !timeName(toks[j+1].text) {
+				n++ // "Port of Spain", "Ciudad de México"
+				continue
+			}
+			break
+		}
 		if j > i && toks[j].start > toks[j-1].end+1 {
 			break // "near Osu. Just 2-3 is fine": a sentence ends between them
 		}
@@ -542,6 +549,22 @@ func capitalisedPlace(toks []token, i int) (string, []int) {
 	}
 	return span(toks, i, i+max(n, gazetteerSpan(toks, i)))
 }
+
+// timeName says whether a capitalised word names a day or a month.
+func timeName(w string) bool {
+	lw := strings.ToLower(w)
+	_, day := weekdays[lw]
+	return day || monthNames[lw]
+}
+
+var monthNames = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true,
+	"august": true, "september": true, "october": true, "november": true, "december": true, "jan": true, "feb": true, "mar": true,
+	"apr": true, "jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true}
+
+// nameJoiners are the small words inside a place's name (Port of Spain,
+// Rio de Janeiro, Isle of Man), between two capitalised words.
+var nameJoiners = map[string]bool{"of": true, "de": true, "del": true, "da": true, "do": true, "dos": true, "das": true, "di": true,
+	"la": true, "le": true, "du": true, "des": true, "upon": true, "y": true}
 
 // span returns the words of toks[from:to], joined by spaces, and their
 // indexes.
@@ -2241,6 +2264,10 @@ func nameBefore(toks []token, i int, ix *offlineIndex) (string, []int) {
 	j := i
 	for j > 0 && i-j < 4 {
 		t := toks[j-1]
+		if j > 1 && j < i && nameJoiners[t.text] && isCapitalised(toks[j-2].text) && !timeName(toks[j].text) {
+			j-- // "Port of Spain", "Rio de Janeiro": a name's small word
+			continue
+		}
 		if t.kind != tWord || !isCapitalised(t.text) || t.stop || t.conj || concepts[t.norm] != "" || ix.post.Has(key(t.norm)) {
 			break
 		}

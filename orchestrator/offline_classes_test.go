@@ -810,6 +810,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__currency_convert map[amount:100 from:GBP to:EUR]", "kit__currency_convert map[amount:250 from:AUD to:INR]"}},
 		{"a dozen in Chinese is twelve", "kit", "来一打新能源车的新闻",
 			[]string{"kit__news_headlines map[limit:12 topic:新能源车]"}},
+		{"a name's small word keeps the name whole", "kit", "Looking for flights Port of Spain to Miami on the 15th March for me and my two sisters",
+			[]string{"kit__flights_search map[cabin:economy date:2027-03-15 destination:Miami origin:Port of Spain passengers:3]"}},
+		{"a name's small word, in a city", "kit", "hotel in Rio de Janeiro for 2 nights from Friday",
+			[]string{"kit__hotels_search map[check_in:2027-03-12 city:Rio de Janeiro guests:2 nights:2]"}},
+		{"a day after on is no part of a name", "example", "pizza near Union Square on Friday",
+			[]string{"places_restaurants map[cuisine:pizza near:Union Square]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -250,6 +250,9 @@ func partySize(toks []token) (int, int) {
 			if companions[strings.ToLower(toks[j].text)] {
 				return 2, i
 			}
+			if toks[j].kind == tNum && toks[j].val >= 1 && toks[j].val <= 20 && j+1 < len(toks) && (companions[strings.ToLower(toks[j+1].text)] || kinWords[strings.TrimSuffix(strings.ToLower(toks[j+1].text), "s")]) {
+				return 1 + int(toks[j].val), i // "me and my two sisters": three
+			}
 		}
 	}
 	for i, t := range toks {
