@@ -816,6 +816,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__hotels_search map[check_in:2027-03-12 city:Rio de Janeiro guests:2 nights:2]"}},
 		{"a day after on is no part of a name", "example", "pizza near Union Square on Friday",
 			[]string{"places_restaurants map[cuisine:pizza near:Union Square]"}},
+		{"currencies of the Caribbean and Africa by name, and 'in US'", "kit", "how much is 1,500 TT dollars in US?",
+			[]string{"kit__currency_convert map[amount:1500 from:TTD to:USD]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

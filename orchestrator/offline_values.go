@@ -652,6 +652,8 @@ var currencyNames = map[string]string{
 	"new taiwan dollars": "TWD", "taiwan dollars": "TWD", "taiwan dollar": "TWD", "macau pataca": "MOP", "pataca": "MOP",
 	"swedish kronor": "SEK", "danish kroner": "DKK", "norwegian kroner": "NOK", "icelandic krona": "ISK", "ukrainian hryvnia": "UAH", "hryvnia": "UAH",
 	"new zealand dollar": "NZD", "kiwi dollars": "NZD", "新西兰元": "NZD", "south african rand": "ZAR", "malaysian ringgit": "MYR", "russian rubles": "RUB",
+	"tt dollars": "TTD", "tt dollar": "TTD", "trinidad dollars": "TTD", "bajan dollars": "BBD", "barbados dollars": "BBD", "ec dollars": "XCD",
+	"ghana cedis": "GHS", "rwandan francs": "RWF", "birr": "ETB", "kwacha": "ZMW", "in us": "USD",
 }
 
 // isoCurrencies are the ISO 4217 codes read when typed (in either case).
