@@ -231,6 +231,10 @@ func (b *planBuilder) build(clauses []clause) {
 			continue
 		case c.cond && c.condOnly():
 			b.condition(clauses, i, ctx, text)
+		case c.best >= 0 && i > 0 && clauses[i-1].best >= 0 && clauses[i-1].ranked[clauses[i-1].best].entry == c.ranked[c.best].entry && statement(c, true) && refersBack(c):
+			// "create a picture of a cake … I should like to print it for
+			// my granddaughter's card": what the user will do with it.
+			remarks = append(remarks, Unplanned{Clause: text, Reason: ReasonNoMatch, Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
 		case c.best >= 0 && b.lastNoMatch == i-1 && i > 0 && fragment(c):
 			// "whats the weather gonna be in austin on monday week? bbq
 			// cookoff and i aint tryna melt": after a request no tool
@@ -530,8 +534,8 @@ func codePair(a, b token) bool {
 // or a longer name of the gazetteer with a word in lower case there ("Rio
 // de Janeiro", "Dar es Salaam").
 func capitalisedPlace(toks []token, i int) (string, []int) {
-	if _, ok := weekdays[strings.ToLower(toks[i].text)]; ok {
-		return "", nil // "Hotel Frankfurt, check-in Monday week": a day, never a place
+	if _, ok := weekdays[strings.ToLower(toks[i].text)]; ok || fillerWords[strings.ToLower(toks[i].text)] {
+		return "", nil // "Hotel Frankfurt, check-in Monday week", "Especially PM2.5": a day or a filler, never a place
 	}
 	n := 0
 	for j := i; j < len(toks) && toks[j].kind == tWord && n < 5; j++ {
@@ -560,6 +564,10 @@ func timeName(w string) bool {
 var monthNames = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true,
 	"august": true, "september": true, "october": true, "november": true, "december": true, "jan": true, "feb": true, "mar": true,
 	"apr": true, "jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true}
+
+// infinitiveLeads come before a "to" that leads a verb ("want to call").
+var infinitiveLeads = map[string]bool{"want": true, "wants": true, "need": true, "needs": true, "have": true, "has": true, "like": true,
+	"love": true, "try": true, "trying": true, "able": true, "used": true, "going": true, "planning": true, "hoping": true, "wanted": true}
 
 // nameJoiners are the small words inside a place's name (Port of Spain,
 // Rio de Janeiro, Isle of Man), between two capitalised words.
@@ -1818,6 +1826,15 @@ func neverMind(c *clause) bool {
 	return false
 }
 
+// refersBack says whether a clause speaks of what was asked before it as
+// "it" or "them" ("print it", "frame them").
+func refersBack(c *clause) bool {
+	return slices.ContainsFunc(c.toks, func(t token) bool {
+		lw := strings.ToLower(t.text)
+		return t.kind == tWord && (lw == "it" || lw == "them")
+	})
+}
+
 // fragment says whether a sentence only names things: no place of its own,
 // no number, no quote, no question, and no word that asks, wants or leads
 // on ("bbq cookoff", not "then pizza" nor "find tacos").
@@ -2012,6 +2029,9 @@ func readPlaces(toks []token, ix *offlineIndex) (places, map[int]bool) {
 					}
 				}
 			case "to", "towards":
+				if i > 0 && infinitiveLeads[strings.ToLower(toks[i-1].text)] && (i+1 >= len(toks) || !isCapitalised(toks[i+1].text)) {
+					continue // "my bro there want to video call": to do, not to where
+				}
 				if i+1 < len(toks) && backRef[strings.ToLower(toks[i+1].text)] {
 					pl.toThere = true
 				}

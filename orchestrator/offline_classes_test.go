@@ -818,6 +818,12 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"places_restaurants map[cuisine:pizza near:Union Square]"}},
 		{"currencies of the Caribbean and Africa by name, and 'in US'", "kit", "how much is 1,500 TT dollars in US?",
 			[]string{"kit__currency_convert map[amount:1500 from:TTD to:USD]"}},
+		{"a sentence that only qualifies the step before goes on with it", "kit", "Please tell me air quality in Delhi. Especially PM2.5 I worry.",
+			[]string{"kit__air_quality map[city:Delhi pollutant:pm25]"}},
+		{"to after want leads a verb, not a place", "kit", "what time now in Vancouver ah, my bro there want to video call. Also check the air there got haze or not",
+			[]string{"kit__air_quality map[city:Vancouver]", "kit__world_time map[city:Vancouver]"}},
+		{"what the user will do with what was asked is its context", "example", "Could you please create a picture of a birthday cake with eighty candles? I should like to print it for my granddaughter's card.",
+			[]string{"image_generate map[prompt:a birthday cake with eighty candles]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -300,8 +300,9 @@ func modifies(c, prev *clause, ix *offlineIndex) bool {
 		placed = placed || p.ofPlace()
 		text = text || p.role == roleText && oe.required[p.name]
 	}
-	if c.before != "," && c.before != "，" && !(andLike[c.before] && text && !placed) {
-		return false
+	sentence := strings.ContainsAny(c.before, ".。!！") && c.places.any() == ""
+	if c.before != "," && c.before != "，" && !(andLike[c.before] && text && !placed) && !sentence {
+		return false // (a new sentence of the same tool that names no place of its own goes on: "Especially PM2.5 I worry.")
 	}
 	content := 0
 	for i, t := range c.toks {
