@@ -186,8 +186,8 @@ func namesNothing(text string) bool {
 		rest = strings.ReplaceAll(rest, w, " ")
 	}
 	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) {
-		if runs := hanRuns(w); runs != nil {
-			for _, r := range []rune(w) {
+		if hanRuns(w) != nil {
+			for _, r := range w {
 				if !strings.ContainsRune(hanNothing, r) {
 					return false
 				}
