@@ -312,6 +312,7 @@ func (b *planBuilder) build(clauses []clause) {
 			}
 		}
 	}
+	b.fillListed()
 	b.dropAnswered()
 	if len(b.plan.Steps) == 0 && len(b.unplanned) == 0 {
 		// A remark beside nothing planned, nor said, may be what the
@@ -358,7 +359,7 @@ func (b *planBuilder) step(c *clause, text string, ctx places, later string) {
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonNoMatch, Suggestions: []string{oe.e.Name},
 			Message: fmt.Sprintf("%s does not offer %s (no tool in the catalog does)", oe.e.Name, lang)})
 	case len(missing) > 0:
-		b.partial = append(b.partial, partialStep{at: len(b.unplanned), args: args})
+		b.partial = append(b.partial, partialStep{at: len(b.unplanned), args: args, oe: oe, listed: andLike[c.after]})
 		b.unplanned = append(b.unplanned, Unplanned{Clause: text, Reason: ReasonMissing, Tool: oe.e.Name, Missing: missing,
 			Message: fmt.Sprintf("%s needs %s; say it in the goal (e.g. %s)", oe.e.Name, strings.Join(missing, " and "), example(oe, missing))})
 	case err != nil:
@@ -413,8 +414,60 @@ var hanLanguages = hanKeys(languageNames)
 // partialStep is a clause a tool fits that misses arguments: its
 // unplanned entry (at) and the arguments it has.
 type partialStep struct {
-	at   int
-	args map[string]any
+	at     int
+	args   map[string]any
+	oe     *offEntry
+	listed bool // listed with the clause after it ("200 USD and 150 EUR in CNY")
+}
+
+// fillListed plans a clause listed with the one after it that misses
+// only what that one's step of the same tool says: "200 USD and 150 EUR in
+// CNY", 200美元和150欧元分别是多少人民币 — both to yuan.
+func (b *planBuilder) fillListed() {
+	drop := map[int]bool{}
+	for _, ps := range b.partial {
+		if !ps.listed || len(ps.args) == 0 {
+			continue
+		}
+		u := b.unplanned[ps.at]
+		for _, st := range b.plan.Steps {
+			if st.Tool != u.Tool || !slices.ContainsFunc(u.Missing, func(k string) bool { return st.Arguments[k] != nil }) {
+				continue
+			}
+			args := maps.Clone(ps.args)
+			for _, k := range u.Missing {
+				args[k] = st.Arguments[k]
+			}
+			if slices.ContainsFunc(u.Missing, func(k string) bool { return args[k] == nil }) || ps.oe.validate != nil && ps.oe.validate(args) != nil {
+				continue
+			}
+			b.addStep(ps.oe, args)
+			drop[ps.at] = true
+			break
+		}
+	}
+	b.dropUnplanned(drop)
+}
+
+// dropUnplanned removes the unplanned entries at the indexes drop holds.
+func (b *planBuilder) dropUnplanned(drop map[int]bool) {
+	if len(drop) == 0 {
+		return
+	}
+	kept, moved := b.unplanned[:0], map[int]int{}
+	for i, u := range b.unplanned {
+		if !drop[i] {
+			moved[i] = len(kept)
+			kept = append(kept, u)
+		}
+	}
+	if b.unplanned = kept; len(kept) == 0 {
+		b.unplanned = nil
+	}
+	b.partial = slices.DeleteFunc(b.partial, func(p partialStep) bool { return drop[p.at] })
+	for i := range b.partial {
+		b.partial[i].at = moved[b.partial[i].at]
+	}
 }
 
 // dropAnswered drops the missing arguments of a clause that a step of

@@ -824,6 +824,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__air_quality map[city:Vancouver]", "kit__world_time map[city:Vancouver]"}},
 		{"what the user will do with what was asked is its context", "example", "Could you please create a picture of a birthday cake with eighty candles? I should like to print it for my granddaughter's card.",
 			[]string{"image_generate map[prompt:a birthday cake with eighty candles]"}},
+		{"amounts listed with one target are a conversion each", "kit", "200 USD and 150 EUR in CNY",
+			[]string{"kit__currency_convert map[amount:150 from:EUR to:CNY]", "kit__currency_convert map[amount:200 from:USD to:CNY]"}},
+		{"amounts listed with one target, in Chinese", "kit", "200美元和150欧元分别是多少人民币",
+			[]string{"kit__currency_convert map[amount:150 from:EUR to:CNY]", "kit__currency_convert map[amount:200 from:USD to:CNY]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

@@ -620,10 +620,13 @@ func loneName(c *clause) (string, map[int]bool) {
 // function words): "Melbourne", "MSFT", "墨尔本".
 func onlyValues(c *clause, ix *offlineIndex) bool {
 	has := false
+	money := len(c.values.currencies) == 1
 	for i, t := range c.toks {
 		switch {
 		case c.placeToks[i]:
 			has = true
+		case money && (t.kind == tNum || c.values.currencies[0].tok == i):
+			has = true // "200 USD and 150 EUR in CNY": an amount, listed
 		case t.stop || t.kind == tPunct:
 		case i == 0 && t.kind == tWord && courtesyWords[strings.ToLower(t.text)]:
 			// "nb 帮我看下腾讯 英伟达 …": an exclamation before the list
