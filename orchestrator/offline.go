@@ -483,18 +483,7 @@ func (b *planBuilder) dropAnswered() {
 			}
 		}
 	}
-	if len(drop) == 0 {
-		return
-	}
-	kept := b.unplanned[:0]
-	for i, u := range b.unplanned {
-		if !drop[i] {
-			kept = append(kept, u)
-		}
-	}
-	if b.unplanned = kept; len(kept) == 0 {
-		b.unplanned = nil
-	}
+	b.dropUnplanned(drop)
 }
 
 // fillStep picks the clause's entry among near ties (preferFillable) and
