@@ -378,9 +378,16 @@ func unservedLanguage(c *clause, oe *offEntry, missing []string) string {
 		if len(p.enum) == 0 || !slices.Contains(missing, p.name) || !strings.Contains(strings.ToLower(p.name+" "+p.desc), "lang") {
 			continue
 		}
-		for _, t := range c.toks {
+		for i, t := range c.toks {
 			if name := languageNames[strings.ToLower(t.text)]; name != "" && p.syn[strings.ToLower(t.text)] == nil {
 				return name
+			}
+			if lw := strings.ToLower(t.text); (lw == "to" || lw == "into") && i > 0 && c.toks[i-1].kind == tQuote && i+1 < len(c.toks) {
+				// "translate 'thank you' to Ilocano": a language named after
+				// the text that is none of the tool's nor a place.
+				if w := c.toks[i+1]; w.kind == tWord && isCapitalised(w.text) && p.syn[strings.ToLower(w.text)] == nil && gazetteerName(c.toks, i+1) == 0 && !englishPlaceNames[strings.ToLower(w.text)] {
+					return w.text
+				}
 			}
 			if t.kind == tHan || t.kind == tHanRaw {
 				for _, w := range hanLanguages {

@@ -828,6 +828,10 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__currency_convert map[amount:150 from:EUR to:CNY]", "kit__currency_convert map[amount:200 from:USD to:CNY]"}},
 		{"amounts listed with one target, in Chinese", "kit", "200美元和150欧元分别是多少人民币",
 			[]string{"kit__currency_convert map[amount:150 from:EUR to:CNY]", "kit__currency_convert map[amount:200 from:USD to:CNY]"}},
+		{"a language named after the text that the tool does not offer", "kit", "paki-translate 'thank you for taking care of Lola' to Ilocano",
+			[]string{"no_match"}},
+		{"what an amount is worth is a conversion", "kit", "how much is 50 bucks worth in yen",
+			[]string{"kit__currency_convert map[amount:50 from:USD to:JPY]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
