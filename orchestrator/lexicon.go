@@ -57,7 +57,7 @@ var conceptGroups = [][]string{
 	{"search", "look up", "lookup", "query", "搜索", "查找", "查询", "找", "搵"},
 	{"translate", "translation", "how do you say", "how do i say", "how to say", "how do u say", "how would you say", "how would i say", "how can i say", "how do we say", "翻译", "怎么说", "咋说", "怎么讲", "咋讲", "用英语说", "用日语说", "译成", "翻成"},
 	{"flight", "flights", "fly", "airline", "plane", "airfare", "one-way", "round trip", "roundtrip", "nonstop", "non-stop", "layover", "business class", "economy class", "first class", "机票", "航班", "飞机", "直飞"},
-	{"currency", "exchange rate", "exchange", "money", "worth", "汇率", "货币", "兑换"},
+	{"currency", "exchange rate", "exchange", "money", "worth", "汇率", "货币", "兑换", "换多少", "能换多少", "可以换多少"},
 	{"convert", "conversion", "换算", "转换", "换做", "换成"},
 	{"parcel", "package", "shipment", "tracking", "快递", "包裹", "物流", "单号"},
 	{"air quality", "pollution", "smog", "aqi", "pollutant", "ozone", "haze", "空气质量", "雾霾", "污染", "浓度", "污染物", "臭氧", "空气好不好", "空气怎么样", "空气咋样"},

@@ -832,6 +832,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"no_match"}},
 		{"what an amount is worth is a conversion", "kit", "how much is 50 bucks worth in yen",
 			[]string{"kit__currency_convert map[amount:50 from:USD to:JPY]"}},
+		{"how much it changes into asks a conversion, its target unsaid", "kit", "帮我算算 一百块能换多少",
+			[]string{"missing_arguments"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string
