@@ -834,6 +834,8 @@ func TestOfflineReadsGoalsAsTyped(t *testing.T) {
 			[]string{"kit__currency_convert map[amount:50 from:USD to:JPY]"}},
 		{"how much it changes into asks a conversion, its target unsaid", "kit", "帮我算算 一百块能换多少",
 			[]string{"missing_arguments"}},
+		{"a word typed in pinyin in a Chinese goal is the word it spells", "example", "成都今天tianqi咋样",
+			[]string{"weather_current map[city:成都]"}},
 	} {
 		plan, un := planners[tt.catalog].PlanOffline("default", tt.goal)
 		var got []string

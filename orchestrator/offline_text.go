@@ -127,6 +127,9 @@ type hanDict struct {
 	// sounds are the words by their sound (soundKey), for typos; a
 	// dictionary made from another also reads the base one's (baseDict).
 	sounds map[string]string
+	// spelled are the words by their pinyin as typed without tones
+	// ("tianqi" → 天气), for a word typed in Latin letters in a Chinese goal.
+	spelled map[string]string
 }
 
 type hanWord struct {
@@ -328,7 +331,24 @@ func tokenize(goal string, dict *hanDict) []token {
 			i += size
 		}
 	}
-	return spacedNames(goal, joinHanNames(textAnd(joinNumbers(whetherWeather(nearPhrases(dropFillers(out)))))), dict)
+	return spelledWords(goal, spacedNames(goal, joinHanNames(textAnd(joinNumbers(whetherWeather(nearPhrases(dropFillers(out)))))), dict), dict)
+}
+
+// spelledWords reads a word typed in pinyin in a Chinese goal as the
+// dictionary word it spells (阳朔今天tianqi咋样: 天气).
+func spelledWords(goal string, toks []token, dict *hanDict) []token {
+	if !strings.ContainsFunc(goal, isHan) {
+		return toks
+	}
+	for i, t := range toks {
+		if t.kind != tWord || t.stop || t.text != strings.ToLower(t.text) {
+			continue
+		}
+		if w := dict.spelledWord(t.text); w != "" {
+			toks[i].kind, toks[i].norm = tHan, w
+		}
+	}
+	return toks
 }
 
 // spacedNames reads a space between two Chinese names as a 、: Chinese
@@ -1081,22 +1101,54 @@ var pinyinText string
 // sounds maps a character to its syllable's number in pinyinText. It is
 // read before any init function runs: those add the lexicon's words to
 // the dictionary, under their sounds.
-var sounds = readSounds(pinyinText)
+var sounds, syllables = readSounds(pinyinText)
 
-func readSounds(text string) map[rune]uint16 {
+// readSounds reads pinyin.txt: each character's syllable number, and the
+// syllables by number (1 the first).
+func readSounds(text string) (map[rune]uint16, []string) {
 	out := map[rune]uint16{}
+	names := []string{""}
 	n := uint16(0)
 	for _, line := range strings.Split(text, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		_, chars, _ := strings.Cut(line, "\t")
+		syl, chars, _ := strings.Cut(line, "\t")
 		n++
+		names = append(names, syl)
 		for _, r := range chars {
 			out[r] = n
 		}
 	}
-	return out
+	return out, names
+}
+
+// spelling is a word's pinyin without tones, as typed ("天气" → "tianqi"),
+// or "" when a character's sound is not known.
+func spelling(rs []rune) string {
+	var b strings.Builder
+	for _, r := range rs {
+		s, ok := sounds[r]
+		if !ok {
+			return ""
+		}
+		b.WriteString(syllables[s])
+	}
+	return b.String()
+}
+
+// spelledWord returns the dictionary word that w, a word in Latin
+// letters, spells in pinyin ("tianqi" → 天气), or "".
+func (d *hanDict) spelledWord(w string) string {
+	if d == nil || len(w) < 5 || !isASCII(w) {
+		return ""
+	}
+	for _, dd := range []*hanDict{d, baseDict} {
+		if v, ok := dd.spelled[strings.ToLower(w)]; ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // soundKey is how a word of two or three characters sounds ("" when a
@@ -1127,6 +1179,16 @@ func (d *hanDict) addSound(w string) {
 	}
 	if d.sounds == nil {
 		d.sounds = map[string]string{}
+	}
+	if sp := spelling(rs); sp != "" {
+		if d.spelled == nil {
+			d.spelled = map[string]string{}
+		}
+		if old, ok := d.spelled[sp]; ok && old != w {
+			d.spelled[sp] = "" // two words spelled alike name neither
+		} else {
+			d.spelled[sp] = w
+		}
 	}
 	if old, ok := d.sounds[k]; ok && old != w {
 		d.sounds[k] = ""
