@@ -1127,14 +1127,24 @@ func readSounds(text string) (map[rune]uint16, []string) {
 // or "" when a character's sound is not known.
 func spelling(rs []rune) string {
 	var b strings.Builder
+	if !eachSound(rs, func(s uint16) { b.WriteString(syllables[s]) }) {
+		return ""
+	}
+	return b.String()
+}
+
+// eachSound calls f with the syllable number of each of rs, in order, and
+// says whether every one's sound is known (it stops at the first that is
+// not).
+func eachSound(rs []rune, f func(uint16)) bool {
 	for _, r := range rs {
 		s, ok := sounds[r]
 		if !ok {
-			return ""
+			return false
 		}
-		b.WriteString(syllables[s])
+		f(s)
 	}
-	return b.String()
+	return true
 }
 
 // spelledWord returns the dictionary word that w, a word in Latin
@@ -1155,13 +1165,8 @@ func (d *hanDict) spelledWord(w string) string {
 // character's sound is not known).
 func soundKey(rs []rune) string {
 	var b strings.Builder
-	for _, r := range rs {
-		s, ok := sounds[r]
-		if !ok {
-			return ""
-		}
-		b.WriteByte(byte(s >> 8))
-		b.WriteByte(byte(s))
+	if !eachSound(rs, func(s uint16) { b.WriteByte(byte(s >> 8)); b.WriteByte(byte(s)) }) {
+		return ""
 	}
 	return b.String()
 }
