@@ -1,6 +1,7 @@
 package vendors_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -67,9 +68,19 @@ func TestIdempotencyKey(t *testing.T) {
 // instance died reaches the vendor before the dead instance's call is done,
 // and neither call can be answered from memory.
 func TestIdempotencyKeyInFlight(t *testing.T) {
-	v := newVendor(t, vendors.Doubao, nil)
+	// Both calls are held in the vendor's latency until both have arrived.
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	v := newVendor(t, vendors.Doubao, &vendors.Options{Sleep: func(ctx context.Context, _ time.Duration) error {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
 	c := start(t, newStreamable(t, serve(t, vendors.HTTP, v)+"/mcp", nil))
-	if err := v.SetKnobs(vendors.Knobs{Latency: 300 * time.Millisecond}); err != nil {
+	if err := v.SetKnobs(vendors.Knobs{Latency: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	req := mcp.CallToolRequest{}
@@ -84,6 +95,10 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 		}()
 	}
 	for range 2 {
+		<-entered
+	}
+	close(release)
+	for range 2 {
 		if err := <-errs; err != nil {
 			t.Fatalf("call: %v", err)
 		}
@@ -92,7 +107,8 @@ func TestIdempotencyKeyInFlight(t *testing.T) {
 	if got.CallsTotal != 2 || got.UniqueCompleted != 1 || got.Repeated != 1 {
 		t.Errorf("counters %+v; want 2 calls, 1 unique completed, 1 repeated", got)
 	}
-	// A key repeated after its call completed is a repeat too.
+	// A key repeated after its call completed is a repeat too (answered
+	// from memory: it does not reach the latency).
 	if _, err := c.CallTool(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
