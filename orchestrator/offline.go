@@ -201,6 +201,14 @@ type planBuilder struct {
 	today                    string // the planner's day, YYYY-MM-DD
 }
 
+// noMatchMessage says why nothing was planned for a clause no tool fits.
+const noMatchMessage = "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"
+
+// sameEntry says whether two ranked clauses chose the same entry.
+func sameEntry(a, b *clause) bool {
+	return a.best >= 0 && b.best >= 0 && a.ranked[a.best].entry == b.ranked[b.best].entry
+}
+
 // sameMissing says whether two unplanned entries miss the same arguments
 // of the same tool.
 func sameMissing(a, b Unplanned) bool {
@@ -231,15 +239,14 @@ func (b *planBuilder) build(clauses []clause) {
 			continue
 		case c.cond && c.condOnly():
 			b.condition(clauses, i, ctx, text)
-		case c.best >= 0 && i > 0 && clauses[i-1].best >= 0 && clauses[i-1].ranked[clauses[i-1].best].entry == c.ranked[c.best].entry && statement(c, true) && refersBack(c):
+		case c.best >= 0 && i > 0 && sameEntry(&clauses[i-1], c) && statement(c, true) && refersBack(c),
+			c.best >= 0 && b.lastNoMatch == i-1 && i > 0 && fragment(c):
 			// "create a picture of a cake … I should like to print it for
-			// my granddaughter's card": what the user will do with it.
-			remarks = append(remarks, Unplanned{Clause: text, Reason: ReasonNoMatch, Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
-		case c.best >= 0 && b.lastNoMatch == i-1 && i > 0 && fragment(c):
+			// my granddaughter's card": what the user will do with it;
 			// "whats the weather gonna be in austin on monday week? bbq
 			// cookoff and i aint tryna melt": after a request no tool
 			// serves, a fragment that asks nothing is its context.
-			remarks = append(remarks, Unplanned{Clause: text, Reason: ReasonNoMatch, Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
+			remarks = append(remarks, Unplanned{Clause: text, Reason: ReasonNoMatch, Message: noMatchMessage})
 		case c.best >= 0:
 			if len(c.values.dates) == 0 {
 				c.values.dates = dates
@@ -326,7 +333,7 @@ func (b *planBuilder) build(clauses []clause) {
 	if len(b.plan.Steps) == 0 && len(b.unplanned) == 0 {
 		// Only scene-setting and places, or nothing readable: say so.
 		b.unplanned = append(b.unplanned, Unplanned{Clause: strings.TrimSpace(b.goal), Reason: ReasonNoMatch,
-			Message: "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"})
+			Message: noMatchMessage})
 	}
 }
 
@@ -607,12 +614,14 @@ func capitalisedPlace(toks []token, i int) (string, []int) {
 func timeName(w string) bool {
 	lw := strings.ToLower(w)
 	_, day := weekdays[lw]
-	return day || monthNames[lw]
+	_, abbr := months[lw]
+	return day || abbr || monthNames[lw]
 }
 
+// monthNames are the months' names in full (months has their
+// abbreviations).
 var monthNames = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true,
-	"august": true, "september": true, "october": true, "november": true, "december": true, "jan": true, "feb": true, "mar": true,
-	"apr": true, "jun": true, "jul": true, "aug": true, "sep": true, "sept": true, "oct": true, "nov": true, "dec": true}
+	"august": true, "september": true, "october": true, "november": true, "december": true, "sept": true}
 
 // infinitiveLeads come before a "to" that leads a verb ("want to call").
 var infinitiveLeads = map[string]bool{"want": true, "wants": true, "need": true, "needs": true, "have": true, "has": true, "like": true,
@@ -1685,7 +1694,7 @@ func (ix *offlineIndex) unplanned(text string, c *clause, vis []bool) (Unplanned
 	case len(u.Suggestions) > 0:
 		u.Message = "no tool in the catalog fits this; the closest are " + strings.Join(u.Suggestions, ", ")
 	default:
-		u.Message = "no tool in the catalog fits this (list the catalog with GET /v1/tools, or configure an LLM for free-form goals)"
+		u.Message = noMatchMessage
 	}
 	return u, true
 }

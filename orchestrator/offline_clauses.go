@@ -495,8 +495,10 @@ func (ix *offlineIndex) carriesArgs(c, prev *clause) bool {
 	return false
 }
 
-// onlyACount says whether a part is one number and words that only say
-// it will do ("like 5 can already lah", "3 is enough", "5 will do").
+// onlyACount says whether a part is one number (or a range, "2-3") and
+// words that only say it will do ("like 5 can already lah", "3 is
+// enough"), or one amount and what it is paid for ("maximum 120 euros the
+// night").
 func onlyACount(c *clause) bool {
 	if len(c.values.currencies) > 1 {
 		return false // "…, and 100 quid to euros": a conversion of its own

@@ -39,6 +39,9 @@ var inlineMarkRe = regexp.MustCompile(`(?:^|\s)([1-9])[.、)]\s*`)
 // The marks of a list on one line (1 then 2, …) become a separator (";"),
 // as a line's end is one.
 func unlist(goal string) string {
+	if !strings.ContainsAny(goal, "\n.)、") {
+		return goal // no mark of a list
+	}
 	b := []byte(goal)
 	if strings.Contains(goal, "\n") {
 		for _, m := range listMarkRe.FindAllStringIndex(goal, -1) {
@@ -89,7 +92,7 @@ func unsay(goal string) string {
 			b[i] = ' '
 		}
 	}
-	return blankRunes(goal, string(b))
+	return string(b) // (the spans are a regexp's matches: on character boundaries)
 }
 
 // correctionHint says cheaply whether goal may hold an English correction.
@@ -107,23 +110,19 @@ func correctionHint(goal string) bool {
 // back: the last one of the kind of what follows it (after). It returns
 // -1 when there is none.
 func takenBack(before, after string) (int, int) {
-	last := func(re *regexp.Regexp) (int, int) {
-		all := re.FindAllStringIndex(before, -1)
-		if len(all) == 0 {
-			return -1, -1
-		}
-		return all[len(all)-1][0], all[len(all)-1][1]
-	}
 	switch {
 	case dateAheadRe.MatchString(after):
-		return last(dateBackRe)
+		return lastMatch(dateBackRe, before)
 	case clockAheadRe.MatchString(after):
-		return last(clockBackRe)
+		return lastMatch(clockBackRe, before)
 	}
 	if m := leadAheadRe.FindStringSubmatch(after); m != nil {
 		// "walking route from home to school no wait from the ymca …":
 		// from the last "from" on.
-		return lastMatchEnd(leadBackRe[strings.ToLower(m[1])], before)
+		if from, _ := lastMatch(leadBackRe[strings.ToLower(m[1])], before); from >= 0 {
+			return from, len(before)
+		}
+		return -1, -1
 	}
 	if w := strings.ToLower(wordAheadRe.FindString(after)); w != "" && (kindLists[0].words[w] || kindLists[0].words[strings.Fields(w)[0]]) {
 		// "sushi places …, no wait, make that ramen": the last word of the
@@ -150,21 +149,11 @@ func init() {
 	}
 }
 
-// lastMatchEnd returns the span from re's last match in s to the end of s.
-func lastMatchEnd(re *regexp.Regexp, s string) (int, int) {
+// lastMatch returns the span of re's last match in s, or -1, -1.
+func lastMatch(re *regexp.Regexp, s string) (int, int) {
 	all := re.FindAllStringIndex(s, -1)
 	if len(all) == 0 {
 		return -1, -1
 	}
-	return all[len(all)-1][0], len(s)
-}
-
-// blankRunes keeps the bytes of a multi-byte character that blanking cut
-// into as typed, so that the result stays valid UTF-8 (the blanked spans
-// are found on character boundaries; this only guards them).
-func blankRunes(typed, blanked string) string {
-	if strings.ToValidUTF8(blanked, "") == blanked {
-		return blanked
-	}
-	return typed
+	return all[len(all)-1][0], all[len(all)-1][1]
 }

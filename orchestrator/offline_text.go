@@ -363,12 +363,20 @@ func spacedNames(goal string, toks []token, dict *hanDict) []token {
 		}
 		return dict != nil && dict.words[t.text].place
 	}
-	var out []token
+	var out []token // nil until a space lists two names
 	for i, t := range toks {
-		out = append(out, t)
+		if out != nil {
+			out = append(out, t)
+		}
 		if i+1 < len(toks) && t.end < toks[i+1].start && strings.TrimSpace(goal[t.end:toks[i+1].start]) == "" && name(t) && name(toks[i+1]) {
+			if out == nil {
+				out = slices.Clone(toks[:i+1])
+			}
 			out = append(out, token{kind: tPunct, text: "、", start: t.end, end: toks[i+1].start, conj: true})
 		}
+	}
+	if out == nil {
+		return toks
 	}
 	return out
 }

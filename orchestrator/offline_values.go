@@ -284,10 +284,10 @@ func dayOfMonth(d int, today time.Time) (time.Time, bool) {
 	return t, ok
 }
 
-// enDayRe reads a day of the month said alone: "on the 28th", "the 3rd".
 // weekAfterRe follows a weekday that is a week later ("Monday week").
 var weekAfterRe = regexp.MustCompile(`(?i)^\s+week\b`)
 
+// enDayRe reads a day of the month said alone: "on the 28th", "the 3rd".
 var enDayRe = regexp.MustCompile(`(?i)\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // dayNotAfter are characters after which 5号 numbers a thing, not a day:
