@@ -365,19 +365,8 @@ func listNames(t *testing.T, c interface {
 // TestInFlight checks the in-flight gauge and its high-water mark, holding
 // calls inside the vendor through the injected Sleep.
 func TestInFlight(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	v := newVendor(t, vendors.Maps, &vendors.Options{
-		Knobs: vendors.Knobs{Latency: time.Second},
-		Sleep: func(ctx context.Context, _ time.Duration) error {
-			entered <- struct{}{}
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
-	})
+	entered, release, sleep := heldSleep(0)
+	v := newVendor(t, vendors.Maps, &vendors.Options{Knobs: vendors.Knobs{Latency: time.Second}, Sleep: sleep})
 	c := dialects[0].dial(t, serve(t, vendors.HTTP, v), nil)
 	const n = 3
 	errs := make(chan error, n)

@@ -1,7 +1,6 @@
 package vendors_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -69,16 +68,8 @@ func TestIdempotencyKey(t *testing.T) {
 // and neither call can be answered from memory.
 func TestIdempotencyKeyInFlight(t *testing.T) {
 	// Both calls are held in the vendor's latency until both have arrived.
-	entered, release := make(chan struct{}, 2), make(chan struct{})
-	v := newVendor(t, vendors.Doubao, &vendors.Options{Sleep: func(ctx context.Context, _ time.Duration) error {
-		entered <- struct{}{}
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}})
+	entered, release, sleep := heldSleep(2)
+	v := newVendor(t, vendors.Doubao, &vendors.Options{Sleep: sleep})
 	c := start(t, newStreamable(t, serve(t, vendors.HTTP, v)+"/mcp", nil))
 	if err := v.SetKnobs(vendors.Knobs{Latency: time.Second}); err != nil {
 		t.Fatal(err)

@@ -378,3 +378,19 @@ func TestNew(t *testing.T) {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}
 }
+
+// heldSleep is a vendor's Sleep that holds each call until release is
+// closed, sending on entered as each call comes in (entered holds buffer
+// sends without a reader).
+func heldSleep(buffer int) (entered chan struct{}, release chan struct{}, sleep func(context.Context, time.Duration) error) {
+	entered, release = make(chan struct{}, buffer), make(chan struct{})
+	return entered, release, func(ctx context.Context, _ time.Duration) error {
+		entered <- struct{}{}
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
